@@ -1,0 +1,43 @@
+# catraca — make dev runs the whole local stack, make test runs every test.
+SHELL := /bin/bash
+GO ?= go
+FUNCTIONS := $(notdir $(wildcard functions/*))
+GOTEST_FLAGS ?= -timeout 20m
+
+.PHONY: dev dev-reset test test-go build tools vet fmt clean services services-down
+
+dev: ## run the whole local stack with the demo on-sale
+	$(GO) run ./infra/devstack
+
+dev-reset: ## stop the local servers and wipe local data
+	$(GO) run ./infra/devstack -reset
+
+services: ## start only PostgreSQL and Redis of the local stack and print its environment
+	$(GO) run ./infra/devstack -services
+
+test: vet test-go ## every test (starts its own PostgreSQL and Redis)
+
+test-go:
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+build: ## dist/<function>/bootstrap for every Lambda (linux/arm64)
+	@for fn in $(FUNCTIONS); do \
+	  echo "build $$fn"; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+	    -o dist/$$fn/bootstrap ./functions/$$fn || exit 1; \
+	done
+
+tools: ## install the Lambda Runtime Interface Emulator into .local/bin
+	cd /tmp && GOBIN=$(CURDIR)/.local/bin GOFLAGS=-mod=mod $(GO) install \
+	  github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
+
+services-down: ## stop the test servers
+	$(GO) run ./infra/testservices -down
+
+clean:
+	rm -rf dist

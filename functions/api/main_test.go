@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/lambdatest"
+	"github.com/catraca/catraca/shared/testenv"
+)
+
+// TestUnderRuntimeInterfaceEmulator builds the real bootstrap and invokes it
+// with function-URL events, as Lambda would.
+func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
+	t.Parallel()
+	d := testenv.NewDatabases(t, 2)
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.EnvFor(t, d))
+
+	request := func(method, path, body string) events.APIGatewayV2HTTPRequest {
+		return events.APIGatewayV2HTTPRequest{
+			Version: "2.0", RouteKey: "$default", RawPath: path,
+			Headers: map[string]string{"content-type": "application/json", "host": "abc.lambda-url.us-east-1.on.aws"},
+			Body:    body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				DomainName: "abc.lambda-url.us-east-1.on.aws", RequestID: "req-1", Stage: "$default",
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.9"},
+			},
+		}
+	}
+
+	var res events.APIGatewayV2HTTPResponse
+	fn.Invoke(t, request(http.MethodGet, "/healthz", ""), &res)
+	require.Equal(t, http.StatusOK, res.StatusCode, res.Body)
+
+	fn.Invoke(t, request(http.MethodPost, "/api/accounts", `{"email":"rie@example.com","password":"lambda says hello","name":"Rie"}`), &res)
+	require.Equal(t, http.StatusCreated, res.StatusCode, res.Body)
+	var created struct {
+		Account struct{ Email string } `json:"account"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Body), &created))
+	require.Equal(t, "rie@example.com", created.Account.Email)
+
+	fn.Invoke(t, request(http.MethodPost, "/api/accounts", `{"email":`), &res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Equal(t, "application/problem+json", res.Headers["Content-Type"])
+}

@@ -1,0 +1,201 @@
+// Command devstack runs the whole of catraca on one machine: private
+// PostgreSQL and Redis, the catalog and two shard databases, migrations, the
+// demo seed and the API on http://localhost:8080. Ctrl-C stops everything;
+// data stays for the next run unless -reset is given.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/demo"
+	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/migrate"
+	"github.com/catraca/catraca/shared/organizer"
+)
+
+func main() {
+	reset := flag.Bool("reset", false, "stop the local servers and delete all local data, then exit")
+	servicesOnly := flag.Bool("services", false, "start PostgreSQL and Redis, create and migrate the databases, print the environment, then exit")
+	addr := flag.String("addr", "127.0.0.1:8080", "HTTP listen address")
+	flag.Parse()
+	log.SetFlags(0)
+
+	root, err := os.Getwd()
+	if err != nil {
+		log.Fatal(err)
+	}
+	env := localenv.Env{Dir: localenv.DataDir(root, ".local/dev"), PGPort: 54329, RedisPort: 63790}
+	if *reset {
+		if err := env.Down(); err != nil {
+			log.Printf("stop servers: %v", err)
+		}
+		if err := os.RemoveAll(env.Dir); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("local data in %s deleted", env.Dir)
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, env, *addr, *servicesOnly); err != nil {
+		log.Fatalf("devstack: %v", err)
+	}
+}
+
+func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) error {
+	log.Printf("starting PostgreSQL on :%d and Redis on :%d (data in %s)", env.PGPort, env.RedisPort, env.Dir)
+	if err := env.Up(ctx); err != nil {
+		return err
+	}
+	if !servicesOnly {
+		defer func() {
+			log.Printf("stopping PostgreSQL and Redis")
+			if err := env.Down(); err != nil {
+				log.Printf("stop: %v", err)
+			}
+		}()
+	}
+	vars, err := environment(env, addr)
+	if err != nil {
+		return err
+	}
+	for k, v := range vars {
+		os.Setenv(k, v)
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	for _, db := range []string{"catraca_catalog", "catraca_shard_1", "catraca_shard_2"} {
+		if err := env.CreateDatabase(ctx, db, ""); err != nil {
+			return fmt.Errorf("create %s: %w", db, err)
+		}
+	}
+	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
+		return err
+	}
+	for _, id := range cfg.ShardIDs() {
+		if _, err := migrate.Up(ctx, cfg.Shards[id], migrate.Shard, id); err != nil {
+			return err
+		}
+	}
+	if servicesOnly {
+		for _, k := range sortedKeys(vars) {
+			fmt.Printf("export %s=%q\n", k, vars[k])
+		}
+		return nil
+	}
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	seed, err := demo.Seed(ctx, a.Accounts, pgstore.New(a.Catalog), organizer.New(a.Catalog, a.Shards), a.Events)
+	if err != nil {
+		return err
+	}
+	if seed.Created {
+		log.Printf("demo data seeded")
+	}
+	srv := &http.Server{Addr: addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	url := "http://" + strings.Replace(addr, "127.0.0.1", "localhost", 1)
+	fmt.Printf(`
+  catraca is running at %s
+
+  demo fan:        %s / %s
+  demo organizer:  %s / %s
+  on sale now:     %s/api/events/%d (waiting room on)
+  health:          %s/healthz
+
+  Ctrl-C stops everything; data is kept (make dev-reset wipes it).
+
+`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// environment returns the CATRACA_* variables of the local stack. Signing
+// keys are generated once into a git-ignored file, never committed.
+func environment(env localenv.Env, addr string) (map[string]string, error) {
+	secrets := filepath.Join(env.Dir, "secrets.env")
+	keys := map[string]string{}
+	if b, err := os.ReadFile(secrets); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				keys[k] = v
+			}
+		}
+	}
+	changed := false
+	for _, name := range []string{"CATRACA_SESSION_KEYS", "CATRACA_ADMISSION_KEYS", "CATRACA_TICKET_KEY", "CATRACA_PSP_WEBHOOK_SECRETS"} {
+		if keys[name] == "" {
+			b := make([]byte, 32)
+			rand.Read(b)
+			keys[name] = "k" + strconv.FormatInt(time.Now().Unix(), 36) + ":" + base64.StdEncoding.EncodeToString(b)
+			changed = true
+		}
+	}
+	if changed {
+		var sb strings.Builder
+		for _, k := range sortedKeys(keys) {
+			sb.WriteString(k + "=" + keys[k] + "\n")
+		}
+		if err := os.WriteFile(secrets, []byte(sb.String()), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	vars := map[string]string{
+		"CATRACA_ENV":         "local",
+		"CATRACA_HTTP_ADDR":   addr,
+		"CATRACA_PUBLIC_URL":  "http://" + strings.Replace(addr, "127.0.0.1", "localhost", 1),
+		"CATRACA_CATALOG_DSN": env.DSN("catraca_catalog"),
+		"CATRACA_SHARD_DSNS":  "1=" + env.DSN("catraca_shard_1") + ",2=" + env.DSN("catraca_shard_2"),
+		"CATRACA_REDIS_ADDR":  env.RedisAddr(),
+	}
+	for k, v := range keys {
+		vars[k] = v
+	}
+	for k := range vars {
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			vars[k] = v // the caller's environment wins
+		}
+	}
+	return vars, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

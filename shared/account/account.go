@@ -1,0 +1,137 @@
+// Package account signs fans and organizers up and logs them in. Passwords
+// are hashed with argon2id; the session itself is a stateless JWT (package
+// token), so logging in is the only call that reaches the catalog.
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Roles an account can have.
+const (
+	RoleFan       = "fan"
+	RoleOrganizer = "organizer"
+)
+
+// Domain errors, translated to HTTP at the API seam.
+var (
+	ErrEmailTaken         = errors.New("email already registered")
+	ErrInvalidCredentials = errors.New("wrong email or password")
+	ErrWeakPassword       = errors.New("password too weak")
+	ErrInvalidInput       = errors.New("invalid account data")
+)
+
+// Account is a registered person.
+type Account struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Store persists accounts; pgstore implements it on the catalog.
+type Store interface {
+	Create(ctx context.Context, a Account, passwordHash string) (Account, error) // ErrEmailTaken
+	ByEmail(ctx context.Context, email string) (Account, string, error)          // ErrInvalidCredentials when absent
+}
+
+// Service holds the account rules.
+type Service struct {
+	store Store
+	cost  Argon2
+	// dummyHash is verified when the email is unknown, so a login takes the
+	// same time whether or not the account exists.
+	dummyHash string
+}
+
+// NewService returns a service hashing with cost.
+func NewService(store Store, cost Argon2) (*Service, error) {
+	if cost.Threads == 0 {
+		cost.Threads = 1
+	}
+	dummy, err := cost.hashPassword("not a real password")
+	if err != nil {
+		return nil, err
+	}
+	return &Service{store: store, cost: cost, dummyHash: dummy}, nil
+}
+
+// SignUp validates and registers a new fan account.
+func (s *Service) SignUp(ctx context.Context, email, password, name string) (Account, error) {
+	email = strings.TrimSpace(email)
+	name = strings.TrimSpace(name)
+	if err := validateEmail(email); err != nil {
+		return Account{}, err
+	}
+	if n := utf8.RuneCountInString(name); n < 1 || n > 100 {
+		return Account{}, fmt.Errorf("%w: name must be 1 to 100 characters", ErrInvalidInput)
+	}
+	if err := checkPassword(password, email); err != nil {
+		return Account{}, err
+	}
+	hash, err := s.cost.hashPassword(password)
+	if err != nil {
+		return Account{}, fmt.Errorf("hash password: %w", err)
+	}
+	return s.store.Create(ctx, Account{Email: email, Name: name, Role: RoleFan}, hash)
+}
+
+// LogIn returns the account whose email and password match.
+func (s *Service) LogIn(ctx context.Context, email, password string) (Account, error) {
+	a, hash, err := s.store.ByEmail(ctx, strings.TrimSpace(email))
+	if errors.Is(err, ErrInvalidCredentials) {
+		verifyPassword(password, s.dummyHash)
+		return Account{}, ErrInvalidCredentials
+	}
+	if err != nil {
+		return Account{}, err
+	}
+	ok, err := verifyPassword(password, hash)
+	if err != nil {
+		return Account{}, fmt.Errorf("verify password of account %d: %w", a.ID, err)
+	}
+	if !ok {
+		return Account{}, ErrInvalidCredentials
+	}
+	return a, nil
+}
+
+func validateEmail(email string) error {
+	if len(email) > 254 {
+		return fmt.Errorf("%w: email is too long", ErrInvalidInput)
+	}
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
+		return fmt.Errorf("%w: %q is not an email address", ErrInvalidInput, email)
+	}
+	return nil
+}
+
+// common holds a few passwords that pass the length rule yet are guessed first.
+var common = map[string]bool{
+	"password123": true, "1234567890": true, "qwertyuiop": true, "0123456789": true,
+	"password1234": true, "iloveyou123": true, "senha12345": true, "abcdefghij": true,
+}
+
+// checkPassword follows NIST SP 800-63B: length over composition rules.
+func checkPassword(password, email string) error {
+	n := utf8.RuneCountInString(password)
+	switch {
+	case n < 10:
+		return fmt.Errorf("%w: use at least 10 characters", ErrWeakPassword)
+	case n > 128:
+		return fmt.Errorf("%w: use at most 128 characters", ErrWeakPassword)
+	case common[strings.ToLower(password)]:
+		return fmt.Errorf("%w: this password is too common", ErrWeakPassword)
+	case strings.EqualFold(password, email) || strings.EqualFold(password, strings.Split(email, "@")[0]):
+		return fmt.Errorf("%w: do not use your email as password", ErrWeakPassword)
+	}
+	return nil
+}

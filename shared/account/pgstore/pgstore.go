@@ -1,0 +1,63 @@
+// Package pgstore keeps accounts in the catalog database.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/catraca/catraca/shared/account"
+)
+
+// Store implements account.Store.
+type Store struct{ db *pgxpool.Pool }
+
+// New returns a store on the catalog pool.
+func New(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+// Create inserts an account; a duplicate email (any case) is ErrEmailTaken.
+func (s *Store) Create(ctx context.Context, a account.Account, hash string) (account.Account, error) {
+	err := s.db.QueryRow(ctx, `
+		INSERT INTO accounts (email, password_hash, name, role) VALUES ($1, $2, $3, $4)
+		RETURNING id, created_at`, a.Email, hash, a.Name, a.Role).Scan(&a.ID, &a.CreatedAt)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return account.Account{}, account.ErrEmailTaken
+	}
+	if err != nil {
+		return account.Account{}, fmt.Errorf("insert account: %w", err)
+	}
+	return a, nil
+}
+
+// ByEmail finds an account and its password hash by email, ignoring case.
+func (s *Store) ByEmail(ctx context.Context, email string) (account.Account, string, error) {
+	var a account.Account
+	var hash string
+	err := s.db.QueryRow(ctx, `
+		SELECT id, email, name, role, created_at, password_hash FROM accounts
+		WHERE lower(email) = lower($1)`, email).Scan(&a.ID, &a.Email, &a.Name, &a.Role, &a.CreatedAt, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return account.Account{}, "", account.ErrInvalidCredentials
+	}
+	if err != nil {
+		return account.Account{}, "", fmt.Errorf("find account by email: %w", err)
+	}
+	return a, hash, nil
+}
+
+// SetRole changes an account's role (organizer promotion is an operator task).
+func (s *Store) SetRole(ctx context.Context, id int64, role string) error {
+	tag, err := s.db.Exec(ctx, `UPDATE accounts SET role = $2 WHERE id = $1`, id, role)
+	if err != nil {
+		return fmt.Errorf("set role of account %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("account %d not found", id)
+	}
+	return nil
+}

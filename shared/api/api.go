@@ -1,0 +1,119 @@
+// Package api is catraca's HTTP interface: one http.Handler served by the
+// local stack and, through an adapter, by the Lambda functions. Handlers
+// return errors; one adapter turns them into RFC 9457 problem JSON.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/token"
+)
+
+// Deps are the clients the handlers use, built once per process.
+type Deps struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	Catalog  *pgxpool.Pool
+	Shards   *shard.Router
+	Redis    redis.UniversalClient
+	Accounts *account.Service
+	Sessions *token.Signer
+	Events   *event.Directory
+}
+
+// Server holds the dependencies of the handlers.
+type Server struct {
+	cfg      config.Config
+	log      *slog.Logger
+	catalog  *pgxpool.Pool
+	shards   *shard.Router
+	redis    redis.UniversalClient
+	accounts *account.Service
+	sessions *token.Signer
+	events   *event.Directory
+	mux      *http.ServeMux
+}
+
+// New returns the API handler.
+func New(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	s := &Server{cfg: d.Config, log: d.Logger, catalog: d.Catalog, shards: d.Shards, redis: d.Redis,
+		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, mux: http.NewServeMux()}
+	s.route("GET /healthz", s.health)
+	s.route("POST /api/accounts", s.signUp)
+	s.route("POST /api/session", s.logIn)
+	s.route("DELETE /api/session", s.logOut)
+	s.route("GET /api/events", s.listEvents)
+	s.route("GET /api/events/{id}", s.getEvent)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		problem.Write(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
+	})
+	return s.observe(s.mux)
+}
+
+// handlerFunc is a handler that may fail; route translates its errors.
+type handlerFunc func(http.ResponseWriter, *http.Request) error
+
+func (s *Server) route(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			problem.Write(w, r, translate(err))
+		}
+	})
+}
+
+// translate maps domain sentinels to problems; unknown errors stay 500.
+func translate(err error) error {
+	var p *problem.Error
+	if errors.As(err, &p) {
+		return err
+	}
+	if p := accountError(err); p != nil {
+		return p
+	}
+	switch {
+	case errors.Is(err, event.ErrNotFound), errors.Is(err, shard.ErrUnknownEvent):
+		return problem.New(http.StatusNotFound, "event-not-found", "No such event.")
+	case errors.Is(err, event.ErrBadCursor):
+		return problem.New(http.StatusBadRequest, "invalid-cursor", "The cursor is not valid; start from the first page.")
+	}
+	return err
+}
+
+// pathID parses a positive integer path value.
+func pathID(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, problem.New(http.StatusNotFound, "not-found", "No such "+name+": "+strconv.Quote(r.PathValue(name))+".")
+	}
+	return id, nil
+}
+
+// queryTime parses an RFC 3339 (or YYYY-MM-DD) query parameter.
+func queryTime(r *http.Request, name string) (time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, problem.New(http.StatusBadRequest, "invalid-parameter",
+		"Parameter "+name+" must be an RFC 3339 time or a YYYY-MM-DD date.")
+}

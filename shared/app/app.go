@@ -1,0 +1,120 @@
+// Package app builds a catraca process from its configuration: database
+// pools per shard, the Redis client, signers and services. Lambdas and the
+// local stack call Open once, outside any handler.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/api"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/token"
+)
+
+// App owns the clients of one process.
+type App struct {
+	Config     config.Config
+	Logger     *slog.Logger
+	Catalog    *pgxpool.Pool
+	CatalogRO  *pgxpool.Pool
+	Shards     *shard.Router
+	Redis      *redis.Client
+	Accounts   *account.Service
+	Sessions   *token.Signer
+	Admissions *token.Signer
+	Events     *event.Directory
+	pools      []*pgxpool.Pool
+}
+
+// Open connects everything cfg names. Connections are lazy: a Lambda cold
+// start does not wait for every shard.
+func Open(ctx context.Context, cfg config.Config) (*App, error) {
+	a := &App{Config: cfg, Logger: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
+	var err error
+	if a.Catalog, err = a.pool(ctx, cfg.CatalogDSN); err != nil {
+		return nil, err
+	}
+	a.CatalogRO = a.Catalog
+	if cfg.CatalogReadDSN != cfg.CatalogDSN {
+		if a.CatalogRO, err = a.pool(ctx, cfg.CatalogReadDSN); err != nil {
+			return nil, err
+		}
+	}
+	primary, reader := map[int]*pgxpool.Pool{}, map[int]*pgxpool.Pool{}
+	for id, dsn := range cfg.Shards {
+		if primary[id], err = a.pool(ctx, dsn); err != nil {
+			return nil, fmt.Errorf("shard %d: %w", id, err)
+		}
+	}
+	for id, dsn := range cfg.ShardReads {
+		if reader[id], err = a.pool(ctx, dsn); err != nil {
+			return nil, fmt.Errorf("shard %d reader: %w", id, err)
+		}
+	}
+	a.Shards = shard.New(a.Catalog, primary, reader)
+	opts := &redis.Options{Addr: cfg.RedisAddr, DialTimeout: time.Second, ReadTimeout: time.Second,
+		WriteTimeout: time.Second, MaxRetries: 1, PoolSize: 64}
+	if cfg.RedisTLS {
+		opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	a.Redis = redis.NewClient(opts)
+	if a.Sessions, err = token.NewSigner(token.AudienceSession, cfg.SessionKeys); err != nil {
+		return nil, err
+	}
+	if a.Admissions, err = token.NewSigner(token.AudienceAdmission, cfg.AdmissionKeys); err != nil {
+		return nil, err
+	}
+	a.Accounts, err = account.NewService(pgstore.New(a.Catalog), account.Argon2{MemoryKiB: cfg.Argon2MemoryKiB, Time: cfg.Argon2Time})
+	if err != nil {
+		return nil, err
+	}
+	a.Events = event.NewDirectory(a.CatalogRO)
+	return a, nil
+}
+
+func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, errors.New("invalid database DSN") // the DSN may hold a password: do not echo it
+	}
+	pc.MaxConns = a.Config.DBMaxConns
+	pc.MaxConnIdleTime = 5 * time.Minute
+	p, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	a.pools = append(a.pools, p)
+	return p, nil
+}
+
+// Handler returns the API handler over this app's clients.
+func (a *App) Handler() http.Handler {
+	return api.New(api.Deps{
+		Config: a.Config, Logger: a.Logger, Catalog: a.Catalog, Shards: a.Shards, Redis: a.Redis,
+		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
+	})
+}
+
+// Close releases every client.
+func (a *App) Close() {
+	for _, p := range a.pools {
+		p.Close()
+	}
+	if a.Redis != nil {
+		a.Redis.Close()
+	}
+}

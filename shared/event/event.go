@@ -1,0 +1,193 @@
+// Package event is the catalog's directory of events: listing, detail and
+// the settings that other packages (inventory, waiting room) read.
+package event
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound means no such event.
+var ErrNotFound = errors.New("event not found")
+
+// ErrBadCursor means a pagination cursor was not one we issued.
+var ErrBadCursor = errors.New("invalid cursor")
+
+// Event is one entry of the directory.
+type Event struct {
+	ID            int64        `json:"id"`
+	Name          string       `json:"name"`
+	Category      string       `json:"category"`
+	City          string       `json:"city"`
+	Description   string       `json:"description"`
+	VenueID       int64        `json:"venue_id"`
+	VenueName     string       `json:"venue_name"`
+	LayoutVersion int          `json:"layout_version"`
+	StartsAt      time.Time    `json:"starts_at"`
+	SaleStartsAt  time.Time    `json:"sale_starts_at"`
+	SaleEndsAt    time.Time    `json:"sale_ends_at"`
+	Status        string       `json:"status"`
+	Currency      string       `json:"currency"`
+	MaxPerAccount int          `json:"max_per_account"`
+	MaxPerHold    int          `json:"max_per_hold"`
+	HoldTTL       int          `json:"hold_ttl_seconds"`
+	HoldCap       int          `json:"-"`
+	Shard         int          `json:"-"`
+	WaitingRoom   WaitingRoom  `json:"waiting_room"`
+	PriceLevels   []PriceLevel `json:"price_levels,omitempty"`
+}
+
+// WaitingRoom holds an event's queue settings.
+type WaitingRoom struct {
+	Enabled         bool       `json:"enabled"`
+	PrequeueOpensAt *time.Time `json:"prequeue_opens_at,omitempty"`
+	Ceiling         int        `json:"ceiling"`
+	ActiveTTL       int        `json:"active_ttl_seconds"`
+	AdmissionTTL    int        `json:"admission_ttl_seconds"`
+}
+
+// PriceLevel is a price an event charges for seats of a level.
+type PriceLevel struct {
+	Code       string `json:"code"`
+	Name       string `json:"name"`
+	PriceCents int    `json:"price_cents"`
+}
+
+// OnSale tells whether sales are open at t.
+func (e Event) OnSale(t time.Time) bool {
+	return (e.Status == "on_sale" || e.Status == "scheduled") && !t.Before(e.SaleStartsAt) && t.Before(e.SaleEndsAt)
+}
+
+// Directory reads events from the catalog.
+type Directory struct{ db *pgxpool.Pool }
+
+// NewDirectory returns a directory over a catalog pool (a reader is fine).
+func NewDirectory(db *pgxpool.Pool) *Directory { return &Directory{db: db} }
+
+const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
+	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
+	e.hold_ttl_seconds, e.hold_cap_seconds, e.shard_id, e.waiting_room, e.prequeue_opens_at, e.queue_ceiling,
+	e.active_ttl_seconds, e.admission_ttl_seconds`
+
+func scan(row pgx.Row) (Event, error) {
+	var e Event
+	err := row.Scan(&e.ID, &e.Name, &e.Category, &e.City, &e.Description, &e.VenueID, &e.VenueName, &e.LayoutVersion,
+		&e.StartsAt, &e.SaleStartsAt, &e.SaleEndsAt, &e.Status, &e.Currency, &e.MaxPerAccount, &e.MaxPerHold,
+		&e.HoldTTL, &e.HoldCap, &e.Shard, &e.WaitingRoom.Enabled, &e.WaitingRoom.PrequeueOpensAt, &e.WaitingRoom.Ceiling,
+		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL)
+	return e, err
+}
+
+// Get returns one event with its price levels.
+func (d *Directory) Get(ctx context.Context, id int64) (Event, error) {
+	e, err := scan(d.db.QueryRow(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Event{}, fmt.Errorf("event %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("get event %d: %w", id, err)
+	}
+	rows, err := d.db.Query(ctx, `SELECT code, name, price_cents FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
+	if err != nil {
+		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
+	}
+	e.PriceLevels, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (PriceLevel, error) {
+		var p PriceLevel
+		return p, r.Scan(&p.Code, &p.Name, &p.PriceCents)
+	})
+	if err != nil {
+		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
+	}
+	return e, nil
+}
+
+// Filter narrows a listing. Zero values do not filter.
+type Filter struct {
+	City   string
+	From   time.Time
+	To     time.Time
+	Cursor string
+	Limit  int
+}
+
+// Page is one page of a listing; Next is empty on the last page.
+type Page struct {
+	Events []Event `json:"events"`
+	Next   string  `json:"next_cursor,omitempty"`
+}
+
+// List returns events ordered by start time then id (stable under inserts),
+// paginated by an opaque keyset cursor.
+func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
+	if f.Limit <= 0 || f.Limit > 100 {
+		f.Limit = 20
+	}
+	where := []string{"e.status <> 'draft'"}
+	args := []any{}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.City != "" {
+		where = append(where, "lower(e.city) = lower("+arg(f.City)+")")
+	}
+	if !f.From.IsZero() {
+		where = append(where, "e.starts_at >= "+arg(f.From))
+	}
+	if !f.To.IsZero() {
+		where = append(where, "e.starts_at < "+arg(f.To))
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		where = append(where, "(e.starts_at, e.id) > ("+arg(at)+", "+arg(id)+")")
+	}
+	q := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` +
+		strings.Join(where, " AND ") + ` ORDER BY e.starts_at, e.id LIMIT ` + arg(f.Limit+1)
+	rows, err := d.db.Query(ctx, q, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("list events: %w", err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
+	if err != nil {
+		return Page{}, fmt.Errorf("list events: %w", err)
+	}
+	p := Page{Events: events}
+	if len(events) > f.Limit {
+		p.Events = events[:f.Limit]
+		last := p.Events[f.Limit-1]
+		p.Next = encodeCursor(last.StartsAt, last.ID)
+	}
+	if p.Events == nil {
+		p.Events = []Event{}
+	}
+	return p, nil
+}
+
+func encodeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(c string) (time.Time, int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, 0, ErrBadCursor
+	}
+	us, idText, ok := strings.Cut(string(b), ".")
+	micros, err1 := strconv.ParseInt(us, 10, 64)
+	id, err2 := strconv.ParseInt(idText, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return time.Time{}, 0, ErrBadCursor
+	}
+	return time.UnixMicro(micros).UTC(), id, nil
+}

@@ -1,0 +1,203 @@
+// Package organizer holds what event organizers do: import venue layouts,
+// create events (catalog row plus the sellable inventory on the event's
+// shard) and open or close sales.
+package organizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// ErrInvalidEvent means the event specification cannot be accepted.
+var ErrInvalidEvent = errors.New("invalid event")
+
+// EventSpec is what an organizer sends to create an event.
+type EventSpec struct {
+	VenueID       int64              `json:"venue_id"`
+	LayoutVersion int                `json:"layout_version"`
+	Name          string             `json:"name"`
+	Category      string             `json:"category"`
+	Description   string             `json:"description"`
+	StartsAt      time.Time          `json:"starts_at"`
+	SaleStartsAt  time.Time          `json:"sale_starts_at"`
+	SaleEndsAt    time.Time          `json:"sale_ends_at"`
+	Currency      string             `json:"currency"`
+	PriceLevels   []event.PriceLevel `json:"price_levels"`
+	MaxPerAccount int                `json:"max_per_account"`
+	MaxPerHold    int                `json:"max_per_hold"`
+	HoldTTL       int                `json:"hold_ttl_seconds"`
+	WaitingRoom   event.WaitingRoom  `json:"waiting_room"`
+	// Shard pins the event to a shard; 0 lets placement choose.
+	Shard int `json:"shard,omitempty"`
+	// GASlots overrides the GA counter spread (benchmarks use 1 as baseline).
+	GASlots int `json:"-"`
+}
+
+// Service creates and manages events.
+type Service struct {
+	catalog *pgxpool.Pool
+	shards  *shard.Router
+	venues  *venue.Store
+	events  *event.Directory
+}
+
+// New returns the organizer service.
+func New(catalog *pgxpool.Pool, shards *shard.Router) *Service {
+	return &Service{catalog: catalog, shards: shards, venues: venue.NewStore(catalog), events: event.NewDirectory(catalog)}
+}
+
+// ImportLayout stores a venue layout (a new venue when venueID is 0).
+func (s *Service) ImportLayout(ctx context.Context, venueID int64, l venue.Layout) (venue.Layout, error) {
+	return s.venues.Import(ctx, venueID, l)
+}
+
+func (spec *EventSpec) validate() error {
+	bad := func(msg string) error { return fmt.Errorf("%w: %s", ErrInvalidEvent, msg) }
+	spec.Name = strings.TrimSpace(spec.Name)
+	switch {
+	case spec.Name == "" || len(spec.Name) > 200:
+		return bad("name must be 1 to 200 characters")
+	case spec.VenueID <= 0 || spec.LayoutVersion <= 0:
+		return bad("venue_id and layout_version are required")
+	case spec.StartsAt.IsZero() || spec.SaleStartsAt.IsZero() || spec.SaleEndsAt.IsZero():
+		return bad("starts_at, sale_starts_at and sale_ends_at are required")
+	case !spec.SaleEndsAt.After(spec.SaleStartsAt):
+		return bad("sale_ends_at must be after sale_starts_at")
+	case spec.SaleEndsAt.After(spec.StartsAt.Add(24 * time.Hour)):
+		return bad("sales must end by the day of the event")
+	case len(spec.PriceLevels) == 0:
+		return bad("price_levels are required")
+	case spec.MaxPerAccount < 0 || spec.MaxPerHold < 0 || spec.HoldTTL < 0:
+		return bad("limits must not be negative")
+	}
+	for _, p := range spec.PriceLevels {
+		if p.Code == "" || p.PriceCents < 0 {
+			return bad("every price level needs a code and a non-negative price")
+		}
+	}
+	if spec.Category == "" {
+		spec.Category = "music"
+	}
+	if spec.Currency == "" {
+		spec.Currency = "BRL"
+	}
+	if spec.MaxPerAccount == 0 {
+		spec.MaxPerAccount = 6
+	}
+	if spec.MaxPerHold == 0 {
+		spec.MaxPerHold = spec.MaxPerAccount
+	}
+	if spec.HoldTTL == 0 {
+		spec.HoldTTL = 480
+	}
+	w := &spec.WaitingRoom
+	if w.Ceiling == 0 {
+		w.Ceiling = 1000
+	}
+	if w.ActiveTTL == 0 {
+		w.ActiveTTL = 600
+	}
+	if w.AdmissionTTL == 0 {
+		w.AdmissionTTL = 900
+	}
+	if w.Ceiling < 0 || w.ActiveTTL < 0 || w.AdmissionTTL < 0 {
+		return bad("waiting room settings must be positive")
+	}
+	return nil
+}
+
+// CreateEvent writes the catalog row as a draft, instantiates the inventory
+// on the chosen shard, then schedules the event. A crash in between leaves
+// an unlisted draft that a retry completes.
+func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSpec) (event.Event, error) {
+	if err := spec.validate(); err != nil {
+		return event.Event{}, err
+	}
+	layout, err := s.venues.Load(ctx, spec.VenueID, spec.LayoutVersion)
+	if err != nil {
+		return event.Event{}, err
+	}
+	prices := map[string]int{}
+	for _, p := range spec.PriceLevels {
+		prices[p.Code] = p.PriceCents
+	}
+	for _, sec := range layout.Sections {
+		if _, ok := prices[sec.PriceLevel]; !ok {
+			return event.Event{}, fmt.Errorf("%w: no price for level %q (section %s)", ErrInvalidEvent, sec.PriceLevel, sec.Code)
+		}
+	}
+	shardID := spec.Shard
+	if shardID == 0 {
+		if shardID, err = s.shards.Place(ctx); err != nil {
+			return event.Event{}, err
+		}
+	}
+	pool, err := s.shards.Pool(shardID)
+	if err != nil {
+		return event.Event{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	var creator *int64
+	if createdBy > 0 {
+		creator = &createdBy
+	}
+	var id int64
+	err = pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
+		w := spec.WaitingRoom
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO events (venue_id, layout_version, shard_id, name, category, city, description, starts_at,
+				sale_starts_at, sale_ends_at, currency, max_per_account, max_per_hold, hold_ttl_seconds, hold_cap_seconds,
+				waiting_room, prequeue_opens_at, queue_ceiling, active_ttl_seconds, admission_ttl_seconds, created_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14 * 2,
+				$15, $16, $17, $18, $19, $20)
+			RETURNING id`,
+			spec.VenueID, spec.LayoutVersion, shardID, spec.Name, spec.Category, layout.City, spec.Description, spec.StartsAt,
+			spec.SaleStartsAt, spec.SaleEndsAt, spec.Currency, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
+			w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL, creator).Scan(&id); err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+		for _, p := range spec.PriceLevels {
+			if p.Name == "" {
+				p.Name = p.Code
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO event_price_levels (event_id, code, name, price_cents) VALUES ($1, $2, $3, $4)`,
+				id, p.Code, p.Name, p.PriceCents); err != nil {
+				return fmt.Errorf("insert price level %s: %w", p.Code, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return event.Event{}, err
+	}
+	if err := inventory.Instantiate(ctx, pool, id, layout, prices, spec.GASlots); err != nil {
+		return event.Event{}, err
+	}
+	if err := s.SetStatus(ctx, id, "scheduled"); err != nil {
+		return event.Event{}, err
+	}
+	return s.events.Get(ctx, id)
+}
+
+// SetStatus moves an event between draft, scheduled, on_sale, closed,
+// sold_out and cancelled.
+func (s *Service) SetStatus(ctx context.Context, id int64, status string) error {
+	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1`, id, status)
+	if err != nil {
+		return fmt.Errorf("set status of event %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("event %d: %w", id, event.ErrNotFound)
+	}
+	return nil
+}

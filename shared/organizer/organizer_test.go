@@ -1,0 +1,88 @@
+package organizer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+func spec(l venue.Layout, name string) organizer.EventSpec {
+	now := time.Now().UTC()
+	return organizer.EventSpec{
+		VenueID: l.VenueID, LayoutVersion: l.Version, Name: name,
+		StartsAt: now.Add(48 * time.Hour), SaleStartsAt: now.Add(-time.Hour), SaleEndsAt: now.Add(47 * time.Hour),
+		PriceLevels: []event.PriceLevel{{Code: "A", PriceCents: 300}, {Code: "B", PriceCents: 200}, {Code: "C", PriceCents: 100}, {Code: "GA", PriceCents: 50}},
+	}
+}
+
+func TestEventsLiveOnTheirOwnShard(t *testing.T) {
+	t.Parallel()
+	a := testenv.App(t, 2)
+	ctx := context.Background()
+	org := organizer.New(a.Catalog, a.Shards)
+	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Test Arena", "Recife", 300, 40))
+	require.NoError(t, err)
+
+	first, err := org.CreateEvent(ctx, 0, spec(l, "First"))
+	require.NoError(t, err)
+	second, err := org.CreateEvent(ctx, 0, spec(l, "Second"))
+	require.NoError(t, err)
+	require.Equal(t, 1, first.Shard)
+	require.Equal(t, 2, second.Shard, "placement sends the next event to the less loaded shard")
+
+	for _, e := range []event.Event{first, second} {
+		for _, id := range a.Shards.IDs() {
+			pool, err := a.Shards.Pool(id)
+			require.NoError(t, err)
+			var seats, ga int
+			require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM event_seats WHERE event_id = $1`, e.ID).Scan(&seats))
+			require.NoError(t, pool.QueryRow(ctx, `SELECT coalesce(sum(remaining), 0) FROM ga_slots s JOIN ga_pools p ON p.id = s.pool_id WHERE p.event_id = $1`, e.ID).Scan(&ga))
+			if id == e.Shard {
+				require.Equal(t, l.SeatCount(), seats, "every layout seat is sellable on the owning shard")
+				require.Equal(t, 40, ga, "GA capacity spread over slots sums to the pool capacity")
+			} else {
+				require.Zero(t, seats, "no inventory on the other shard")
+				require.Zero(t, ga)
+			}
+		}
+		pool, err := a.Shards.ForEvent(ctx, e.ID)
+		require.NoError(t, err)
+		want, _ := a.Shards.Pool(e.Shard)
+		require.Same(t, want, pool)
+	}
+
+	var price int
+	pool, _ := a.Shards.Pool(first.Shard)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT price_cents FROM event_seats WHERE event_id = $1 AND price_level = 'C' LIMIT 1`, first.ID).Scan(&price))
+	require.Equal(t, 100, price, "prices are copied from the event's price levels")
+}
+
+func TestCreateEventRejectsBadSpecs(t *testing.T) {
+	t.Parallel()
+	a := testenv.App(t, 1)
+	ctx := context.Background()
+	org := organizer.New(a.Catalog, a.Shards)
+	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Test Arena", "Recife", 100, 10))
+	require.NoError(t, err)
+
+	missingPrice := spec(l, "No GA price")
+	missingPrice.PriceLevels = missingPrice.PriceLevels[:3]
+	_, err = org.CreateEvent(ctx, 0, missingPrice)
+	require.ErrorIs(t, err, organizer.ErrInvalidEvent)
+
+	backwards := spec(l, "Backwards")
+	backwards.SaleEndsAt = backwards.SaleStartsAt.Add(-time.Minute)
+	_, err = org.CreateEvent(ctx, 0, backwards)
+	require.ErrorIs(t, err, organizer.ErrInvalidEvent)
+
+	var n int
+	require.NoError(t, a.Catalog.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
+	require.Zero(t, n, "rejected specs write nothing")
+}

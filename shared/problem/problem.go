@@ -1,0 +1,98 @@
+// Package problem writes RFC 9457 problem details. Every HTTP error in
+// catraca goes through Write, which keeps the client-safe message apart from
+// the server-side cause (logged, never sent).
+package problem
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+)
+
+// ContentType is the RFC 9457 media type.
+const ContentType = "application/problem+json"
+
+// Error is an HTTP error with a message fit for the client.
+type Error struct {
+	Status int
+	// Code is a short stable identifier; it becomes the type URI.
+	Code   string
+	Title  string
+	Detail string
+	// Extra members are added to the JSON body (e.g. taken seats).
+	Extra map[string]any
+	// RetryAfter, when positive, is sent as Retry-After seconds.
+	RetryAfter int
+	// Cause is logged, never sent.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return e.Title + ": " + e.Cause.Error()
+	}
+	return e.Title + ": " + e.Detail
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns a problem with a status, a code, and a detail for the client.
+func New(status int, code, detail string) *Error {
+	return &Error{Status: status, Code: code, Title: http.StatusText(status), Detail: detail}
+}
+
+// With adds an extension member.
+func (e *Error) With(key string, value any) *Error {
+	if e.Extra == nil {
+		e.Extra = map[string]any{}
+	}
+	e.Extra[key] = value
+	return e
+}
+
+// Wrap records the server-side cause.
+func (e *Error) Wrap(cause error) *Error {
+	e.Cause = cause
+	return e
+}
+
+// Write sends err as problem JSON. Errors that are not *Error become a 500
+// whose cause is logged and whose body says nothing internal.
+func Write(w http.ResponseWriter, r *http.Request, err error) {
+	var p *Error
+	if !errors.As(err, &p) {
+		p = &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal Server Error",
+			Detail: "Something went wrong on our side. Please try again.", Cause: err}
+	}
+	level := slog.LevelInfo
+	if p.Status >= 500 {
+		level = slog.LevelError
+	}
+	attrs := []any{"status", p.Status, "code", p.Code, "path", r.URL.Path}
+	if p.Cause != nil {
+		attrs = append(attrs, "cause", p.Cause.Error())
+	}
+	slog.Default().Log(r.Context(), level, "request failed", attrs...)
+
+	body := map[string]any{}
+	for k, v := range p.Extra {
+		body[k] = v
+	}
+	body["type"] = "https://catraca.dev/problems/" + p.Code
+	body["title"] = p.Title
+	body["status"] = p.Status
+	body["detail"] = p.Detail
+	body["instance"] = r.URL.Path
+	if id := w.Header().Get("X-Request-Id"); id != "" {
+		body["request_id"] = id
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(body)
+}

@@ -1,0 +1,229 @@
+// Package testenv gives tests real PostgreSQL and Redis servers (started by
+// package localenv on their own ports, or reused when already up) and fresh
+// migrated databases per test, cloned from cached template databases.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/migrate"
+)
+
+var (
+	once    sync.Once
+	env     localenv.Env
+	envErr  error
+	tmplMu  sync.Mutex
+	tmplFor = map[migrate.Kind]string{}
+)
+
+// RepoRoot finds the directory holding go.mod.
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("testenv: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func portFromEnv(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// Servers describes the test servers without starting them.
+func Servers() localenv.Env {
+	return localenv.Env{
+		Dir:       localenv.DataDir(RepoRoot(), ".local/test"),
+		PGPort:    portFromEnv("CATRACA_TEST_PG_PORT", 55432),
+		RedisPort: portFromEnv("CATRACA_TEST_REDIS_PORT", 56379),
+	}
+}
+
+// Env returns the running test servers, starting them on first use.
+func Env(t testing.TB) localenv.Env {
+	t.Helper()
+	once.Do(func() {
+		env = Servers()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		envErr = env.Up(ctx)
+	})
+	if envErr != nil {
+		t.Fatalf("testenv: start PostgreSQL and Redis: %v", envErr)
+	}
+	return env
+}
+
+// Databases names one catalog and its shards.
+type Databases struct {
+	Catalog string
+	Shards  map[int]string
+	env     localenv.Env
+}
+
+// DSN returns the URL of a database of this set.
+func (d Databases) DSN(name string) string { return d.env.DSN(name) }
+
+// NewDatabases creates a fresh catalog and n shard databases, migrated, and
+// drops them when the test ends.
+func NewDatabases(t testing.TB, n int) Databases {
+	t.Helper()
+	e := Env(t)
+	ctx := context.Background()
+	suffix := randomHex(6)
+	d := Databases{Catalog: "t_" + suffix + "_catalog", Shards: map[int]string{}, env: e}
+	clone(t, e, migrate.Catalog, d.Catalog, 0)
+	for i := 1; i <= n; i++ {
+		d.Shards[i] = fmt.Sprintf("t_%s_shard%d", suffix, i)
+		clone(t, e, migrate.Shard, d.Shards[i], i)
+	}
+	t.Cleanup(func() {
+		e.DropDatabase(ctx, d.Catalog)
+		for _, s := range d.Shards {
+			e.DropDatabase(ctx, s)
+		}
+	})
+	return d
+}
+
+// clone creates db from the template of kind, building the template once.
+func clone(t testing.TB, e localenv.Env, kind migrate.Kind, db string, shardID int) {
+	t.Helper()
+	ctx := context.Background()
+	tmpl, err := template(ctx, e, kind)
+	if err != nil {
+		t.Fatalf("testenv: template %s: %v", kind, err)
+	}
+	if err := e.CreateDatabase(ctx, db, tmpl); err != nil {
+		t.Fatalf("testenv: create %s: %v", db, err)
+	}
+	if _, err := migrate.Up(ctx, e.DSN(db), kind, shardID); err != nil {
+		t.Fatalf("testenv: migrate %s: %v", db, err)
+	}
+}
+
+// template returns a migrated template database for kind. Test binaries run
+// in parallel, so its creation is serialized by an advisory lock.
+func template(ctx context.Context, e localenv.Env, kind migrate.Kind) (string, error) {
+	tmplMu.Lock()
+	defer tmplMu.Unlock()
+	if name, ok := tmplFor[kind]; ok {
+		return name, nil
+	}
+	fp, err := migrate.Fingerprint(kind)
+	if err != nil {
+		return "", err
+	}
+	name := "tmpl_" + string(kind) + "_" + fp
+	conn, err := pgx.Connect(ctx, e.DSN("postgres"))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(727272)`); err != nil {
+		return "", err
+	}
+	defer conn.Exec(ctx, `SELECT pg_advisory_unlock(727272)`)
+	var ready bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)`, name).Scan(&ready); err != nil {
+		return "", err
+	}
+	if !ready {
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return "", err
+		}
+		if err := e.CreateDatabase(ctx, name, ""); err != nil {
+			return "", err
+		}
+		tdsn := e.DSN(name)
+		if _, err := migrate.Apply(ctx, tdsn, kind); err != nil {
+			return "", err
+		}
+		if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH is_template = true"); err != nil {
+			return "", err
+		}
+	}
+	tmplFor[kind] = name
+	return name, nil
+}
+
+// Config returns a configuration for databases d on the test servers, with
+// test keys, cheap password hashing and a Redis key prefix of its own.
+func Config(t testing.TB, d Databases) config.Config {
+	t.Helper()
+	e := Env(t)
+	shards := map[int]string{}
+	for id, db := range d.Shards {
+		shards[id] = e.DSN(db)
+	}
+	return config.Config{
+		Env:             "test",
+		HTTPAddr:        "127.0.0.1:0",
+		PublicURL:       "http://localhost",
+		CatalogDSN:      e.DSN(d.Catalog),
+		CatalogReadDSN:  e.DSN(d.Catalog),
+		Shards:          shards,
+		ShardReads:      map[int]string{},
+		DBMaxConns:      32,
+		RedisAddr:       e.RedisAddr(),
+		RedisPrefix:     "t" + randomHex(4) + ":",
+		SessionKeys:     []config.Key{NewKey("s1")},
+		AdmissionKeys:   []config.Key{NewKey("a1")},
+		SessionTTL:      time.Hour,
+		Argon2MemoryKiB: 1024,
+		Argon2Time:      1,
+		MaxBodyBytes:    64 << 10,
+	}
+}
+
+// App opens an app on fresh databases with shards shard databases.
+func App(t testing.TB, shards int) *app.App {
+	t.Helper()
+	cfg := Config(t, NewDatabases(t, shards))
+	a, err := app.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("testenv: open app: %v", err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// NewKey returns a random 32-byte key with id kid.
+func NewKey(kid string) config.Key {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return config.Key{ID: kid, Secret: b}
+}
+
+// KeyString renders a key as the environment expects it.
+func KeyString(k config.Key) string { return k.ID + ":" + base64.StdEncoding.EncodeToString(k.Secret) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

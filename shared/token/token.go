@@ -1,0 +1,121 @@
+// Package token issues and verifies catraca's HS256 JWTs: session tokens
+// (who you are) and admission tokens (you may buy for this event now). Keys
+// carry a kid so a new key can sign while the old one still verifies, and the
+// algorithm is pinned so "alg: none" or RS/HS confusion is rejected.
+package token
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/catraca/catraca/shared/config"
+)
+
+// Audiences keep a session token from being replayed as an admission token.
+const (
+	AudienceSession   = "catraca-session"
+	AudienceAdmission = "catraca-admission"
+)
+
+// ErrInvalid is returned for any token that must not be trusted.
+var ErrInvalid = errors.New("invalid token")
+
+// Claims are the fields catraca reads from its tokens.
+type Claims struct {
+	Account int64  // sub
+	Role    string // session tokens only
+	Event   int64  // evt, admission tokens only
+	ID      string // jti
+	Expires time.Time
+}
+
+type jwtClaims struct {
+	Role  string `json:"role,omitempty"`
+	Event int64  `json:"evt,omitempty"`
+	jwt.RegisteredClaims
+}
+
+// Signer signs with the first key and verifies with any of them.
+type Signer struct {
+	keys     []config.Key
+	byID     map[string][]byte
+	audience string
+	now      func() time.Time
+}
+
+// NewSigner returns a signer for one audience. keys must not be empty.
+func NewSigner(audience string, keys []config.Key) (*Signer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("token: no signing keys")
+	}
+	s := &Signer{keys: keys, byID: map[string][]byte{}, audience: audience, now: time.Now}
+	for _, k := range keys {
+		s.byID[k.ID] = k.Secret
+	}
+	return s, nil
+}
+
+// Issue signs claims valid for ttl.
+func (s *Signer) Issue(c Claims, ttl time.Duration) (string, time.Time, error) {
+	now := s.now()
+	exp := now.Add(ttl).Truncate(time.Second)
+	id := c.ID
+	if id == "" {
+		id = newID()
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwtClaims{
+		Role:  c.Role,
+		Event: c.Event,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   strconv.FormatInt(c.Account, 10),
+			Audience:  jwt.ClaimStrings{s.audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(exp),
+			ID:        id,
+		},
+	})
+	t.Header["kid"] = s.keys[0].ID
+	signed, err := t.SignedString(s.keys[0].Secret)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("sign token: %w", err)
+	}
+	return signed, exp, nil
+}
+
+// Verify checks signature, algorithm, kid, audience and expiry, with no lookup.
+func (s *Signer) Verify(raw string) (Claims, error) {
+	var jc jwtClaims
+	_, err := jwt.ParseWithClaims(raw, &jc, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		key, ok := s.byID[kid]
+		if !ok {
+			return nil, fmt.Errorf("unknown kid %q", kid)
+		}
+		return key, nil
+	},
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithAudience(s.audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(s.now),
+	)
+	if err != nil {
+		return Claims{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	account, err := strconv.ParseInt(jc.Subject, 10, 64)
+	if err != nil || account <= 0 {
+		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
+	}
+	return Claims{Account: account, Role: jc.Role, Event: jc.Event, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
+}
+
+func newID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,249 @@
+// Package venue stores venue seat layouts in the catalog. A layout version is
+// immutable once written; a change makes a new version, so clients can cache
+// a layout forever and events keep the map they were sold on.
+package venue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Errors of the venue domain.
+var (
+	ErrInvalidLayout = errors.New("invalid layout")
+	ErrNotFound      = errors.New("layout not found")
+)
+
+// Layout is a whole venue map as organizers import it and browsers draw it.
+type Layout struct {
+	VenueID  int64     `json:"venue_id,omitempty"`
+	Version  int       `json:"version,omitempty"`
+	Name     string    `json:"name"`
+	City     string    `json:"city"`
+	Country  string    `json:"country,omitempty"`
+	Timezone string    `json:"timezone,omitempty"`
+	Width    int       `json:"width"`
+	Height   int       `json:"height"`
+	Stage    [][2]int  `json:"stage,omitempty"`
+	Sections []Section `json:"sections"`
+}
+
+// Section is a block of seats, or a standing (general-admission) area.
+type Section struct {
+	Code       string   `json:"code"`
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"` // seated | standing
+	Rank       int      `json:"rank"` // lower is better
+	PriceLevel string   `json:"price_level"`
+	Capacity   int      `json:"capacity,omitempty"` // standing only
+	Shape      [][2]int `json:"shape,omitempty"`
+	Rows       []Row    `json:"rows,omitempty"`
+}
+
+// Row is one row of a seated section.
+type Row struct {
+	Label string `json:"label"`
+	Rank  int    `json:"rank"`
+	Seats []Seat `json:"seats"`
+}
+
+// Seat is one seat; Index is its bit in the availability snapshot and ID its
+// catalog id (both assigned on import).
+type Seat struct {
+	ID     int64   `json:"id,omitempty"`
+	Index  int     `json:"i"`
+	Number int     `json:"n"`
+	X      float32 `json:"x"`
+	Y      float32 `json:"y"`
+}
+
+// SeatCount returns the number of reserved seats.
+func (l *Layout) SeatCount() int {
+	n := 0
+	for _, s := range l.Sections {
+		for _, r := range s.Rows {
+			n += len(r.Seats)
+		}
+	}
+	return n
+}
+
+// Validate checks a layout before import and numbers its seats densely.
+func (l *Layout) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidLayout, fmt.Sprintf(format, a...))
+	}
+	if strings.TrimSpace(l.Name) == "" || strings.TrimSpace(l.City) == "" {
+		return bad("name and city are required")
+	}
+	if l.Width <= 0 || l.Height <= 0 || l.Width > 100000 || l.Height > 100000 {
+		return bad("width and height must be between 1 and 100000")
+	}
+	if len(l.Sections) == 0 {
+		return bad("a layout needs at least one section")
+	}
+	codes := map[string]bool{}
+	index := 0
+	for i := range l.Sections {
+		s := &l.Sections[i]
+		if s.Code == "" || codes[s.Code] {
+			return bad("section %d: code must be present and unique", i)
+		}
+		codes[s.Code] = true
+		if s.PriceLevel == "" {
+			return bad("section %s: price_level is required", s.Code)
+		}
+		if s.Name == "" {
+			s.Name = s.Code
+		}
+		switch s.Kind {
+		case "standing":
+			if s.Capacity <= 0 || len(s.Rows) > 0 {
+				return bad("standing section %s needs a positive capacity and no rows", s.Code)
+			}
+		case "seated":
+			if len(s.Rows) == 0 || s.Capacity != 0 {
+				return bad("seated section %s needs rows and no capacity", s.Code)
+			}
+			rows := map[string]bool{}
+			for _, r := range s.Rows {
+				if r.Label == "" || rows[r.Label] || len(r.Seats) == 0 {
+					return bad("section %s: rows need unique labels and at least one seat", s.Code)
+				}
+				rows[r.Label] = true
+				nums := map[int]bool{}
+				for j := range r.Seats {
+					if nums[r.Seats[j].Number] {
+						return bad("section %s row %s: seat %d appears twice", s.Code, r.Label, r.Seats[j].Number)
+					}
+					nums[r.Seats[j].Number] = true
+					r.Seats[j].Index = index
+					index++
+				}
+			}
+		default:
+			return bad("section %s: kind must be seated or standing", s.Code)
+		}
+	}
+	return nil
+}
+
+// Store reads and writes layouts in the catalog.
+type Store struct{ db *pgxpool.Pool }
+
+// NewStore returns a store on the catalog.
+func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+// Import validates l and writes it as a new venue with layout version 1, or
+// as the next version of venueID when venueID > 0. It returns the stored
+// layout with ids and seat indexes filled in.
+func (s *Store) Import(ctx context.Context, venueID int64, l Layout) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
+	if l.Country == "" {
+		l.Country = "BR"
+	}
+	if l.Timezone == "" {
+		l.Timezone = "America/Sao_Paulo"
+	}
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if venueID == 0 {
+			if err := tx.QueryRow(ctx, `INSERT INTO venues (name, city, country, timezone) VALUES ($1, $2, $3, $4) RETURNING id`,
+				l.Name, l.City, l.Country, l.Timezone).Scan(&venueID); err != nil {
+				return fmt.Errorf("insert venue: %w", err)
+			}
+		}
+		err := tx.QueryRow(ctx, `
+			INSERT INTO venue_layouts (venue_id, version, width, height, seat_count)
+			SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4 FROM venue_layouts WHERE venue_id = $1
+			RETURNING version`, venueID, l.Width, l.Height, l.SeatCount()).Scan(&l.Version)
+		if err != nil {
+			return fmt.Errorf("insert layout of venue %d: %w", venueID, err)
+		}
+		l.VenueID = venueID
+		for i := range l.Sections {
+			sec := &l.Sections[i]
+			var sectionID int64
+			if err := tx.QueryRow(ctx, `
+				INSERT INTO layout_sections (venue_id, version, code, name, kind, rank, price_level, capacity, shape)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+				venueID, l.Version, sec.Code, sec.Name, sec.Kind, sec.Rank, sec.PriceLevel, sec.Capacity, sec.Shape).Scan(&sectionID); err != nil {
+				return fmt.Errorf("insert section %s: %w", sec.Code, err)
+			}
+			var rows [][]any
+			for _, r := range sec.Rows {
+				for _, st := range r.Seats {
+					rows = append(rows, []any{sectionID, st.Index, r.Label, r.Rank, st.Number, st.X, st.Y})
+				}
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"layout_seats"},
+				[]string{"section_id", "seat_index", "row_label", "row_rank", "number", "x", "y"}, pgx.CopyFromRows(rows)); err != nil {
+				return fmt.Errorf("copy seats of section %s: %w", sec.Code, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Layout{}, err
+	}
+	return s.Load(ctx, l.VenueID, l.Version)
+}
+
+// Load reads a stored layout with seat ids.
+func (s *Store) Load(ctx context.Context, venueID int64, version int) (Layout, error) {
+	l := Layout{VenueID: venueID, Version: version}
+	err := s.db.QueryRow(ctx, `
+		SELECT v.name, v.city, v.country, v.timezone, l.width, l.height
+		FROM venue_layouts l JOIN venues v ON v.id = l.venue_id
+		WHERE l.venue_id = $1 AND l.version = $2`, venueID, version).Scan(&l.Name, &l.City, &l.Country, &l.Timezone, &l.Width, &l.Height)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Layout{}, fmt.Errorf("venue %d layout %d: %w", venueID, version, ErrNotFound)
+	}
+	if err != nil {
+		return Layout{}, fmt.Errorf("load layout: %w", err)
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT s.code, s.name, s.kind, s.rank, s.price_level, s.capacity, s.shape,
+		       st.id, st.seat_index, st.row_label, st.row_rank, st.number, st.x, st.y
+		FROM layout_sections s
+		LEFT JOIN layout_seats st ON st.section_id = s.id
+		WHERE s.venue_id = $1 AND s.version = $2
+		ORDER BY s.id, st.seat_index`, venueID, version)
+	if err != nil {
+		return Layout{}, fmt.Errorf("load sections: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sec Section
+		var seatID *int64
+		var idx, rowRank, number *int
+		var rowLabel *string
+		var x, y *float32
+		if err := rows.Scan(&sec.Code, &sec.Name, &sec.Kind, &sec.Rank, &sec.PriceLevel, &sec.Capacity, &sec.Shape,
+			&seatID, &idx, &rowLabel, &rowRank, &number, &x, &y); err != nil {
+			return Layout{}, err
+		}
+		if n := len(l.Sections); n == 0 || l.Sections[n-1].Code != sec.Code {
+			l.Sections = append(l.Sections, sec)
+		}
+		if seatID == nil {
+			continue
+		}
+		cur := &l.Sections[len(l.Sections)-1]
+		if n := len(cur.Rows); n == 0 || cur.Rows[n-1].Label != *rowLabel {
+			cur.Rows = append(cur.Rows, Row{Label: *rowLabel, Rank: *rowRank})
+		}
+		r := &cur.Rows[len(cur.Rows)-1]
+		r.Seats = append(r.Seats, Seat{ID: *seatID, Index: *idx, Number: *number, X: *x, Y: *y})
+	}
+	return l, rows.Err()
+}
