@@ -16,6 +16,8 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
@@ -23,27 +25,35 @@ import (
 
 // Deps are the clients the handlers use, built once per process.
 type Deps struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	Catalog  *pgxpool.Pool
-	Shards   *shard.Router
-	Redis    redis.UniversalClient
-	Accounts *account.Service
-	Sessions *token.Signer
-	Events   *event.Directory
+	Config    config.Config
+	Logger    *slog.Logger
+	Catalog   *pgxpool.Pool
+	Shards    *shard.Router
+	Redis     redis.UniversalClient
+	Accounts  *account.Service
+	Sessions  *token.Signer
+	Events    *event.Directory
+	Inventory *inventory.Service
+	Organizer *organizer.Service
+	// Gate guards the sale path of waiting-room events; TokenGate by default.
+	Gate Gate
 }
 
 // Server holds the dependencies of the handlers.
 type Server struct {
-	cfg      config.Config
-	log      *slog.Logger
-	catalog  *pgxpool.Pool
-	shards   *shard.Router
-	redis    redis.UniversalClient
-	accounts *account.Service
-	sessions *token.Signer
-	events   *event.Directory
-	mux      *http.ServeMux
+	cfg        config.Config
+	log        *slog.Logger
+	catalog    *pgxpool.Pool
+	shards     *shard.Router
+	redis      redis.UniversalClient
+	accounts   *account.Service
+	sessions   *token.Signer
+	events     *event.Directory
+	eventCache *event.Cache
+	inventory  *inventory.Service
+	organizer  *organizer.Service
+	gate       Gate
+	mux        *http.ServeMux
 }
 
 // New returns the API handler.
@@ -52,15 +62,24 @@ func New(d Deps) http.Handler {
 		d.Logger = slog.Default()
 	}
 	s := &Server{cfg: d.Config, log: d.Logger, catalog: d.Catalog, shards: d.Shards, redis: d.Redis,
-		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, mux: http.NewServeMux()}
+		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
+		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
 	s.route("DELETE /api/session", s.logOut)
 	s.route("GET /api/events", s.listEvents)
 	s.route("GET /api/events/{id}", s.getEvent)
+	s.route("POST /api/events/{id}/holds", s.createHold)
+	s.route("GET /api/holds/{id}", s.getHold)
+	s.route("DELETE /api/holds/{id}", s.releaseHold)
+	s.route("POST /api/venues", s.importLayout)
+	s.route("POST /api/venues/{id}/layouts", s.importLayout)
+	s.route("POST /api/events", s.createEvent)
+	s.route("PUT /api/events/{id}/status", s.changeEventStatus)
+	s.route("PUT /api/events/{id}/price-levels", s.setPriceLevels)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem.Write(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
+		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
 	return s.observe(s.mux)
 }
@@ -71,9 +90,16 @@ type handlerFunc func(http.ResponseWriter, *http.Request) error
 func (s *Server) route(pattern string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			problem.Write(w, r, translate(err))
+			s.fail(w, r, translate(err))
 		}
 	})
+}
+
+// fail logs a problem with its cause and sends it.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	p := problem.From(err)
+	problem.Log(s.log, r, p)
+	problem.Write(w, r, p)
 }
 
 // translate maps domain sentinels to problems; unknown errors stay 500.
@@ -82,8 +108,10 @@ func translate(err error) error {
 	if errors.As(err, &p) {
 		return err
 	}
-	if p := accountError(err); p != nil {
-		return p
+	for _, m := range []func(error) error{accountError, inventoryError, organizerError} {
+		if p := m(err); p != nil {
+			return p
+		}
 	}
 	switch {
 	case errors.Is(err, event.ErrNotFound), errors.Is(err, shard.ErrUnknownEvent):

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"time"
-
-	"github.com/catraca/catraca/shared/problem"
 )
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -67,7 +65,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				problem.Write(rec, r, fmt.Errorf("panic: %v", v))
+				s.fail(rec, r, fmt.Errorf("panic: %v", v))
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
 				slog.String("request_id", id),

@@ -21,6 +21,8 @@ import (
 	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -37,6 +39,8 @@ type App struct {
 	Sessions   *token.Signer
 	Admissions *token.Signer
 	Events     *event.Directory
+	Inventory  *inventory.Service
+	Organizer  *organizer.Service
 	pools      []*pgxpool.Pool
 }
 
@@ -83,6 +87,8 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 		return nil, err
 	}
 	a.Events = event.NewDirectory(a.CatalogRO)
+	a.Inventory = inventory.New(a.Shards)
+	a.Organizer = organizer.New(a.Catalog, a.Shards)
 	return a, nil
 }
 
@@ -106,6 +112,7 @@ func (a *App) Handler() http.Handler {
 	return api.New(api.Deps{
 		Config: a.Config, Logger: a.Logger, Catalog: a.Catalog, Shards: a.Shards, Redis: a.Redis,
 		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
+		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
 	})
 }
 

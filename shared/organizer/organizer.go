@@ -201,3 +201,79 @@ func (s *Service) SetStatus(ctx context.Context, id int64, status string) error 
 	}
 	return nil
 }
+
+// ErrNotOwner means an organizer tried to change another organizer's event.
+var ErrNotOwner = errors.New("event belongs to another organizer")
+
+// statuses an organizer may set.
+var statuses = map[string]bool{"scheduled": true, "on_sale": true, "closed": true, "cancelled": true}
+
+// ChangeStatus opens or closes sales of an event the organizer created.
+func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, status string) (event.Event, error) {
+	if !statuses[status] {
+		return event.Event{}, fmt.Errorf("%w: status must be one of scheduled, on_sale, closed, cancelled", ErrInvalidEvent)
+	}
+	if err := s.owns(ctx, organizerID, eventID); err != nil {
+		return event.Event{}, err
+	}
+	if err := s.SetStatus(ctx, eventID, status); err != nil {
+		return event.Event{}, err
+	}
+	return s.events.Get(ctx, eventID)
+}
+
+func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
+	var owner *int64
+	err := s.catalog.QueryRow(ctx, `SELECT created_by FROM events WHERE id = $1`, eventID).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if owner == nil || *owner != organizerID {
+		return ErrNotOwner
+	}
+	return nil
+}
+
+// SetPriceLevels changes prices of an event. Seats and places not yet held
+// take the new price; held and sold ones keep the price copied into their
+// orders.
+func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, levels []event.PriceLevel) (event.Event, error) {
+	if err := s.owns(ctx, organizerID, eventID); err != nil {
+		return event.Event{}, err
+	}
+	e, err := s.events.Get(ctx, eventID)
+	if err != nil {
+		return event.Event{}, err
+	}
+	known := map[string]bool{}
+	for _, p := range e.PriceLevels {
+		known[p.Code] = true
+	}
+	for _, p := range levels {
+		if !known[p.Code] || p.PriceCents < 0 {
+			return event.Event{}, fmt.Errorf("%w: price level %q is not one of this event's, or its price is negative", ErrInvalidEvent, p.Code)
+		}
+	}
+	pool, err := s.shards.Pool(e.Shard)
+	if err != nil {
+		return event.Event{}, err
+	}
+	for _, p := range levels {
+		if _, err := s.catalog.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name) WHERE event_id = $1 AND code = $2`,
+			eventID, p.Code, p.PriceCents, p.Name); err != nil {
+			return event.Event{}, err
+		}
+		if _, err := pool.Exec(ctx, `UPDATE event_seats SET price_cents = $3 WHERE event_id = $1 AND price_level = $2 AND status = 'available'`,
+			eventID, p.Code, p.PriceCents); err != nil {
+			return event.Event{}, err
+		}
+		if _, err := pool.Exec(ctx, `UPDATE ga_pools SET price_cents = $3 WHERE event_id = $1 AND price_level = $2`,
+			eventID, p.Code, p.PriceCents); err != nil {
+			return event.Event{}, err
+		}
+	}
+	return s.events.Get(ctx, eventID)
+}

@@ -58,23 +58,33 @@ func (e *Error) Wrap(cause error) *Error {
 	return e
 }
 
-// Write sends err as problem JSON. Errors that are not *Error become a 500
-// whose cause is logged and whose body says nothing internal.
-func Write(w http.ResponseWriter, r *http.Request, err error) {
+// From returns err as a problem. Errors that are not *Error become a 500
+// that keeps err as its cause and says nothing internal to the client.
+func From(err error) *Error {
 	var p *Error
-	if !errors.As(err, &p) {
-		p = &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal Server Error",
-			Detail: "Something went wrong on our side. Please try again.", Cause: err}
+	if errors.As(err, &p) {
+		return p
 	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal Server Error",
+		Detail: "Something went wrong on our side. Please try again.", Cause: err}
+}
+
+// Log records a problem with its server-side cause.
+func Log(log *slog.Logger, r *http.Request, p *Error) {
 	level := slog.LevelInfo
 	if p.Status >= 500 {
 		level = slog.LevelError
 	}
-	attrs := []any{"status", p.Status, "code", p.Code, "path", r.URL.Path}
+	attrs := []slog.Attr{slog.Int("status", p.Status), slog.String("code", p.Code), slog.String("path", r.URL.Path)}
 	if p.Cause != nil {
-		attrs = append(attrs, "cause", p.Cause.Error())
+		attrs = append(attrs, slog.String("cause", p.Cause.Error()))
 	}
-	slog.Default().Log(r.Context(), level, "request failed", attrs...)
+	log.LogAttrs(r.Context(), level, "request failed", attrs...)
+}
+
+// Write sends err as problem JSON (see From).
+func Write(w http.ResponseWriter, r *http.Request, err error) {
+	p := From(err)
 
 	body := map[string]any{}
 	for k, v := range p.Extra {

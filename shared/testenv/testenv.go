@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -207,6 +208,9 @@ func App(t testing.TB, shards int) *app.App {
 	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("testenv: open app: %v", err)
+	}
+	if !testing.Verbose() {
+		a.Logger = slog.New(slog.DiscardHandler)
 	}
 	t.Cleanup(a.Close)
 	return a

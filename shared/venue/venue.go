@@ -153,6 +153,15 @@ func (s *Store) Import(ctx context.Context, venueID int64, l Layout) (Layout, er
 		l.Timezone = "America/Sao_Paulo"
 	}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		if venueID > 0 {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM venues WHERE id = $1)`, venueID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
+			}
+		}
 		if venueID == 0 {
 			if err := tx.QueryRow(ctx, `INSERT INTO venues (name, city, country, timezone) VALUES ($1, $2, $3, $4) RETURNING id`,
 				l.Name, l.City, l.Country, l.Timezone).Scan(&venueID); err != nil {

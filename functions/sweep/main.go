@@ -1,0 +1,28 @@
+// Command sweep is the scheduled Lambda that releases expired holds on every
+// shard (holds also expire lazily; this returns GA places and cancels the
+// orders of fans who walked away).
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+)
+
+func main() {
+	cfg, err := config.Load()
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(func(ctx context.Context) (map[int]int, error) {
+		return a.Inventory.SweepAll(ctx, 500)
+	})
+}

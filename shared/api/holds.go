@@ -1,0 +1,154 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/problem"
+)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// createHold serves POST /api/events/{id}/holds.
+func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || len(key) > 255 {
+		return problem.New(http.StatusBadRequest, "idempotency-key-required",
+			"Send an Idempotency-Key header (1 to 255 characters) so a retried hold is not taken twice.")
+	}
+	var req inventory.Request
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	e, err := s.eventCache.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.gate.Allow(r, e, sess.Account); err != nil {
+		return err
+	}
+	req.Account, req.Key = sess.Account, key
+	h, replayed, err := s.inventory.Hold(r.Context(), e, req)
+	if err != nil {
+		return s.explainSeats(r.Context(), err)
+	}
+	status := http.StatusCreated
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+		status = http.StatusOK
+	}
+	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
+	writeJSON(w, status, h)
+	return nil
+}
+
+// explainSeats tells a seat of another venue (400) from a seat that does not
+// exist at all (404); only the catalog knows.
+func (s *Server) explainSeats(ctx context.Context, err error) error {
+	var se *inventory.SeatError
+	if !errors.As(err, &se) || !errors.Is(err, inventory.ErrUnknownSeat) {
+		return err
+	}
+	rows, qerr := s.catalog.Query(ctx, `SELECT id FROM layout_seats WHERE id = ANY($1)`, se.Seats)
+	if qerr != nil {
+		return err
+	}
+	elsewhere, qerr := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if qerr != nil || len(elsewhere) == 0 {
+		return err
+	}
+	return &inventory.SeatError{Err: inventory.ErrForeignSeat, Seats: elsewhere}
+}
+
+func (s *Server) getHold(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.inventory.Get(r.Context(), id, sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}
+
+// releaseHold serves DELETE /api/holds/{id}.
+func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.inventory.Release(r.Context(), id, sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h)
+	return nil
+}
+
+// inventoryError maps inventory sentinels to problems.
+func inventoryError(err error) error {
+	var se *inventory.SeatError
+	seats := []int64{}
+	if errors.As(err, &se) {
+		seats = se.Seats
+	}
+	switch {
+	case errors.Is(err, inventory.ErrSeatsTaken):
+		return problem.New(http.StatusConflict, "seats-taken",
+			"Some of these seats were just taken by someone else. The map has been refreshed; pick again.").With("seats", seats)
+	case errors.Is(err, inventory.ErrUnknownSeat):
+		return problem.New(http.StatusNotFound, "seat-not-found", "Some requested seats or pools do not exist.").With("seats", seats)
+	case errors.Is(err, inventory.ErrForeignSeat):
+		return problem.New(http.StatusBadRequest, "seat-of-another-event", "Some requested seats belong to another venue or event.").With("seats", seats)
+	case errors.Is(err, inventory.ErrSoldOut):
+		return problem.New(http.StatusConflict, "sold-out", "Not enough tickets left for this request. Try fewer or another section.")
+	case errors.Is(err, inventory.ErrSalesClosed):
+		return problem.New(http.StatusForbidden, "sales-closed", "Sales for this event are not open.")
+	case errors.Is(err, inventory.ErrAccountLimit):
+		return problem.New(http.StatusConflict, "ticket-limit", "You reached the ticket limit for this event: "+lastPart(err)+".")
+	case errors.Is(err, inventory.ErrInvalidRequest):
+		return problem.New(http.StatusBadRequest, "invalid-hold", "Invalid hold request: "+lastPart(err)+".")
+	case errors.Is(err, inventory.ErrKeyReused):
+		return problem.New(http.StatusUnprocessableEntity, "idempotency-key-reused",
+			"This Idempotency-Key was already used for a different request; use a new key.")
+	case errors.Is(err, inventory.ErrHoldNotFound):
+		return problem.New(http.StatusNotFound, "hold-not-found", "No such hold.")
+	case errors.Is(err, inventory.ErrHoldNotReleasable):
+		return problem.New(http.StatusConflict, "hold-paid", "This hold has been paid and can no longer be released.")
+	}
+	return nil
+}
+
+// lastPart returns the text after the last ": " of an error chain.
+func lastPart(err error) string {
+	s := err.Error()
+	for i := len(s) - 2; i >= 0; i-- {
+		if s[i] == ':' && s[i+1] == ' ' {
+			return s[i+2:]
+		}
+	}
+	return s
+}

@@ -1,0 +1,208 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// fan is an HTTP client with its own cookie jar (its own session).
+type fan struct {
+	t      *testing.T
+	srv    *httptest.Server
+	client *http.Client
+	header http.Header
+}
+
+func newFan(t *testing.T, srv *httptest.Server) *fan {
+	jar, _ := cookiejar.New(nil)
+	return &fan{t: t, srv: srv, client: &http.Client{Jar: jar}, header: http.Header{}}
+}
+
+func (f *fan) do(method, path string, body any, header ...string) response {
+	f.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(f.t, err)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, r)
+	require.NoError(f.t, err)
+	req.Header = f.header.Clone()
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := f.client.Do(req)
+	require.NoError(f.t, err)
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(f.t, json.Unmarshal(raw, &out.Body))
+	}
+	return out
+}
+
+func (f *fan) signUp(email string) int64 {
+	f.t.Helper()
+	r := f.do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Fan"})
+	require.Equal(f.t, http.StatusCreated, r.Status, string(r.Raw))
+	return int64(r.Body["account"].(map[string]any)["id"].(float64))
+}
+
+// organizerFan signs up an account and promotes it to organizer.
+func organizerFan(t *testing.T, a *app.App, srv *httptest.Server) *fan {
+	o := newFan(t, srv)
+	id := o.signUp("org@example.com")
+	require.NoError(t, pgstore.New(a.Catalog).SetRole(context.Background(), id, "organizer"))
+	r := o.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"})
+	require.Equal(t, http.StatusOK, r.Status)
+	return o
+}
+
+func createEvent(t *testing.T, o *fan, venueID int64, name string, waitingRoom bool) int64 {
+	now := time.Now().UTC()
+	r := o.do(http.MethodPost, "/api/events", map[string]any{
+		"venue_id": venueID, "layout_version": 1, "name": name,
+		"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
+		"max_per_hold": 4, "max_per_account": 6,
+		"price_levels": []map[string]any{{"code": "A", "price_cents": 9000}, {"code": "B", "price_cents": 7000}, {"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}},
+		"waiting_room": map[string]any{"enabled": waitingRoom},
+	})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	id := int64(r.Body["id"].(float64))
+	r = o.do(http.MethodPut, "/api/events/"+itoa(id)+"/status", map[string]any{"status": "on_sale"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	return id
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func seatIDs(t *testing.T, a *app.App, venueID int64) []int64 {
+	l, err := venue.NewStore(a.Catalog).Load(context.Background(), venueID, 1)
+	require.NoError(t, err)
+	var ids []int64
+	for _, s := range l.Sections {
+		for _, r := range s.Rows {
+			for _, st := range r.Seats {
+				ids = append(ids, st.ID)
+			}
+		}
+	}
+	return ids
+}
+
+func TestHoldsOverHTTP(t *testing.T) {
+	t.Parallel()
+	a := testenv.App(t, 2)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+
+	r := o.do(http.MethodPost, "/api/venues", venue.Stadium("HTTP Arena", "Salvador", 100, 5))
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	venueID := int64(r.Body["venue_id"].(float64))
+	r = o.do(http.MethodPost, "/api/venues", venue.Stadium("Other Arena", "Natal", 100, 5))
+	require.Equal(t, http.StatusCreated, r.Status)
+	otherVenue := int64(r.Body["venue_id"].(float64))
+	eventID := createEvent(t, o, venueID, "Open Show", false)
+	gatedID := createEvent(t, o, venueID, "Gated Show", true)
+	seats, foreign := seatIDs(t, a, venueID), seatIDs(t, a, otherVenue)
+
+	ana := newFan(t, srv)
+	anaID := ana.signUp("ana@example.com")
+	bia := newFan(t, srv)
+	bia.signUp("bia@example.com")
+	holds := "/api/events/" + itoa(eventID) + "/holds"
+
+	requireProblem(t, newFan(t, srv).do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "x"),
+		http.StatusUnauthorized, "unauthenticated")
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}), http.StatusBadRequest, "idempotency-key-required")
+
+	r = ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:2]}, "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	holdID := int64(r.Body["hold_id"].(float64))
+	items := r.Body["items"].([]any)
+	require.Len(t, items, 2)
+	sum := items[0].(map[string]any)["price_cents"].(float64) + items[1].(map[string]any)["price_cents"].(float64)
+	require.Equal(t, sum, r.Body["total_cents"], "the order total is the sum of the copied prices")
+	require.NotEmpty(t, r.Body["expires_at"])
+
+	replay := ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:2]}, "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusOK, replay.Status)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, r.Body["order_id"], replay.Body["order_id"])
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[2:3]}, "Idempotency-Key", "k1"),
+		http.StatusUnprocessableEntity, "idempotency-key-reused")
+
+	taken := bia.do(http.MethodPost, holds, map[string]any{"seats": []int64{seats[1], seats[5]}}, "Idempotency-Key", "k2")
+	requireProblem(t, taken, http.StatusConflict, "seats-taken")
+	require.Equal(t, []any{float64(seats[1])}, taken.Body["seats"])
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": []int64{987654321}}, "Idempotency-Key", "k3"),
+		http.StatusNotFound, "seat-not-found")
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": foreign[:1]}, "Idempotency-Key", "k4"),
+		http.StatusBadRequest, "seat-of-another-event")
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"pool": "FLOOR", "quantity": 0}, "Idempotency-Key", "k5"),
+		http.StatusBadRequest, "invalid-hold")
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"pool": "FLOOR", "quantity": 9}, "Idempotency-Key", "k6"),
+		http.StatusBadRequest, "invalid-hold")
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": "all"}, "Idempotency-Key", "k7"),
+		http.StatusBadRequest, "invalid-field")
+	r = bia.do(http.MethodPost, holds, map[string]any{"pool": "FLOOR", "quantity": 4}, "Idempotency-Key", "k8")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"pool": "FLOOR", "quantity": 2}, "Idempotency-Key", "k9"),
+		http.StatusConflict, "sold-out")
+	requireProblem(t, ana.do(http.MethodPost, "/api/events/99999/holds", map[string]any{"seats": seats[:1]}, "Idempotency-Key", "k10"),
+		http.StatusNotFound, "event-not-found")
+
+	// Releasing: others cannot see the hold; the owner frees it at once.
+	requireProblem(t, bia.do(http.MethodDelete, "/api/holds/"+itoa(holdID), nil), http.StatusNotFound, "hold-not-found")
+	r = ana.do(http.MethodDelete, "/api/holds/"+itoa(holdID), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "released", r.Body["status"])
+	r = bia.do(http.MethodPost, holds, map[string]any{"seats": seats[:2]}, "Idempotency-Key", "k11")
+	require.Equal(t, http.StatusCreated, r.Status, "released seats are holdable at once")
+
+	// The waiting-room gate: no token, a token for another account, then a good one.
+	gated := "/api/events/" + itoa(gatedID) + "/holds"
+	requireProblem(t, ana.do(http.MethodPost, gated, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "g1"),
+		http.StatusForbidden, "admission-required")
+	wrong, _, err := a.Admissions.Issue(token.Claims{Account: anaID + 1000, Event: gatedID}, time.Minute)
+	require.NoError(t, err)
+	requireProblem(t, ana.do(http.MethodPost, gated, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "g2", "X-Admission-Token", wrong),
+		http.StatusForbidden, "admission-required")
+	good, _, err := a.Admissions.Issue(token.Claims{Account: anaID, Event: gatedID}, time.Minute)
+	require.NoError(t, err)
+	r = ana.do(http.MethodPost, gated, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "g3", "X-Admission-Token", good)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+
+	// Organizers close sales; fans then get 403.
+	r = o.do(http.MethodPut, "/api/events/"+itoa(eventID)+"/status", map[string]any{"status": "closed"})
+	require.Equal(t, http.StatusOK, r.Status)
+	time.Sleep(2100 * time.Millisecond) // the sale path caches events for 2 s
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[10:11]}, "Idempotency-Key", "k12"),
+		http.StatusForbidden, "sales-closed")
+	requireProblem(t, ana.do(http.MethodPut, "/api/events/"+itoa(eventID)+"/status", map[string]any{"status": "on_sale"}),
+		http.StatusForbidden, "organizer-only")
+	requireProblem(t, o.do(http.MethodPut, "/api/events/"+itoa(eventID)+"/status", map[string]any{"status": "sold"}),
+		http.StatusBadRequest, "invalid-event")
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// organizerSession returns the caller's session if they are an organizer.
+func (s *Server) organizerSession(r *http.Request) (token.Claims, error) {
+	sess, err := s.session(r)
+	if err != nil {
+		return sess, err
+	}
+	if sess.Role != account.RoleOrganizer {
+		return sess, problem.New(http.StatusForbidden, "organizer-only", "Only organizer accounts can do this.")
+	}
+	return sess, nil
+}
+
+type layoutSummary struct {
+	VenueID   int64 `json:"venue_id"`
+	Version   int   `json:"version"`
+	SeatCount int   `json:"seat_count"`
+	Sections  int   `json:"sections"`
+}
+
+// importLayout serves POST /api/venues (new venue) and
+// POST /api/venues/{id}/layouts (next version of a venue).
+func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.organizerSession(r); err != nil {
+		return err
+	}
+	var venueID int64
+	if r.PathValue("id") != "" {
+		var err error
+		if venueID, err = pathID(r, "id"); err != nil {
+			return err
+		}
+	}
+	var l venue.Layout
+	if err := decode(r, &l); err != nil {
+		return err
+	}
+	stored, err := s.organizer.ImportLayout(r.Context(), venueID, l)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, layoutSummary{VenueID: stored.VenueID, Version: stored.Version,
+		SeatCount: stored.SeatCount(), Sections: len(stored.Sections)})
+	return nil
+}
+
+func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	var spec organizer.EventSpec
+	if err := decode(r, &spec); err != nil {
+		return err
+	}
+	e, err := s.organizer.CreateEvent(r.Context(), sess.Account, spec)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/api/events/"+itoa(e.ID))
+	writeJSON(w, http.StatusCreated, e)
+	return nil
+}
+
+func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Status string `json:"status"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	e, err := s.organizer.ChangeStatus(r.Context(), sess.Account, id, body.Status)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) setPriceLevels(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var levels []event.PriceLevel
+	if err := decode(r, &levels); err != nil {
+		return err
+	}
+	e, err := s.organizer.SetPriceLevels(r.Context(), sess.Account, id, levels)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// organizerError maps organizer and venue sentinels to problems.
+func organizerError(err error) error {
+	switch {
+	case errors.Is(err, organizer.ErrInvalidEvent), errors.Is(err, venue.ErrInvalidLayout):
+		return problem.New(http.StatusBadRequest, "invalid-event", capitalize(lastPart(err))+".")
+	case errors.Is(err, venue.ErrNotFound):
+		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
+	case errors.Is(err, organizer.ErrNotOwner):
+		return problem.New(http.StatusForbidden, "not-your-event", "This event belongs to another organizer.")
+	}
+	return nil
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]&^0x20) + s[1:]
+}

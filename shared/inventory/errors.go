@@ -1,0 +1,33 @@
+package inventory
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Domain errors; the API maps each to a status a client can act on.
+var (
+	ErrSeatsTaken        = errors.New("seats already taken")
+	ErrUnknownSeat       = errors.New("unknown seat")
+	ErrForeignSeat       = errors.New("seat is not part of this event")
+	ErrSoldOut           = errors.New("sold out")
+	ErrSalesClosed       = errors.New("sales are closed")
+	ErrAccountLimit      = errors.New("ticket limit per account reached")
+	ErrInvalidRequest    = errors.New("invalid hold request")
+	ErrKeyReused         = errors.New("idempotency key reused with a different request")
+	ErrHoldNotFound      = errors.New("hold not found")
+	ErrHoldNotReleasable = errors.New("hold can no longer be released")
+)
+
+// SeatError names the seats a request failed on, so the map can resync.
+type SeatError struct {
+	Err   error
+	Seats []int64
+}
+
+func (e *SeatError) Error() string { return fmt.Sprintf("%v: %v", e.Err, e.Seats) }
+func (e *SeatError) Unwrap() error { return e.Err }
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, a...))
+}

@@ -1,0 +1,149 @@
+package inventory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Release frees a hold at once and cancels its pending order. Releasing a
+// hold that already ended is a no-op; a paid hold cannot be released.
+func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, error) {
+	pool, err := s.shards.ForRow(holdID)
+	if err != nil {
+		return Hold{}, ErrHoldNotFound
+	}
+	var h Hold
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var owner int64
+		var status string
+		err := tx.QueryRow(ctx, `SELECT account_id, status FROM holds WHERE id = $1 FOR UPDATE`, holdID).Scan(&owner, &status)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && owner != account) {
+			return ErrHoldNotFound
+		}
+		if err != nil {
+			return err
+		}
+		switch status {
+		case "converted":
+			return ErrHoldNotReleasable
+		case "active":
+			if err := end(ctx, tx, []int64{holdID}, "released"); err != nil {
+				return err
+			}
+		}
+		h, err = load(ctx, tx, holdID)
+		return err
+	})
+	if err != nil {
+		return Hold{}, fmt.Errorf("release hold %d: %w", holdID, err)
+	}
+	return h, nil
+}
+
+// end closes active holds (status released or expired): their seats become
+// available, their GA places return to the slots they came from and their
+// pending orders are cancelled. Seats already re-held by someone else (lazy
+// expiry) are left alone: they no longer carry this hold's id.
+func end(ctx context.Context, tx pgx.Tx, ids []int64, status string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	orderStatus := "expired"
+	if status == "released" {
+		orderStatus = "cancelled"
+	}
+	if _, err := tx.Exec(ctx, `UPDATE holds SET status = $2 WHERE id = ANY($1) AND status = 'active'`, ids, status); err != nil {
+		return fmt.Errorf("end holds: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE event_seats s SET status = 'available', hold_id = NULL, held_until = NULL, updated_at = now()
+		FROM (SELECT id FROM event_seats WHERE hold_id = ANY($1) AND status = 'held' ORDER BY id FOR UPDATE) t
+		WHERE s.id = t.id`, ids); err != nil {
+		return fmt.Errorf("free seats: %w", err)
+	}
+	// Lock the slots in key order before adding back, so concurrent
+	// sweepers and releases cannot deadlock on them.
+	if _, err := tx.Exec(ctx, `
+		WITH back AS (
+			SELECT pool_id, slot, sum(quantity) AS q FROM hold_ga WHERE hold_id = ANY($1) GROUP BY pool_id, slot
+		), locked AS (
+			SELECT g.pool_id, g.slot FROM ga_slots g JOIN back USING (pool_id, slot) ORDER BY g.pool_id, g.slot FOR UPDATE OF g
+		)
+		UPDATE ga_slots g SET remaining = g.remaining + back.q
+		FROM back, locked WHERE g.pool_id = back.pool_id AND g.slot = back.slot
+		  AND locked.pool_id = back.pool_id AND locked.slot = back.slot`, ids); err != nil {
+		return fmt.Errorf("return GA places: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE orders SET status = $2, updated_at = now() WHERE hold_id = ANY($1) AND status = 'pending'`,
+		ids, orderStatus); err != nil {
+		return fmt.Errorf("cancel orders: %w", err)
+	}
+	return nil
+}
+
+// reclaim expires up to a batch of expired holds of one event inside tx,
+// skipping any another transaction is working on.
+func reclaim(ctx context.Context, tx pgx.Tx, eventID int64) (int, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id FROM holds WHERE event_id = $1 AND status = 'active' AND expires_at < now()
+		ORDER BY expires_at LIMIT 200 FOR UPDATE SKIP LOCKED`, eventID)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, err
+	}
+	return len(ids), end(ctx, tx, ids, "expired")
+}
+
+// SweepExpired releases expired holds of one shard in batches, walking the
+// partial index on active holds' expiry. Two sweepers at once are safe: each
+// batch skips the holds another has locked.
+func SweepExpired(ctx context.Context, pool *pgxpool.Pool, batch int) (int, error) {
+	total := 0
+	for {
+		var n int
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `
+				SELECT id FROM holds WHERE status = 'active' AND expires_at < now()
+				ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, batch)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			n = len(ids)
+			return end(ctx, tx, ids, "expired")
+		})
+		if err != nil {
+			return total, fmt.Errorf("sweep expired holds: %w", err)
+		}
+		total += n
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// SweepAll sweeps every shard; it reports how many holds each released.
+func (s *Service) SweepAll(ctx context.Context, batch int) (map[int]int, error) {
+	out := map[int]int{}
+	var errs []error
+	for _, id := range s.shards.IDs() {
+		pool, err := s.shards.Pool(id)
+		if err == nil {
+			out[id], err = SweepExpired(ctx, pool, batch)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %d: %w", id, err))
+		}
+	}
+	return out, errors.Join(errs...)
+}
