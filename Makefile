@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m
 
-.PHONY: dev dev-reset test test-go build tools vet fmt clean services services-down
+.PHONY: dev dev-reset test test-go build tools vet fmt clean services services-down bench
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -41,3 +41,6 @@ services-down: ## stop the test servers
 
 clean:
 	rm -rf dist
+
+bench: ## every Go benchmark (3 runs, medians) → docs/benchmarks.md
+	$(GO) run ./infra/benchreport -count 3 ./shared/...

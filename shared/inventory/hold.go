@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/shard"
@@ -61,6 +62,7 @@ type Item struct {
 // Service sells inventory on the event shards.
 type Service struct {
 	shards *shard.Router
+	pools  poolCache
 	now    func() time.Time
 }
 
@@ -127,6 +129,10 @@ func (r *Request) fingerprint(eventID int64) []byte {
 // Hold takes what req asks for on event e, all or nothing, and writes the
 // hold with its pending order in the same transaction. A retry with the same
 // key returns the first result (replayed = true) and takes nothing more.
+//
+// Seat holds and most GA holds are one round trip (a pipelined implicit
+// transaction); best-available and a GA pool near sell-out need a short
+// interactive transaction.
 func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold, replayed bool, err error) {
 	n, err := req.count(e)
 	if err != nil {
@@ -137,176 +143,151 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		return Hold{}, false, err
 	}
 	fp := req.fingerprint(e.ID)
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		// One account's holds on one event are serialized: the per-account
-		// limit and the idempotency check cannot race. Fans never wait on
-		// each other here.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-			"hold:"+strconv.FormatInt(req.Account, 10)+":"+strconv.FormatInt(e.ID, 10)); err != nil {
-			return err
+	if !e.OnSale(s.now()) {
+		if h, err := s.replay(ctx, pool, req, fp); !errors.Is(err, ErrHoldNotFound) {
+			return h, err == nil, err
 		}
-		var prevID int64
-		var prevFP []byte
-		err := tx.QueryRow(ctx, `SELECT id, request_hash FROM holds WHERE account_id = $1 AND idempotency_key = $2`,
-			req.Account, req.Key).Scan(&prevID, &prevFP)
-		if err == nil {
-			if string(prevFP) != string(fp) {
-				return ErrKeyReused
+		return Hold{}, false, ErrSalesClosed
+	}
+	pre := prelude(e, req, fp, n)
+	switch {
+	case len(req.Seats) > 0:
+		seats := slices.Clone(req.Seats)
+		slices.Sort(seats)
+		steps := slices.Concat(pre, orderSteps(e, seatSource, e.ID, seats), takeSeats(e.ID, seats))
+		h, err = pipeline(ctx, pool, e, steps)
+	case req.Best != nil:
+		h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, until time.Time) ([]step, error) {
+			ids, err := holdBest(ctx, tx, e.ID, holdID, until, req.Best.Quantity, req.Best.Section)
+			return orderSteps(e, seatSource, e.ID, ids), err
+		})
+	default:
+		var meta poolMeta
+		if meta, err = s.pools.get(ctx, pool, e.ID, req.Pool); err != nil {
+			break
+		}
+		// Every slot with enough places may be locked for a moment by other
+		// buyers: retry with fresh random starts. Only when no single slot
+		// has enough (near sell-out) does the slow path lock them all.
+		for try := 0; try < 20; try++ {
+			steps := slices.Concat(pre, orderSteps(e, poolSource, meta.id, req.Quantity), takeGAFast(meta, req.Quantity))
+			h, err = pipeline(ctx, pool, e, steps)
+			if state, _ := sqlState(err); state != stateNoSlot {
+				break
 			}
-			replayed = true
-			h, err = load(ctx, tx, prevID)
-			return err
+			var enough bool
+			if pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`,
+				meta.id, req.Quantity).Scan(&enough); !enough {
+				break
+			}
+			time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
+		if state, _ := sqlState(err); state == stateNoSlot {
+			h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, _ time.Time) ([]step, error) {
+				err := holdGASlow(ctx, tx, e.ID, holdID, meta, req.Pool, req.Quantity)
+				return orderSteps(e, poolSource, meta.id, req.Quantity), err
+			})
 		}
-		if !e.OnSale(s.now()) {
-			return ErrSalesClosed
-		}
-		var have int
-		if err := tx.QueryRow(ctx, `
-			SELECT coalesce(sum(o.ticket_count), 0) FROM orders o JOIN holds h ON h.id = o.hold_id
-			WHERE o.user_id = $1 AND o.event_id = $2
-			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`,
-			req.Account, e.ID).Scan(&have); err != nil {
-			return err
-		}
-		if have+n > e.MaxPerAccount {
-			return fmt.Errorf("%w: you have %d of %d tickets for this event", ErrAccountLimit, have, e.MaxPerAccount)
-		}
-		var holdID int64
-		var expires time.Time
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
-			VALUES ($1, $2, now() + make_interval(secs => $3), $4, $5) RETURNING id, expires_at`,
-			e.ID, req.Account, e.HoldTTL, req.Key, fp).Scan(&holdID, &expires); err != nil {
-			return fmt.Errorf("insert hold: %w", err)
-		}
-		var items []Item
-		var seatIDs []int64 // event_seats ids of the items, 0 for GA
-		var poolIDs []int64
-		switch {
-		case len(req.Seats) > 0:
-			items, seatIDs, err = holdSeats(ctx, tx, e.ID, holdID, expires, req.Seats)
-		case req.Best != nil:
-			items, seatIDs, err = holdBest(ctx, tx, e.ID, holdID, expires, req.Best.Quantity, req.Best.Section)
-		default:
-			var it Item
-			var poolID int64
-			it, poolID, err = s.holdGA(ctx, tx, e.ID, holdID, req.Pool, req.Quantity)
-			items, seatIDs, poolIDs = []Item{it}, []int64{0}, []int64{poolID}
-		}
-		if err != nil {
-			return err
-		}
-		orderID, total, err := insertOrder(ctx, tx, e, req, holdID, n, items, seatIDs, poolIDs)
-		if err != nil {
-			return err
-		}
-		h = Hold{ID: holdID, OrderID: orderID, EventID: e.ID, Status: "active", OrderStatus: "pending",
-			ExpiresAt: expires.UTC(), Items: items, TotalCents: total, Currency: e.Currency}
-		return nil
-	})
+	}
+	switch state, msg := sqlState(err); state {
+	case "":
+	case "23505": // this account already used this key
+		h, err = s.replay(ctx, pool, req, fp)
+		return h, err == nil, err
+	case stateTaken:
+		err = explainMissing(ctx, pool, e.ID, req.Seats)
+	case stateLimit:
+		err = fmt.Errorf("%w: %s", ErrAccountLimit, msg)
+	}
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("hold for event %d: %w", e.ID, err)
 	}
-	return h, replayed, nil
+	return h, false, nil
 }
 
-func insertOrder(ctx context.Context, tx pgx.Tx, e event.Event, req Request, holdID int64, n int, items []Item, seatIDs, poolIDs []int64) (int64, int64, error) {
-	var total int64
-	for _, it := range items {
-		total += int64(it.PriceCents) * int64(it.Quantity)
+// replay returns the hold an account made with an idempotency key, if the
+// request is the same one.
+func (s *Service) replay(ctx context.Context, pool *pgxpool.Pool, req Request, fp []byte) (Hold, error) {
+	var id int64
+	var prev []byte
+	err := pool.QueryRow(ctx, `SELECT id, request_hash FROM holds WHERE account_id = $1 AND idempotency_key = $2`,
+		req.Account, req.Key).Scan(&id, &prev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Hold{}, ErrHoldNotFound
 	}
-	var orderID int64
-	if err := tx.QueryRow(ctx, `
-		INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency, idempotency_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		e.ID, req.Account, holdID, n, total, e.Currency, "hold:"+strconv.FormatInt(holdID, 10)).Scan(&orderID); err != nil {
-		return 0, 0, fmt.Errorf("insert order: %w", err)
+	if err != nil {
+		return Hold{}, err
 	}
-	var seatCol, poolCol []*int64
-	qty, labels, levels, prices := make([]int, len(items)), make([]string, len(items)), make([]string, len(items)), make([]int, len(items))
-	for i, it := range items {
-		seatCol = append(seatCol, nonZero(seatIDs[i]))
-		var p int64
-		if i < len(poolIDs) {
-			p = poolIDs[i]
+	if string(prev) != string(fp) {
+		return Hold{}, ErrKeyReused
+	}
+	return load(ctx, pool, id)
+}
+
+// interactive runs the prelude, a take that needs decisions between
+// statements, and the order steps the take returns, in one short transaction.
+func interactive(ctx context.Context, pool *pgxpool.Pool, e event.Event, pre []step,
+	take func(tx pgx.Tx, holdID int64, until time.Time) ([]step, error)) (Hold, error) {
+	h := Hold{EventID: e.ID, Status: "active", OrderStatus: "pending", Currency: e.Currency}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		for i, st := range pre {
+			var err error
+			if i == 2 { // the hold insert
+				err = tx.QueryRow(ctx, st.sql, st.args...).Scan(&h.ID, &h.ExpiresAt)
+			} else {
+				_, err = tx.Exec(ctx, st.sql, st.args...)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		poolCol = append(poolCol, nonZero(p))
-		qty[i], labels[i], levels[i], prices[i] = it.Quantity, it.Label, it.PriceLevel, it.PriceCents
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents)
-		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::int[])`,
-		orderID, seatCol, poolCol, qty, labels, levels, prices); err != nil {
-		return 0, 0, fmt.Errorf("insert order items: %w", err)
-	}
-	return orderID, total, nil
+		order, err := take(tx, h.ID, h.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, order[0].sql, order[0].args...).Scan(&h.OrderID, &h.TotalCents); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, order[1].sql, order[1].args...)
+		if err != nil {
+			return err
+		}
+		h.Items, err = scanItems(rows)
+		return err
+	})
+	h.ExpiresAt = h.ExpiresAt.UTC()
+	return h, err
 }
 
-func nonZero(v int64) *int64 {
-	if v == 0 {
-		return nil
-	}
-	return &v
-}
-
-func seatLabel(section, row string, number int) string {
-	return "Section " + section + " · Row " + row + " · Seat " + strconv.Itoa(number)
-}
-
-// holdSeats is the compare-and-set: lock the requested rows in id order (no
-// deadlocks between overlapping requests), then flip only those that are
-// available or whose hold has expired. Fewer rows than asked → fail.
-func holdSeats(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.Time, seatIDs []int64) ([]Item, []int64, error) {
-	rows, err := tx.Query(ctx, `
-		WITH target AS (
-			SELECT id FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2) ORDER BY id FOR UPDATE
-		)
-		UPDATE event_seats s SET status = 'held', hold_id = $3, held_until = $4, updated_at = now()
-		FROM target
-		WHERE s.id = target.id AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < now()))
-		RETURNING s.id, s.seat_id, s.seat_index, s.section_code, s.row_label, s.seat_number, s.price_level, s.price_cents`,
-		eventID, seatIDs, holdID, until)
-	if err != nil {
-		return nil, nil, fmt.Errorf("hold seats: %w", err)
-	}
-	items, ids, err := collectSeats(rows)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(items) == len(seatIDs) {
-		return items, ids, nil
-	}
-	return nil, nil, explainMissing(ctx, tx, eventID, holdID, seatIDs)
-}
-
-// explainMissing tells which requested seats are unknown or taken by others
-// (this transaction has just flipped the rest to its own hold).
-func explainMissing(ctx context.Context, tx pgx.Tx, eventID, holdID int64, seatIDs []int64) error {
-	rows, err := tx.Query(ctx, `
-		SELECT seat_id FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2) AND hold_id IS DISTINCT FROM $3
-		  AND NOT (status = 'available' OR (status = 'held' AND held_until < now()))`, eventID, seatIDs, holdID)
+// explainMissing tells which requested seats are unknown or taken.
+func explainMissing(ctx context.Context, pool *pgxpool.Pool, eventID int64, seatIDs []int64) error {
+	rows, err := pool.Query(ctx, `
+		SELECT seat_id, status = 'available' OR (status = 'held' AND held_until < now())
+		FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
 	if err != nil {
 		return err
 	}
-	taken, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
+	free := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var ok bool
+		if err := rows.Scan(&id, &ok); err != nil {
+			rows.Close()
+			return err
+		}
+		free[id] = ok
+	}
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	var known []int64
-	rows, err = tx.Query(ctx, `SELECT seat_id FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
-	if err != nil {
-		return err
-	}
-	if known, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
-		return err
-	}
-	var unknown []int64
+	var unknown, taken []int64
 	for _, id := range seatIDs {
-		if !slices.Contains(known, id) {
+		ok, known := free[id]
+		switch {
+		case !known:
 			unknown = append(unknown, id)
+		case !ok:
+			taken = append(taken, id)
 		}
 	}
 	if len(unknown) > 0 {
@@ -317,57 +298,37 @@ func explainMissing(ctx context.Context, tx pgx.Tx, eventID, holdID int64, seatI
 	return &SeatError{Err: ErrSeatsTaken, Seats: taken}
 }
 
-func collectSeats(rows pgx.Rows) ([]Item, []int64, error) {
-	var items []Item
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		var it Item
-		var idx, number int
-		var section, row string
-		if err := rows.Scan(&id, &it.SeatID, &idx, &section, &row, &number, &it.PriceLevel, &it.PriceCents); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		it.SeatIndex = &idx
-		it.Quantity = 1
-		it.Label = seatLabel(section, row, number)
-		items = append(items, it)
-		ids = append(ids, id)
-	}
-	return items, ids, rows.Err()
-}
-
 // bestWindow is how many candidate seats one scan looks at.
 const bestWindow = 400
 
 // holdBest picks quantity adjacent seats (consecutive numbers in one row) in
 // the best-ranked rows. Candidates come from a plain read; a run is claimed
-// with FOR UPDATE SKIP LOCKED, so concurrent buyers skip each other's runs
+// with FOR NO KEY UPDATE SKIP LOCKED, so concurrent buyers skip each other's runs
 // instead of waiting.
-func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.Time, quantity int, section string) ([]Item, []int64, error) {
+func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.Time, quantity int, section string) ([]int64, error) {
 	type cand struct {
 		id      int64
+		seat    int64
 		section string
 		row     string
 		number  int
 	}
 	for page := 0; page < 25; page++ {
 		rows, err := tx.Query(ctx, `
-			SELECT id, section_code, row_label, seat_number FROM event_seats
+			SELECT id, seat_id, section_code, row_label, seat_number FROM event_seats
 			WHERE event_id = $1 AND ($2 = '' OR section_code = $2)
 			  AND (status = 'available' OR (status = 'held' AND held_until < now()))
 			ORDER BY section_rank, row_rank, section_code, row_label, seat_number
 			LIMIT $3 OFFSET $4`, eventID, section, bestWindow, page*bestWindow)
 		if err != nil {
-			return nil, nil, fmt.Errorf("best available candidates: %w", err)
+			return nil, fmt.Errorf("best available candidates: %w", err)
 		}
 		cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cand, error) {
 			var c cand
-			return c, r.Scan(&c.id, &c.section, &c.row, &c.number)
+			return c, r.Scan(&c.id, &c.seat, &c.section, &c.row, &c.number)
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		tries := 0
 		for start := 0; start+quantity <= len(cands) && tries < 12; start++ {
@@ -387,27 +348,25 @@ func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.
 			for i, c := range run {
 				ids[i] = c.id
 			}
-			rows, err := tx.Query(ctx, `
+			tag, err := tx.Exec(ctx, `
 				WITH claim AS (
 					SELECT id FROM event_seats WHERE id = ANY($1)
 					  AND (status = 'available' OR (status = 'held' AND held_until < now()))
-					ORDER BY id FOR UPDATE SKIP LOCKED
+					ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
 				), n AS (SELECT count(*) AS c FROM claim)
 				UPDATE event_seats s SET status = 'held', hold_id = $2, held_until = $3, updated_at = now()
 				FROM claim, n
-				WHERE s.id = claim.id AND n.c = $4
-				RETURNING s.id, s.seat_id, s.seat_index, s.section_code, s.row_label, s.seat_number, s.price_level, s.price_cents`,
+				WHERE s.id = claim.id AND n.c = $4`,
 				ids, holdID, until, quantity)
 			if err != nil {
-				return nil, nil, fmt.Errorf("claim best seats: %w", err)
+				return nil, fmt.Errorf("claim best seats: %w", err)
 			}
-			items, got, err := collectSeats(rows)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(items) == quantity {
-				slices.SortFunc(items, func(a, b Item) int { return *a.SeatIndex - *b.SeatIndex })
-				return items, got, nil
+			if tag.RowsAffected() == int64(quantity) {
+				seats := make([]int64, len(run))
+				for i, c := range run {
+					seats[i] = c.seat
+				}
+				return seats, nil
 			}
 			start += quantity - 1 // this run is gone; look past it
 		}
@@ -415,98 +374,71 @@ func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.
 			break
 		}
 	}
-	return nil, nil, fmt.Errorf("%w: no %d adjacent seats available", ErrSoldOut, quantity)
+	return nil, fmt.Errorf("%w: no %d adjacent seats available", ErrSoldOut, quantity)
 }
 
-// holdGA takes quantity places from a pool. With several slots, it claims
-// one slot that has enough with SKIP LOCKED, starting at a random slot so
-// buyers spread over rows; a pool with one slot is the plain counter.
-func (s *Service) holdGA(ctx context.Context, tx pgx.Tx, eventID, holdID int64, code string, quantity int) (Item, int64, error) {
-	var poolID int64
-	var slots int
-	it := Item{Pool: code, Quantity: quantity}
-	err := tx.QueryRow(ctx, `SELECT id, name, price_level, price_cents, slots FROM ga_pools WHERE event_id = $1 AND code = $2`,
-		eventID, code).Scan(&poolID, &it.Label, &it.PriceLevel, &it.PriceCents, &slots)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Item{}, 0, fmt.Errorf("%w: no pool %q", ErrUnknownSeat, code)
-	}
-	if err != nil {
-		return Item{}, 0, err
-	}
-	it.Label = it.Label + " × " + strconv.Itoa(quantity)
-	taken, err := takeGA(ctx, tx, poolID, slots, quantity)
+// holdGASlow runs when no slot could give the whole quantity without
+// waiting: it waits for a slot that has enough, or takes across slots near
+// sell-out, after giving back the places of expired holds.
+func holdGASlow(ctx context.Context, tx pgx.Tx, eventID, holdID int64, p poolMeta, code string, quantity int) error {
+	taken, err := takeGA(ctx, tx, p.id, quantity)
 	if err == nil && taken == nil {
-		// Before saying sold out, give back places of expired holds.
 		if _, err := reclaim(ctx, tx, eventID); err != nil {
-			return Item{}, 0, err
+			return err
 		}
-		taken, err = takeGA(ctx, tx, poolID, slots, quantity)
+		taken, err = takeGA(ctx, tx, p.id, quantity)
 	}
 	if err != nil {
-		return Item{}, 0, err
+		return err
 	}
 	if taken == nil {
-		return Item{}, 0, fmt.Errorf("%w: fewer than %d places left in %s", ErrSoldOut, quantity, code)
+		return fmt.Errorf("%w: fewer than %d places left in %s", ErrSoldOut, quantity, code)
 	}
 	slotsCol, qtyCol := []int{}, []int{}
 	for slot, q := range taken {
 		slotsCol, qtyCol = append(slotsCol, slot), append(qtyCol, q)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`,
-		holdID, poolID, slotsCol, qtyCol); err != nil {
-		return Item{}, 0, fmt.Errorf("record GA hold: %w", err)
+		holdID, p.id, slotsCol, qtyCol); err != nil {
+		return fmt.Errorf("record GA hold: %w", err)
 	}
-	return it, poolID, nil
+	return nil
 }
 
 // takeGA returns slot → quantity taken, or nil when the pool lacks quantity.
-func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, slots, quantity int) (map[int]int, error) {
-	var slot int
-	if slots == 1 {
-		err := tx.QueryRow(ctx, `UPDATE ga_slots SET remaining = remaining - $2 WHERE pool_id = $1 AND slot = 0 AND remaining >= $2 RETURNING slot`,
-			poolID, quantity).Scan(&slot)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil
-		}
-		return map[int]int{slot: quantity}, err
-	}
-	err := tx.QueryRow(ctx, `
-		UPDATE ga_slots g SET remaining = g.remaining - $3
-		FROM (SELECT slot FROM ga_slots WHERE pool_id = $1 AND remaining >= $3
-		      ORDER BY (slot - $2 + $4) % $4 LIMIT 1 FOR UPDATE SKIP LOCKED) c
-		WHERE g.pool_id = $1 AND g.slot = c.slot RETURNING g.slot`,
-		poolID, rand.IntN(slots), quantity, slots).Scan(&slot)
-	if err == nil {
-		return map[int]int{slot: quantity}, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+// It locks every slot of the pool in slot order, so concurrent slow paths
+// queue up instead of deadlocking, and prefers one slot that has enough.
+func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, quantity int) (map[int]int, error) {
+	rows, err := tx.Query(ctx, `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`, poolID)
+	if err != nil {
 		return nil, err
 	}
-	// No single free slot has enough (near sell-out, or all busy): lock every
-	// slot with places in order and take across them, waiting if needed.
-	rows, err := tx.Query(ctx, `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 AND remaining > 0 ORDER BY slot FOR UPDATE`, poolID)
+	type slotRemaining struct{ slot, remaining int }
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotRemaining, error) {
+		var s slotRemaining
+		return s, r.Scan(&s.slot, &s.remaining)
+	})
 	if err != nil {
 		return nil, err
 	}
 	taken := map[int]int{}
-	need := quantity
-	var remaining int
-	for rows.Next() {
-		if err := rows.Scan(&slot, &remaining); err != nil {
-			rows.Close()
-			return nil, err
+	for _, s := range all {
+		if s.remaining >= quantity {
+			taken = map[int]int{s.slot: quantity}
+			break
+		}
+	}
+	if len(taken) == 0 {
+		need := quantity
+		for _, s := range all {
+			if q := min(need, s.remaining); q > 0 {
+				taken[s.slot] = q
+				need -= q
+			}
 		}
 		if need > 0 {
-			q := min(need, remaining)
-			taken[slot] = q
-			need -= q
+			return nil, nil
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if need > 0 {
-		return nil, nil
 	}
 	for slot, q := range taken {
 		if _, err := tx.Exec(ctx, `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`, poolID, slot, q); err != nil {

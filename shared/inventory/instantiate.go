@@ -12,7 +12,7 @@ import (
 
 // DefaultGASlots is how many counter rows a GA pool's quantity is spread over
 // (see docs/benchmarks.md for the measurement behind it).
-const DefaultGASlots = 16
+const DefaultGASlots = 64
 
 // Instantiate writes the sellable inventory of an event on its shard: one
 // event seat per layout seat, with labels and the level's price copied in,

@@ -20,7 +20,7 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var owner int64
 		var status string
-		err := tx.QueryRow(ctx, `SELECT account_id, status FROM holds WHERE id = $1 FOR UPDATE`, holdID).Scan(&owner, &status)
+		err := tx.QueryRow(ctx, `SELECT account_id, status FROM holds WHERE id = $1 FOR NO KEY UPDATE`, holdID).Scan(&owner, &status)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && owner != account) {
 			return ErrHoldNotFound
 		}
@@ -61,7 +61,7 @@ func end(ctx context.Context, tx pgx.Tx, ids []int64, status string) error {
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE event_seats s SET status = 'available', hold_id = NULL, held_until = NULL, updated_at = now()
-		FROM (SELECT id FROM event_seats WHERE hold_id = ANY($1) AND status = 'held' ORDER BY id FOR UPDATE) t
+		FROM (SELECT id FROM event_seats WHERE hold_id = ANY($1) AND status = 'held' ORDER BY id FOR NO KEY UPDATE) t
 		WHERE s.id = t.id`, ids); err != nil {
 		return fmt.Errorf("free seats: %w", err)
 	}
@@ -90,7 +90,7 @@ func end(ctx context.Context, tx pgx.Tx, ids []int64, status string) error {
 func reclaim(ctx context.Context, tx pgx.Tx, eventID int64) (int, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT id FROM holds WHERE event_id = $1 AND status = 'active' AND expires_at < now()
-		ORDER BY expires_at LIMIT 200 FOR UPDATE SKIP LOCKED`, eventID)
+		ORDER BY expires_at LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED`, eventID)
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +111,7 @@ func SweepExpired(ctx context.Context, pool *pgxpool.Pool, batch int) (int, erro
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, `
 				SELECT id FROM holds WHERE status = 'active' AND expires_at < now()
-				ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, batch)
+				ORDER BY expires_at LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED`, batch)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,69 @@
+// Package loadstat runs a fixed amount of work over N concurrent clients
+// and reports throughput and latency percentiles, for benchmarks that must
+// compare a system against a baseline measured in the same run.
+package loadstat
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Ops      int
+	Errors   int
+	Elapsed  time.Duration
+	PerSec   float64
+	P50, P99 time.Duration
+}
+
+// Run calls op total times spread over clients goroutines; op receives a
+// unique sequence number. Failed ops count as errors and are excluded from
+// latencies.
+func Run(clients, total int, op func(seq int) error) Result {
+	var next atomic.Int64
+	lat := make([][]time.Duration, clients)
+	var errs atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range clients {
+		wg.Go(func() {
+			for {
+				seq := int(next.Add(1)) - 1
+				if seq >= total {
+					return
+				}
+				t0 := time.Now()
+				if err := op(seq); err != nil {
+					errs.Add(1)
+					continue
+				}
+				lat[c] = append(lat[c], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	r := Result{Ops: total, Errors: int(errs.Load()), Elapsed: elapsed, PerSec: float64(total) / elapsed.Seconds()}
+	if len(all) > 0 {
+		r.P50 = all[len(all)*50/100]
+		r.P99 = all[min(len(all)-1, len(all)*99/100)]
+	}
+	return r
+}
+
+// Report attaches r to a benchmark as custom metrics; the usual ns/op is
+// the wall time per operation across all clients.
+func Report(b *testing.B, r Result, unit string) {
+	b.ReportMetric(r.PerSec, unit+"/s")
+	b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
+	if r.Errors > 0 {
+		b.ReportMetric(float64(r.Errors), "errors")
+	}
+}
