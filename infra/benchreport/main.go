@@ -29,6 +29,10 @@ type comparison struct {
 }
 
 var comparisons = []comparison{
+	{"Waiting-room joins through the HTTP handler vs raw Redis ZADD", "BenchmarkQueueHTTP/join/clients=%d", "BenchmarkRawRedis/zadd/clients=%d",
+		"ops/s", []int{16, 64}, "none set; the handler adds session check, rate limit, Lua, signed ticket, JSON and HTTP"},
+	{"Waiting-room status through the HTTP handler vs raw Redis ZRANK", "BenchmarkQueueHTTP/status/clients=%d", "BenchmarkRawRedis/zrank/clients=%d",
+		"ops/s", []int{16, 64}, "none set; status is also the fan's heartbeat (about one per minute per fan)"},
 	{"Seat holds vs plain single-statement UPDATEs", "BenchmarkSeatHolds/hold/clients=%d", "BenchmarkSeatHolds/baseline-update/clients=%d",
 		"ops/s", []int{1, 16, 64}, "≥ 0.8× at 16+ clients"},
 	{"GA holds: 64 slotted counters vs one counter row", "BenchmarkGAHolds/slotted-64/clients=%d", "BenchmarkGAHolds/single-row/clients=%d",

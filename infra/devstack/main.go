@@ -122,6 +122,7 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 			log.Printf("sweep: released %v expired holds per shard", n)
 		}
 	})
+	go a.Admission().Run(ctx, time.Time{})
 	srv := &http.Server{Addr: addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

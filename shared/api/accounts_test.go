@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/apptest"
 )
 
 type response struct {
@@ -59,7 +59,7 @@ func requireProblem(t *testing.T, r response, status int, code string) {
 
 func TestAccounts(t *testing.T) {
 	t.Parallel()
-	a := testenv.App(t, 1)
+	a := apptest.New(t, 1)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	count := func() int {
@@ -134,7 +134,7 @@ func TestAccounts(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	t.Parallel()
-	a := testenv.App(t, 2)
+	a := apptest.New(t, 2)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	r := call(t, srv, http.MethodGet, "/healthz", "", nil)

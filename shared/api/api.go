@@ -19,6 +19,7 @@ import (
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -36,7 +37,10 @@ type Deps struct {
 	Inventory *inventory.Service
 	Organizer *organizer.Service
 	// Gate guards the sale path of waiting-room events; TokenGate by default.
-	Gate Gate
+	Gate       Gate
+	Room       *queue.Room
+	Admissions *token.Signer
+	Tickets    *token.Signer
 }
 
 // Server holds the dependencies of the handlers.
@@ -53,6 +57,9 @@ type Server struct {
 	inventory  *inventory.Service
 	organizer  *organizer.Service
 	gate       Gate
+	room       *queue.Room
+	admissions *token.Signer
+	tickets    *token.Signer
 	mux        *http.ServeMux
 }
 
@@ -63,7 +70,8 @@ func New(d Deps) http.Handler {
 	}
 	s := &Server{cfg: d.Config, log: d.Logger, catalog: d.Catalog, shards: d.Shards, redis: d.Redis,
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
-		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, mux: http.NewServeMux()}
+		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
+		tickets: d.Tickets, mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
@@ -73,6 +81,9 @@ func New(d Deps) http.Handler {
 	s.route("POST /api/events/{id}/holds", s.createHold)
 	s.route("GET /api/holds/{id}", s.getHold)
 	s.route("DELETE /api/holds/{id}", s.releaseHold)
+	s.route("POST /api/events/{id}/queue", s.joinQueue)
+	s.route("GET /api/events/{id}/queue", s.queueStatus)
+	s.route("GET /api/events/{id}/queue/progress", s.queueProgress)
 	s.route("POST /api/venues", s.importLayout)
 	s.route("POST /api/venues/{id}/layouts", s.importLayout)
 	s.route("POST /api/events", s.createEvent)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,7 +42,11 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.Account, req.Key = sess.Account, key
+	start := time.Now()
 	h, replayed, err := s.inventory.Hold(r.Context(), e, req)
+	if e.WaitingRoom.Enabled {
+		s.reportHealth(e.ID, time.Since(start), err)
+	}
 	if err != nil {
 		return s.explainSeats(r.Context(), err)
 	}
@@ -53,6 +58,24 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
 	return nil
+}
+
+// reportHealth feeds the waiting room's adaptive ceiling: latency of every
+// hold, and whether it failed on our side (a taken seat is not a failure).
+func (s *Server) reportHealth(eventID int64, latency time.Duration, err error) {
+	failed := err != nil && inventoryError(err) == nil
+	s.background(func(ctx context.Context) error { return s.room.RecordHold(ctx, eventID, latency, failed) })
+}
+
+// background runs best-effort bookkeeping off the request path.
+func (s *Server) background(fn func(context.Context) error) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := fn(ctx); err != nil {
+			s.log.Warn("background bookkeeping failed", "err", err)
+		}
+	}()
 }
 
 // explainSeats tells a seat of another venue (400) from a seat that does not
@@ -104,6 +127,7 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.background(func(ctx context.Context) error { return s.room.Leave(ctx, h.EventID, sess.Account) })
 	writeJSON(w, http.StatusOK, h)
 	return nil
 }

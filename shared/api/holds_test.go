@@ -16,7 +16,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -113,7 +113,7 @@ func seatIDs(t *testing.T, a *app.App, venueID int64) []int64 {
 
 func TestHoldsOverHTTP(t *testing.T) {
 	t.Parallel()
-	a := testenv.App(t, 2)
+	a := apptest.New(t, 2)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	o := organizerFan(t, a, srv)

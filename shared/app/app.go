@@ -18,11 +18,13 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/admission"
 	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -41,6 +43,8 @@ type App struct {
 	Events     *event.Directory
 	Inventory  *inventory.Service
 	Organizer  *organizer.Service
+	Room       *queue.Room
+	Tickets    *token.Signer
 	pools      []*pgxpool.Pool
 }
 
@@ -89,6 +93,10 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 	a.Events = event.NewDirectory(a.CatalogRO)
 	a.Inventory = inventory.New(a.Shards)
 	a.Organizer = organizer.New(a.Catalog, a.Shards)
+	a.Room = queue.New(a.Redis, cfg.RedisPrefix)
+	if a.Tickets, err = token.NewSigner(token.AudienceQueue, cfg.AdmissionKeys); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -107,12 +115,19 @@ func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return p, nil
 }
 
+// Admission returns the admission controller over this app's clients.
+func (a *App) Admission() *admission.Controller {
+	return &admission.Controller{Room: a.Room, Events: event.NewDirectory(a.Catalog), Inventory: a.Inventory,
+		Log: a.Logger, Interval: time.Second, Abandon: 3 * time.Minute}
+}
+
 // Handler returns the API handler over this app's clients.
 func (a *App) Handler() http.Handler {
 	return api.New(api.Deps{
 		Config: a.Config, Logger: a.Logger, Catalog: a.Catalog, Shards: a.Shards, Redis: a.Redis,
 		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
 		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
+		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 	})
 }
 

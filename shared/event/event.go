@@ -191,3 +191,16 @@ func decodeCursor(c string) (time.Time, int64, error) {
 	}
 	return time.UnixMicro(micros).UTC(), id, nil
 }
+
+// WaitingRoomEvents lists events whose waiting room must run around now:
+// pre-queue open (or about to open) and sales not over.
+func (d *Directory) WaitingRoomEvents(ctx context.Context, now time.Time) ([]Event, error) {
+	rows, err := d.db.Query(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE e.waiting_room AND e.status IN ('scheduled', 'on_sale', 'sold_out')
+		  AND coalesce(e.prequeue_opens_at, e.sale_starts_at - interval '30 minutes') <= $1::timestamptz + interval '5 minutes'
+		  AND e.sale_ends_at > $1 ORDER BY e.id`, now)
+	if err != nil {
+		return nil, fmt.Errorf("waiting-room events: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
+}

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -27,7 +27,7 @@ type eventOption func(*organizer.EventSpec)
 
 func newFixture(t testing.TB, minSeats, gaCapacity int, opts ...eventOption) *fixture {
 	t.Helper()
-	a := testenv.App(t, 1)
+	a := apptest.New(t, 1)
 	ctx := context.Background()
 	org := organizer.New(a.Catalog, a.Shards)
 	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Fixture Arena", "Recife", minSeats, gaCapacity))

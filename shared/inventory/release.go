@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/catraca/catraca/shared/event"
 )
 
 // Release frees a hold at once and cancels its pending order. Releasing a
@@ -146,4 +148,25 @@ func (s *Service) SweepAll(ctx context.Context, batch int) (map[int]int, error) 
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// Availability counts what an event can still sell now (free seats and GA
+// places, counting expired holds as free) and what active holds may still
+// give back.
+func (s *Service) Availability(ctx context.Context, e event.Event) (available, held int, err error) {
+	pool, err := s.shards.ReadPool(e.Shard)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = pool.QueryRow(ctx, `
+		SELECT
+		  (SELECT count(*) FROM event_seats WHERE event_id = $1 AND (status = 'available' OR (status = 'held' AND held_until < now())))
+		  + (SELECT coalesce(sum(s.remaining), 0) FROM ga_slots s JOIN ga_pools p ON p.id = s.pool_id WHERE p.event_id = $1),
+		  (SELECT count(*) FROM event_seats WHERE event_id = $1 AND status = 'held' AND held_until >= now())
+		  + (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga g JOIN holds h ON h.id = g.hold_id WHERE h.event_id = $1 AND h.status = 'active')`,
+		e.ID).Scan(&available, &held)
+	if err != nil {
+		return 0, 0, fmt.Errorf("availability of event %d: %w", e.ID, err)
+	}
+	return available, held, nil
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -24,7 +24,7 @@ func spec(l venue.Layout, name string) organizer.EventSpec {
 
 func TestEventsLiveOnTheirOwnShard(t *testing.T) {
 	t.Parallel()
-	a := testenv.App(t, 2)
+	a := apptest.New(t, 2)
 	ctx := context.Background()
 	org := organizer.New(a.Catalog, a.Shards)
 	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Test Arena", "Recife", 300, 40))
@@ -66,7 +66,7 @@ func TestEventsLiveOnTheirOwnShard(t *testing.T) {
 
 func TestCreateEventRejectsBadSpecs(t *testing.T) {
 	t.Parallel()
-	a := testenv.App(t, 1)
+	a := apptest.New(t, 1)
 	ctx := context.Background()
 	org := organizer.New(a.Catalog, a.Shards)
 	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Test Arena", "Recife", 100, 10))

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/migrate"
@@ -199,21 +197,6 @@ func Config(t testing.TB, d Databases) config.Config {
 		Argon2Time:      1,
 		MaxBodyBytes:    64 << 10,
 	}
-}
-
-// App opens an app on fresh databases with shards shard databases.
-func App(t testing.TB, shards int) *app.App {
-	t.Helper()
-	cfg := Config(t, NewDatabases(t, shards))
-	a, err := app.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("testenv: open app: %v", err)
-	}
-	if !testing.Verbose() {
-		a.Logger = slog.New(slog.DiscardHandler)
-	}
-	t.Cleanup(a.Close)
-	return a
 }
 
 // NewKey returns a random 32-byte key with id kid.

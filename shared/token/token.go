@@ -21,6 +21,9 @@ import (
 const (
 	AudienceSession   = "catraca-session"
 	AudienceAdmission = "catraca-admission"
+	// AudienceQueue is the signed queue ticket: proof of a place in line
+	// that survives a Redis failover.
+	AudienceQueue = "catraca-queue"
 )
 
 // ErrInvalid is returned for any token that must not be trusted.
@@ -30,7 +33,8 @@ var ErrInvalid = errors.New("invalid token")
 type Claims struct {
 	Account int64  // sub
 	Role    string // session tokens only
-	Event   int64  // evt, admission tokens only
+	Event   int64  // evt, admission tokens and queue tickets
+	Place   int64  // plc, queue tickets only
 	ID      string // jti
 	Expires time.Time
 }
@@ -38,6 +42,7 @@ type Claims struct {
 type jwtClaims struct {
 	Role  string `json:"role,omitempty"`
 	Event int64  `json:"evt,omitempty"`
+	Place int64  `json:"plc,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -72,6 +77,7 @@ func (s *Signer) Issue(c Claims, ttl time.Duration) (string, time.Time, error) {
 	t := jwt.NewWithClaims(jwt.SigningMethodHS256, jwtClaims{
 		Role:  c.Role,
 		Event: c.Event,
+		Place: c.Place,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   strconv.FormatInt(c.Account, 10),
 			Audience:  jwt.ClaimStrings{s.audience},
@@ -111,7 +117,7 @@ func (s *Signer) Verify(raw string) (Claims, error) {
 	if err != nil || account <= 0 {
 		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
 	}
-	return Claims{Account: account, Role: jc.Role, Event: jc.Event, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
+	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
 }
 
 func newID() string {

@@ -1,0 +1,89 @@
+// Package admission runs the waiting room's admission controller: about once
+// a second, for every event whose waiting room is live, it publishes the
+// event's settings to Redis, checks what is left to sell, and runs one
+// admission tick. It is the only waiting-room code that reads the database.
+package admission
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/queue"
+)
+
+// Controller ticks every live waiting room.
+type Controller struct {
+	Room      *queue.Room
+	Events    *event.Directory
+	Inventory *inventory.Service
+	Log       *slog.Logger
+	// Interval between ticks (about a second).
+	Interval time.Duration
+	// Abandon is how long a fan may go without a heartbeat.
+	Abandon time.Duration
+}
+
+// Run ticks until ctx ends or until passes (the admit Lambda runs for about
+// a minute per scheduled invocation).
+func (c *Controller) Run(ctx context.Context, until time.Time) {
+	var events []event.Event
+	var refreshed time.Time
+	t := time.NewTicker(c.Interval)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		if !until.IsZero() && now.After(until) {
+			return
+		}
+		if now.Sub(refreshed) > 10*time.Second {
+			if list, err := c.Events.WaitingRoomEvents(ctx, now); err != nil {
+				c.Log.Error("admission: list events", "err", err)
+			} else {
+				events, refreshed = list, now
+			}
+		}
+		for _, e := range events {
+			if _, err := c.Tick(ctx, e); err != nil {
+				// Fail closed: nobody new is admitted this tick; admitted
+				// fans keep buying with their stateless tokens.
+				c.Log.Warn("admission: tick failed", "event", e.ID, "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Tick runs one admission step for one event.
+func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult, error) {
+	fresh, err := c.Room.Publish(ctx, e.ID, queue.SettingsOf(e, c.Abandon))
+	if err != nil {
+		return queue.TickResult{}, err
+	}
+	if fresh && time.Now().After(e.SaleStartsAt.Add(5*time.Second)) {
+		c.Log.Warn("admission: waiting-room state lost, recovering at a conservative rate", "event", e.ID)
+		if err := c.Room.Recover(ctx, e.ID, time.Duration(e.WaitingRoom.ActiveTTL)*time.Second); err != nil {
+			return queue.TickResult{}, err
+		}
+	}
+	in := queue.TickInput{Interval: c.Interval}
+	available, held, err := c.Inventory.Availability(ctx, e)
+	if err != nil {
+		// Unknown inventory: admit nobody rather than guess.
+		in.Paused = true
+		c.Log.Warn("admission: availability unknown", "event", e.ID, "err", err)
+	}
+	in.SoldOut = err == nil && available == 0 && held == 0
+	in.Paused = in.Paused || (available == 0 && held > 0)
+	res, err := c.Room.Tick(ctx, e.ID, in)
+	if err == nil && res.Admitted > 0 {
+		c.Log.Info("admission", "event", e.ID, "admitted", res.Admitted, "active", res.Active, "waiting", res.Waiting, "ceiling", res.Ceiling)
+	}
+	return res, err
+}

@@ -1,0 +1,238 @@
+package api
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/token"
+)
+
+// Polling the designed way: the shared progress (edge-cached) every couple
+// of seconds, the per-fan status (origin, also the heartbeat) once a minute.
+const (
+	progressPoll = 2 * time.Second
+	heartbeat    = 60 * time.Second
+	ticketTTL    = 24 * time.Hour
+)
+
+func queueTicketCookie(eventID int64) string { return "catraca_queue_" + itoa(eventID) }
+
+type queueView struct {
+	State      string     `json:"state"`
+	Position   int64      `json:"position,omitempty"`
+	Ahead      int64      `json:"ahead"`
+	ETASeconds int64      `json:"eta_seconds,omitempty"`
+	DrawAt     *time.Time `json:"draw_at,omitempty"`
+	OpensAt    *time.Time `json:"opens_at,omitempty"`
+	Message    string     `json:"message"`
+	// Admission is the token to buy with, once admitted (also a cookie).
+	Admission        string     `json:"admission_token,omitempty"`
+	AdmissionExpires *time.Time `json:"admission_expires_at,omitempty"`
+	// Ticket proves the place if the queue store fails over.
+	Ticket string `json:"queue_ticket,omitempty"`
+	Poll   poll   `json:"poll"`
+}
+
+type poll struct {
+	ProgressURL string `json:"progress_url"`
+	ProgressMs  int64  `json:"progress_every_ms"`
+	StatusURL   string `json:"status_url"`
+	StatusMs    int64  `json:"status_every_ms"`
+}
+
+func pollHints(eventID int64, state string) poll {
+	base := "/api/events/" + itoa(eventID) + "/queue"
+	p := poll{ProgressURL: base + "/progress", ProgressMs: progressPoll.Milliseconds(), StatusURL: base,
+		StatusMs: (heartbeat + time.Duration(rand.IntN(10_000))*time.Millisecond).Milliseconds()}
+	if state == queue.StatePrequeue {
+		p.ProgressMs = 5000
+	}
+	return p
+}
+
+// limit applies the per-account token bucket on waiting-room calls. The IP
+// is only a secondary signal (carriers put many fans behind one address),
+// so it is not used here.
+func (s *Server) limit(r *http.Request, account int64) error {
+	wait, err := s.room.Allow(r.Context(), "acct:"+itoa(account), 20, 0.5)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		p := problem.New(http.StatusTooManyRequests, "slow-down",
+			"Too many requests. There is no need to refresh: your place is kept and the page updates itself.")
+		p.RetryAfter = int(wait.Seconds()) + 1
+		return p
+	}
+	return nil
+}
+
+// restorePlace reads a valid queue ticket for this event and account.
+func (s *Server) restorePlace(r *http.Request, eventID, account int64) int64 {
+	c, err := r.Cookie(queueTicketCookie(eventID))
+	raw := r.Header.Get("X-Queue-Ticket")
+	if err == nil {
+		raw = c.Value
+	}
+	if raw == "" {
+		return 0
+	}
+	claims, err := s.tickets.Verify(raw)
+	if err != nil || claims.Event != eventID || claims.Account != account {
+		return 0
+	}
+	return claims.Place
+}
+
+func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account, place int64) error {
+	raw, exp, err := s.tickets.Issue(token.Claims{Account: account, Event: eventID, Place: place}, ticketTTL)
+	if err != nil {
+		return err
+	}
+	v.Ticket = raw
+	http.SetCookie(w, &http.Cookie{Name: queueTicketCookie(eventID), Value: raw, Path: "/api/events/" + itoa(eventID),
+		Expires: exp, HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+// issueAdmission mints the stateless admission token once the controller
+// has admitted the fan, and sets it as a cookie for the browser.
+func (s *Server) issueAdmission(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account int64, until time.Time) error {
+	ttl := time.Until(until)
+	if ttl <= 0 {
+		return nil
+	}
+	raw, exp, err := s.admissions.Issue(token.Claims{Account: account, Event: eventID}, ttl)
+	if err != nil {
+		return err
+	}
+	v.Admission, v.AdmissionExpires = raw, &exp
+	http.SetCookie(w, &http.Cookie{Name: AdmissionCookie, Value: raw, Path: "/", Expires: exp,
+		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+// queueUnavailable is the calm fail-closed answer.
+func queueUnavailable(err error) error {
+	p := problem.New(http.StatusServiceUnavailable, "waiting-room-unavailable",
+		"The waiting room is catching its breath. Your place is kept; this page retries by itself.").
+		With("place_kept", true).Wrap(err)
+	p.RetryAfter = 5
+	return p
+}
+
+// joinQueue serves POST /api/events/{id}/queue.
+func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.limit(r, sess.Account); err != nil {
+		return queueError(err)
+	}
+	place, err := s.room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	if err != nil {
+		return queueError(err)
+	}
+	v := queueView{State: place.State, Poll: pollHints(id, place.State)}
+	switch place.State {
+	case queue.StateClosed:
+		return problem.New(http.StatusConflict, "no-waiting-room", "This event has no open waiting room: buy directly if sales are open.")
+	case queue.StateNotYet:
+		return problem.New(http.StatusConflict, "queue-not-open", "The waiting room opens at "+place.At.Format(time.RFC3339)+".").
+			With("opens_at", place.At)
+	case queue.StateSoldOut:
+		return problem.New(http.StatusConflict, "sold-out", "This event is sold out.")
+	case queue.StatePrequeue:
+		v.DrawAt = &place.At
+		v.Message = "You are in. At " + place.At.Format(time.RFC3339) + " everyone here gets a random place in line; arriving earlier gives no advantage."
+	case queue.StateWaiting:
+		v.Message = "You are in line. Keep this page open; it updates by itself."
+	case queue.StateAdmitted:
+		v.Message = "It is your turn."
+		if err := s.issueAdmission(w, r, &v, id, sess.Account, place.At); err != nil {
+			return err
+		}
+	}
+	if err := s.issueTicket(w, r, &v, id, sess.Account, place.Number); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// queueStatus serves GET /api/events/{id}/queue: the fan's own state and
+// heartbeat, and the admission token once admitted.
+func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.limit(r, sess.Account); err != nil {
+		return queueError(err)
+	}
+	st, err := s.room.Status(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	if err != nil {
+		return queueError(err)
+	}
+	v := queueView{State: st.State, Position: st.Position, Ahead: st.Ahead, ETASeconds: int64(st.ETA.Seconds()), Poll: pollHints(id, st.State)}
+	switch st.State {
+	case queue.StateWaiting:
+		v.Message = "You are in line. No need to refresh: this page updates by itself."
+	case queue.StatePrequeue:
+		v.Message = "You are in. Places are drawn at random when the sale starts."
+	case queue.StateAdmitted:
+		v.Message = "It is your turn: pick your seats before your access expires."
+		if err := s.issueAdmission(w, r, &v, id, sess.Account, st.AdmitTill); err != nil {
+			return err
+		}
+	case queue.StateExpired:
+		v.Message = "Your turn came and went. Join again to get a new place."
+	case queue.StateSoldOut:
+		v.Message = "Sorry, this event is sold out."
+	case queue.StateNone:
+		v.Message = "You are not in this waiting room. Join to get a place."
+	case queue.StateClosed:
+		v.Message = "This event has no open waiting room."
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// queueProgress serves GET /api/events/{id}/queue/progress: the shared
+// counters, the same for every fan, cached by CloudFront for a second.
+func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.room.Progress(r.Context(), id)
+	if err != nil {
+		return queueError(err)
+	}
+	w.Header().Set("Cache-Control", "public, max-age=1, stale-while-revalidate=2")
+	writeJSON(w, http.StatusOK, struct {
+		queue.Progress
+		Now time.Time `json:"now"`
+	}{p, time.Now().UTC()})
+	return nil
+}
+
+func queueError(err error) error {
+	if errors.Is(err, queue.ErrUnavailable) {
+		return queueUnavailable(err)
+	}
+	return err
+}

@@ -1,0 +1,300 @@
+// Package queue is the virtual waiting room: a per-event sorted set in
+// Redis, a fair random draw of everyone who arrived before the sale, FIFO
+// after it, and an admission controller that lets fans in up to a ceiling of
+// active shoppers. Every key of an event shares the hash tag {evt:ID}, so
+// each Lua script runs on one Redis Cluster slot.
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/event"
+)
+
+// ErrUnavailable means Redis could not be reached: the room fails closed.
+var ErrUnavailable = errors.New("waiting room unavailable")
+
+// States a fan can be in.
+const (
+	StateClosed   = "closed"   // no waiting room, or not configured yet
+	StateNotYet   = "notyet"   // the pre-queue is not open yet
+	StatePrequeue = "prequeue" // joined before the draw
+	StateWaiting  = "waiting"  // in line after the draw
+	StateAdmitted = "admitted" // may buy: pick up the admission token
+	StateExpired  = "expired"  // admitted earlier, token pickup window gone
+	StateSoldOut  = "soldout"
+	StateNone     = "none" // not in this queue (never joined, or abandoned)
+)
+
+// Room is the waiting room of every event, on one Redis.
+type Room struct {
+	rdb    redis.UniversalClient
+	prefix string
+	now    func() time.Time
+}
+
+// New returns a room on rdb; prefix starts every key.
+func New(rdb redis.UniversalClient, prefix string) *Room {
+	return &Room{rdb: rdb, prefix: prefix, now: time.Now}
+}
+
+func (r *Room) keys(eventID int64) []string {
+	tag := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
+	names := []string{"cfg", "st", "pre", "q", "seen", "active", "adm", "ticks", "health", "frozen"}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = tag + n
+	}
+	return out
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// unavailable wraps Redis errors so callers can fail closed.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// Settings are the per-event waiting-room settings kept in Redis, so the
+// functions that take the queue spike never read the database.
+type Settings struct {
+	Enabled      bool
+	OpensAt      time.Time // pre-queue opens
+	DrawAt       time.Time // sale start: the draw
+	Ceiling      int       // most active shoppers
+	ActiveTTL    time.Duration
+	AdmissionTTL time.Duration
+	Abandon      time.Duration // no heartbeat for this long loses the place
+}
+
+// SettingsOf derives room settings from a catalog event.
+func SettingsOf(e event.Event, abandon time.Duration) Settings {
+	opens := e.SaleStartsAt.Add(-30 * time.Minute)
+	if e.WaitingRoom.PrequeueOpensAt != nil {
+		opens = *e.WaitingRoom.PrequeueOpensAt
+	}
+	return Settings{
+		Enabled: e.WaitingRoom.Enabled && e.Status != "cancelled" && e.Status != "closed",
+		OpensAt: opens, DrawAt: e.SaleStartsAt, Ceiling: e.WaitingRoom.Ceiling,
+		ActiveTTL:    time.Duration(e.WaitingRoom.ActiveTTL) * time.Second,
+		AdmissionTTL: time.Duration(e.WaitingRoom.AdmissionTTL) * time.Second,
+		Abandon:      abandon,
+	}
+}
+
+// Publish writes an event's settings (the admission controller does it
+// every tick, so organizers' changes reach Redis within a second). It
+// reports fresh when the event had no state at all: after the sale started
+// that means Redis lost it (see Recover).
+func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bool, err error) {
+	k := r.keys(eventID)
+	enabled := "0"
+	if s.Enabled {
+		enabled = "1"
+	}
+	var created *redis.BoolCmd
+	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, k[0], "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "ceiling", s.Ceiling,
+			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds())
+		created = p.HSetNX(ctx, k[1], "created", ms(r.now()))
+		return nil
+	})
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return created.Val(), nil
+}
+
+// Place is a fan's place as Join reports it.
+type Place struct {
+	State string
+	// Number is the fan's place number after the draw (not the position:
+	// positions are dense ranks, see Status).
+	Number int64
+	// At is the draw time while in the pre-queue, or the pre-queue opening.
+	At time.Time
+}
+
+func (r *Room) run(ctx context.Context, s *redis.Script, eventID int64, args ...any) ([]any, error) {
+	v, err := s.Run(ctx, r.rdb, r.keys(eventID), args...).Slice()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return v, nil
+}
+
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+// Join puts account in line once; a repeated join returns the same place.
+// restore is the place number of a signed queue ticket (0 if none): when
+// Redis lost the queue, the fan goes back near their place.
+func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place, error) {
+	v, err := r.run(ctx, joinScript, eventID, account, ms(r.now()), restore)
+	if err != nil {
+		return Place{}, err
+	}
+	p := Place{State: v[0].(string)}
+	switch p.State {
+	case StateWaiting:
+		p.Number = asInt(v[1])
+	case StatePrequeue, StateNotYet, StateAdmitted:
+		p.At = time.UnixMilli(asInt(v[1])).UTC()
+	}
+	return p, nil
+}
+
+// Status is what a fan sees while waiting.
+type Status struct {
+	State     string
+	Position  int64 // dense rank, 1 = next
+	Ahead     int64
+	ETA       time.Duration
+	AdmitTill time.Time // admission pickup deadline once admitted
+}
+
+// Status reports account's state and counts as a heartbeat.
+func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Status, error) {
+	v, err := r.run(ctx, statusScript, eventID, account, ms(r.now()), restore)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{State: v[0].(string), Position: asInt(v[1]), Ahead: asInt(v[2])}
+	if exp := asInt(v[3]); exp > 0 {
+		st.AdmitTill = time.UnixMilli(exp).UTC()
+	}
+	if st.State == StateWaiting {
+		p, err := r.Progress(ctx, eventID)
+		if err != nil {
+			return Status{}, err
+		}
+		st.ETA = p.ETA(st.Ahead)
+	}
+	return st, nil
+}
+
+// Progress is the per-event picture every waiting fan shares; it is
+// cacheable for a second or two at the edge.
+type Progress struct {
+	Phase        string    `json:"phase"` // "" (before the draw), drawing, drawn
+	DrawAt       time.Time `json:"draw_at"`
+	Served       int64     `json:"served"` // highest place number admitted so far
+	Waiting      int64     `json:"waiting"`
+	Prequeue     int64     `json:"prequeue"`
+	Active       int64     `json:"active"`
+	Ceiling      int64     `json:"ceiling"`
+	Admitted     int64     `json:"admitted_total"`
+	Abandoned    int64     `json:"abandoned_total"`
+	RatePerMin   int64     `json:"admitted_last_minute"`
+	SoldOut      bool      `json:"sold_out"`
+	ActiveTTLSec int64     `json:"-"`
+}
+
+// ETA estimates how long ahead fans take to be admitted: from the measured
+// rate when there is one, else from the ceiling turning over once per
+// active-session lifetime.
+func (p Progress) ETA(ahead int64) time.Duration {
+	perMin := float64(p.RatePerMin)
+	if perMin <= 0 && p.Ceiling > 0 && p.ActiveTTLSec > 0 {
+		perMin = float64(p.Ceiling) * 60 / float64(p.ActiveTTLSec)
+	}
+	if perMin <= 0 {
+		return 0
+	}
+	return time.Duration(math.Ceil(float64(ahead)/perMin*60)) * time.Second
+}
+
+// Progress reads the shared counters of an event.
+func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
+	k := r.keys(eventID)
+	var cfg, st *redis.SliceCmd
+	var waiting, pre, active *redis.IntCmd
+	var ticks *redis.StringSliceCmd
+	now := ms(r.now())
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cfg = p.HMGet(ctx, k[0], "draw", "ceiling", "active_ttl")
+		st = p.HMGet(ctx, k[1], "phase", "served", "ceiling", "admitted", "abandoned", "soldout")
+		waiting = p.ZCard(ctx, k[3])
+		pre = p.SCard(ctx, k[2])
+		active = p.ZCount(ctx, k[5], strconv.FormatInt(now, 10), "+inf")
+		ticks = p.ZRangeByScore(ctx, k[7], &redis.ZRangeBy{Min: strconv.FormatInt(now-60000, 10), Max: "+inf"})
+		return nil
+	})
+	if err != nil {
+		return Progress{}, unavailable(err)
+	}
+	num := func(v any) int64 {
+		s, _ := v.(string)
+		n, _ := strconv.ParseInt(s, 10, 64)
+		return n
+	}
+	c, s := cfg.Val(), st.Val()
+	p := Progress{
+		DrawAt: time.UnixMilli(num(c[0])).UTC(), Ceiling: num(c[1]), ActiveTTLSec: num(c[2]) / 1000,
+		Served: num(s[1]), Admitted: num(s[3]), Abandoned: num(s[4]), SoldOut: num(s[5]) == 1,
+		Waiting: waiting.Val(), Prequeue: pre.Val(), Active: active.Val(),
+	}
+	p.Phase, _ = s[0].(string)
+	if n := num(s[2]); n > 0 {
+		p.Ceiling = n
+	}
+	for _, t := range ticks.Val() {
+		if _, n, ok := strings.Cut(t, ":"); ok {
+			v, _ := strconv.ParseInt(n, 10, 64)
+			p.RatePerMin += v
+		}
+	}
+	return p, nil
+}
+
+// Leave frees an admitted fan's active slot at once (hold released or
+// purchase completed).
+func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
+	return unavailable(leaveScript.Run(ctx, r.rdb, r.keys(eventID), account).Err())
+}
+
+// Allow spends one token of a per-key bucket (capacity, refill per second)
+// and returns how long to wait when it is empty.
+func (r *Room) Allow(ctx context.Context, key string, capacity int, perSecond float64) (time.Duration, error) {
+	wait, err := bucketScript.Run(ctx, r.rdb, []string{r.prefix + "rl:{" + key + "}"}, ms(r.now()), capacity, perSecond).Int64()
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return time.Duration(wait) * time.Millisecond, nil
+}
+
+// Shuffle permutes members with Fisher–Yates driven by crypto/rand, so no
+// fan can predict or influence the draw.
+func Shuffle(members []string) {
+	for i := len(members) - 1; i > 0; i-- {
+		j := int(uniform(uint64(i + 1)))
+		members[i], members[j] = members[j], members[i]
+	}
+}
+
+// uniform returns a crypto-random integer in [0, n) without modulo bias.
+func uniform(n uint64) uint64 {
+	limit := math.MaxUint64 - math.MaxUint64%n
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if v := binary.LittleEndian.Uint64(b[:]); v < limit {
+			return v % n
+		}
+	}
+}

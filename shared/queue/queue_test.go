@@ -1,0 +1,289 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/testenv"
+)
+
+// clock is a settable time source shared by a room and its test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type roomFixture struct {
+	room   *Room
+	rdb    *redis.Client
+	clock  *clock
+	drawAt time.Time
+}
+
+// newRoom returns a room on the test Redis with its own key prefix and an
+// event whose draw is one minute after the fixture's "now".
+func newRoom(t testing.TB, eventID int64, s Settings) *roomFixture {
+	t.Helper()
+	env := testenv.Env(t)
+	rdb := redis.NewClient(&redis.Options{Addr: env.RedisAddr()})
+	t.Cleanup(func() { rdb.Close() })
+	c := &clock{t: time.Now().Truncate(time.Millisecond)}
+	r := New(rdb, fmt.Sprintf("t%d:", time.Now().UnixNano()))
+	r.now = c.now
+	f := &roomFixture{room: r, rdb: rdb, clock: c, drawAt: c.t.Add(time.Minute)}
+	s.Enabled = true
+	s.OpensAt, s.DrawAt = c.t.Add(-time.Minute), f.drawAt
+	if s.ActiveTTL == 0 {
+		s.ActiveTTL = 10 * time.Minute
+	}
+	if s.AdmissionTTL == 0 {
+		s.AdmissionTTL = 15 * time.Minute
+	}
+	if s.Abandon == 0 {
+		s.Abandon = 3 * time.Minute
+	}
+	_, err := r.Publish(context.Background(), eventID, s)
+	require.NoError(t, err)
+	return f
+}
+
+func TestOnePlacePerAccountAndFIFOAfterTheDraw(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 1, Settings{Ceiling: 10})
+	ctx := context.Background()
+	for a := int64(1); a <= 50; a++ {
+		p, err := f.room.Join(ctx, 1, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, StatePrequeue, p.State)
+		require.Equal(t, f.drawAt.UTC(), p.At)
+		again, err := f.room.Join(ctx, 1, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, StatePrequeue, again.State, "a repeated join is free and changes nothing")
+	}
+	f.clock.add(time.Minute)
+	n, did, err := f.room.Draw(ctx, 1)
+	require.NoError(t, err)
+	require.True(t, did)
+	require.Equal(t, 50, n)
+
+	positions := map[int64]bool{}
+	for a := int64(1); a <= 50; a++ {
+		st, err := f.room.Status(ctx, 1, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, StateWaiting, st.State)
+		require.False(t, positions[st.Position], "dense ranks are unique")
+		positions[st.Position] = true
+	}
+	for p := int64(1); p <= 50; p++ {
+		require.True(t, positions[p], "ranks are dense 1..N: %d missing", p)
+	}
+	// After the draw, newcomers go to the end in arrival order.
+	for a := int64(100); a < 105; a++ {
+		p, err := f.room.Join(ctx, 1, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, StateWaiting, p.State)
+		require.Equal(t, 50+a-99, p.Number)
+		st, err := f.room.Status(ctx, 1, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, 50+a-99, st.Position)
+	}
+	p, err := f.room.Join(ctx, 1, 100, 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(51), p.Number, "one place per account after the draw too")
+}
+
+func TestDrawHappensOnceAcrossRacingTickers(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 2, Settings{Ceiling: 10})
+	ctx := context.Background()
+	for a := int64(1); a <= 2000; a++ {
+		_, err := f.room.Join(ctx, 2, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	winners := 0
+	for range 8 {
+		wg.Go(func() {
+			_, did, err := f.room.Draw(ctx, 2)
+			require.NoError(t, err)
+			if did {
+				mu.Lock()
+				winners++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 1, winners)
+	scores, err := f.rdb.ZRangeWithScores(ctx, f.room.keys(2)[3], 0, -1).Result()
+	require.NoError(t, err)
+	require.Len(t, scores, 2000)
+	for i, z := range scores {
+		require.EqualValues(t, i+1, z.Score, "places 1..N, each once")
+	}
+}
+
+// TestShuffleIsUniform runs many draws of 6 fans and checks with a
+// chi-square test that every fan is equally likely at every place.
+func TestShuffleIsUniform(t *testing.T) {
+	t.Parallel()
+	const n, draws = 6, 60000
+	var counts [n][n]int
+	members := make([]string, n)
+	for d := 0; d < draws; d++ {
+		for i := range members {
+			members[i] = strconv.Itoa(i)
+		}
+		Shuffle(members)
+		for place, m := range members {
+			who, _ := strconv.Atoi(m)
+			counts[who][place]++
+		}
+	}
+	expected := float64(draws) / n
+	chi2 := 0.0
+	for _, row := range counts {
+		for _, c := range row {
+			d := float64(c) - expected
+			chi2 += d * d / expected
+		}
+	}
+	// (n-1)² = 25 degrees of freedom; 52.62 is the 0.999 quantile.
+	require.Less(t, chi2, 52.62, "draw is not uniform: chi² = %.1f, counts %v", chi2, counts)
+}
+
+func TestCeilingHoldsWithConcurrentTickers(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 3, Settings{Ceiling: 40})
+	ctx := context.Background()
+	for a := int64(1); a <= 500; a++ {
+		_, err := f.room.Join(ctx, 3, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				res, err := f.room.Tick(ctx, 3, TickInput{Interval: time.Second})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res.Active > 40 {
+					t.Errorf("active %d exceeds the ceiling", res.Active)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	active, err := f.rdb.ZCard(ctx, f.room.keys(3)[5]).Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 40, active, "the ceiling is reached, never passed")
+	require.NoError(t, f.room.Leave(ctx, 3, firstAdmitted(t, f, 3)))
+	res, err := f.room.Tick(ctx, 3, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Admitted, "a freed slot admits the next fan at once")
+}
+
+func firstAdmitted(t *testing.T, f *roomFixture, eventID int64) int64 {
+	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID)[5], 0, 0).Result()
+	require.NoError(t, err)
+	id, _ := strconv.ParseInt(m[0], 10, 64)
+	return id
+}
+
+func TestSoldOutStopsAdmission(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 4, Settings{Ceiling: 5})
+	ctx := context.Background()
+	for a := int64(1); a <= 20; a++ {
+		_, err := f.room.Join(ctx, 4, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	res, err := f.room.Tick(ctx, 4, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 5, res.Admitted)
+	require.NoError(t, f.room.Leave(ctx, 4, firstAdmitted(t, f, 4)))
+	res, err = f.room.Tick(ctx, 4, TickInput{SoldOut: true, Interval: time.Second})
+	require.NoError(t, err)
+	require.Zero(t, res.Admitted, "nobody is admitted to a sold-out event")
+	waiting, err := f.rdb.ZRange(ctx, f.room.keys(4)[3], 0, 0).Result()
+	require.NoError(t, err)
+	fan, _ := strconv.ParseInt(waiting[0], 10, 64)
+	st, err := f.room.Status(ctx, 4, fan, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateSoldOut, st.State, "the remaining queue is told")
+	p, err := f.room.Progress(ctx, 4)
+	require.NoError(t, err)
+	require.True(t, p.SoldOut)
+	_, err = f.room.Tick(ctx, 4, TickInput{Paused: true, Interval: time.Second})
+	require.NoError(t, err)
+}
+
+func TestAbandonedFansLoseTheirPlace(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 5, Settings{Ceiling: 1, Abandon: 90 * time.Second})
+	ctx := context.Background()
+	f.clock.add(time.Minute)
+	_, _, err := f.room.Draw(ctx, 5)
+	require.NoError(t, err)
+	for a := int64(1); a <= 4; a++ {
+		_, err := f.room.Join(ctx, 5, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(60 * time.Second)
+	for _, a := range []int64{1, 3, 4} { // fan 2 stopped polling
+		_, err := f.room.Status(ctx, 5, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(40 * time.Second)
+	_, err = f.room.Tick(ctx, 5, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	st, err := f.room.Status(ctx, 5, 2, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateNone, st.State, "fan 2 lost the place")
+	st, err = f.room.Status(ctx, 5, 3, 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.Position, "fan 1 was admitted, fan 2 left: fan 3 is next")
+	p, err := f.room.Progress(ctx, 5)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Abandoned)
+	require.EqualValues(t, 2, p.Waiting)
+}
+
+func TestQueueTicketRestoresAPlaceLostInAFailover(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 6, Settings{Ceiling: 1})
+	ctx := context.Background()
+	f.clock.add(time.Minute)
+	_, _, err := f.room.Draw(ctx, 6)
+	require.NoError(t, err)
+	var places []int64
+	for a := int64(1); a <= 3; a++ {
+		p, err := f.room.Join(ctx, 6, a, 0)
+		require.NoError(t, err)
+		places = append(places, p.Number)
+	}
+	// The queue is lost; settings come back with the next publish.
+	require.NoError(t, f.rdb.Del(ctx, f.room.keys(6)[3]).Err())
+	st, err := f.room.Status(ctx, 6, 3, places[2])
+	require.NoError(t, err)
+	require.Equal(t, StateWaiting, st.State)
+	st, err = f.room.Status(ctx, 6, 1, places[0])
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.Position, "fan 1 is back ahead of fan 3")
+}

@@ -1,0 +1,194 @@
+package queue
+
+import "github.com/redis/go-redis/v9"
+
+// Key order shared by every script: all keys of one event carry the same
+// hash tag, so each script touches one cluster slot.
+//
+//	KEYS[1] cfg    hash: settings published from the catalog
+//	KEYS[2] st     hash: phase, draw owner, served, ceiling, counters
+//	KEYS[3] pre    set: pre-queue members (before the draw)
+//	KEYS[4] q      zset: member → place number (dense ranks come from ZRANK)
+//	KEYS[5] seen   zset: member → last heartbeat ms (abandonment)
+//	KEYS[6] active zset: member → admitted-session expiry ms
+//	KEYS[7] adm    zset: member → admission-token pickup expiry ms
+//	KEYS[8] ticks  zset: admission samples for the measured rate
+//	KEYS[9] health hash: hold outcomes since the last tick
+//	KEYS[10] frozen set: the pre-queue being drawn
+const keyCount = 10
+
+// joinScript: ARGV member, now, restore place (0 = none).
+// Returns {state, place or time}.
+var joinScript = redis.NewScript(`
+local cfg = redis.call('HMGET', KEYS[1], 'enabled', 'opens', 'draw')
+if cfg[1] ~= '1' then return {'closed', 0} end
+local now = tonumber(ARGV[2])
+if now < tonumber(cfg[2]) then return {'notyet', tonumber(cfg[2])} end
+local m = ARGV[1]
+local exp = redis.call('ZSCORE', KEYS[7], m)
+if exp and tonumber(exp) > now then return {'admitted', tonumber(exp)} end
+local place = redis.call('ZSCORE', KEYS[4], m)
+if place then
+  redis.call('ZADD', KEYS[5], now, m)
+  return {'waiting', tonumber(place)}
+end
+local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout')
+if st[2] == '1' then return {'soldout', 0} end
+if st[1] ~= 'drawn' then
+  redis.call('SADD', KEYS[3], m)
+  redis.call('ZADD', KEYS[5], now, m)
+  return {'prequeue', tonumber(cfg[3])}
+end
+local restore = tonumber(ARGV[3])
+if restore > 0 then
+  place = restore
+else
+  place = redis.call('HINCRBY', KEYS[2], 'seq', 1)
+end
+redis.call('ZADD', KEYS[4], 'NX', place, m)
+redis.call('ZADD', KEYS[5], now, m)
+return {'waiting', place}
+`)
+
+// statusScript: ARGV member, now, restore place (0 = none).
+// Returns {state, place, ahead, admission expiry}. A status call is the
+// fan's heartbeat.
+var statusScript = redis.NewScript(`
+local now = tonumber(ARGV[2])
+local m = ARGV[1]
+local cfg = redis.call('HGET', KEYS[1], 'enabled')
+if cfg ~= '1' then return {'closed', 0, 0, 0} end
+local exp = redis.call('ZSCORE', KEYS[7], m)
+if exp and tonumber(exp) > now then return {'admitted', 0, 0, tonumber(exp)} end
+local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout')
+local rank = redis.call('ZRANK', KEYS[4], m)
+if not rank and tonumber(ARGV[3]) > 0 and st[1] == 'drawn' then
+  -- Redis lost this fan's place (failover): the signed ticket puts it back.
+  redis.call('ZADD', KEYS[4], 'NX', tonumber(ARGV[3]), m)
+  rank = redis.call('ZRANK', KEYS[4], m)
+end
+if rank then
+  redis.call('ZADD', KEYS[5], now, m)
+  if st[2] == '1' then return {'soldout', rank + 1, rank, 0} end
+  return {'waiting', rank + 1, rank, 0}
+end
+if redis.call('SISMEMBER', KEYS[3], m) == 1 or redis.call('SISMEMBER', KEYS[10], m) == 1 then
+  redis.call('ZADD', KEYS[5], now, m)
+  return {'prequeue', 0, 0, 0}
+end
+if st[2] == '1' then return {'soldout', 0, 0, 0} end
+if exp then return {'expired', 0, 0, tonumber(exp)} end
+return {'none', 0, 0, 0}
+`)
+
+// freezeScript starts the draw once: ARGV owner, now, lease ms. The pre-queue
+// is renamed, so joins from now on wait for the draw to finish.
+// Returns 1 when the caller owns the draw.
+var freezeScript = redis.NewScript(`
+local now = tonumber(ARGV[2])
+local draw = tonumber(redis.call('HGET', KEYS[1], 'draw') or '0')
+if draw == 0 or now < draw then return 0 end
+local st = redis.call('HMGET', KEYS[2], 'phase', 'lease')
+if st[1] == 'drawn' then return 0 end
+if st[1] == 'drawing' and tonumber(st[2]) > now then return 0 end
+if st[1] ~= 'drawing' and redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('RENAME', KEYS[3], KEYS[10])
+end
+redis.call('HSET', KEYS[2], 'phase', 'drawing', 'owner', ARGV[1], 'lease', now + tonumber(ARGV[3]))
+return 1
+`)
+
+// drawChunkScript writes ranks first.. for a chunk of shuffled members:
+// ARGV owner, first rank, members...
+var drawChunkScript = redis.NewScript(`
+if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[1] then return 0 end
+local first = tonumber(ARGV[2])
+for i = 3, #ARGV do
+  redis.call('ZADD', KEYS[4], first + i - 3, ARGV[i])
+end
+return 1
+`)
+
+// finishDrawScript ends the draw: ARGV owner, drawn count. Fans who joined
+// while the draw ran go after the drawn ones.
+var finishDrawScript = redis.NewScript(`
+if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[1] then return 0 end
+local n = tonumber(ARGV[2])
+local late = redis.call('SMEMBERS', KEYS[3])
+for _, m in ipairs(late) do
+  if not redis.call('ZSCORE', KEYS[4], m) then
+    n = n + 1
+    redis.call('ZADD', KEYS[4], n, m)
+  end
+end
+redis.call('DEL', KEYS[3], KEYS[10])
+redis.call('HSET', KEYS[2], 'phase', 'drawn', 'drawn', n, 'seq', n)
+redis.call('HDEL', KEYS[2], 'owner', 'lease')
+return n
+`)
+
+// tickScript is one admission-controller step: ARGV now, abandon ms, active
+// ttl ms, admission ttl ms, recovery cap per tick (0 = none), sold out flag,
+// paused flag. Returns {admitted, active, waiting, ceiling}.
+var tickScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - 86400000)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - tonumber(ARGV[2]), 'LIMIT', 0, 5000)
+for _, m in ipairs(gone) do
+  redis.call('ZREM', KEYS[4], m)
+  redis.call('SREM', KEYS[3], m)
+  redis.call('ZREM', KEYS[5], m)
+end
+if #gone > 0 then redis.call('HINCRBY', KEYS[2], 'abandoned', #gone) end
+redis.call('HSET', KEYS[2], 'soldout', ARGV[6])
+local ceiling = tonumber(redis.call('HGET', KEYS[2], 'ceiling') or redis.call('HGET', KEYS[1], 'ceiling') or '0')
+local active = redis.call('ZCARD', KEYS[6])
+local slack = ceiling - active
+if ARGV[6] == '1' or ARGV[7] == '1' or redis.call('HGET', KEYS[2], 'phase') ~= 'drawn' then slack = 0 end
+local cap = tonumber(ARGV[5])
+if cap > 0 and slack > cap then slack = cap end
+local n = 0
+if slack > 0 then
+  local popped = redis.call('ZPOPMIN', KEYS[4], slack)
+  local served = tonumber(redis.call('HGET', KEYS[2], 'served') or '0')
+  for i = 1, #popped, 2 do
+    local m = popped[i]
+    redis.call('ZADD', KEYS[6], now + tonumber(ARGV[3]), m)
+    redis.call('ZADD', KEYS[7], now + tonumber(ARGV[4]), m)
+    redis.call('ZREM', KEYS[5], m)
+    local place = tonumber(popped[i + 1])
+    if place > served then served = place end
+    n = n + 1
+  end
+  redis.call('HSET', KEYS[2], 'served', served)
+  redis.call('HINCRBY', KEYS[2], 'admitted', n)
+  active = active + n
+end
+redis.call('ZADD', KEYS[8], now, now .. ':' .. n)
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
+return {n, active, redis.call('ZCARD', KEYS[4]), ceiling}
+`)
+
+// leaveScript frees an admitted fan's active slot: ARGV member.
+var leaveScript = redis.NewScript(`
+redis.call('ZREM', KEYS[6], ARGV[1])
+return 1
+`)
+
+// bucketScript is a token bucket: KEYS[1] bucket; ARGV now ms, capacity,
+// refill per second. Returns wait ms (0 = allowed).
+var bucketScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local cap = tonumber(ARGV[2])
+local rate = tonumber(ARGV[3])
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1] or cap)
+local at = tonumber(b[2] or now)
+tokens = math.min(cap, tokens + (now - at) * rate / 1000)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil(cap * 1000 / rate) + 1000)
+return wait
+`)
