@@ -14,14 +14,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/availability"
+	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // Deps are the clients the handlers use, built once per process.
@@ -37,30 +41,38 @@ type Deps struct {
 	Inventory *inventory.Service
 	Organizer *organizer.Service
 	// Gate guards the sale path of waiting-room events; TokenGate by default.
-	Gate       Gate
-	Room       *queue.Room
-	Admissions *token.Signer
-	Tickets    *token.Signer
+	Gate         Gate
+	Room         *queue.Room
+	Admissions   *token.Signer
+	Tickets      *token.Signer
+	Venues       *venue.Store
+	Availability *availability.Service
+	Live         *live.Hub
+	ReadCache    *cache.Cache
 }
 
 // Server holds the dependencies of the handlers.
 type Server struct {
-	cfg        config.Config
-	log        *slog.Logger
-	catalog    *pgxpool.Pool
-	shards     *shard.Router
-	redis      redis.UniversalClient
-	accounts   *account.Service
-	sessions   *token.Signer
-	events     *event.Directory
-	eventCache *event.Cache
-	inventory  *inventory.Service
-	organizer  *organizer.Service
-	gate       Gate
-	room       *queue.Room
-	admissions *token.Signer
-	tickets    *token.Signer
-	mux        *http.ServeMux
+	cfg          config.Config
+	log          *slog.Logger
+	catalog      *pgxpool.Pool
+	shards       *shard.Router
+	redis        redis.UniversalClient
+	accounts     *account.Service
+	sessions     *token.Signer
+	events       *event.Directory
+	eventCache   *event.Cache
+	inventory    *inventory.Service
+	organizer    *organizer.Service
+	gate         Gate
+	room         *queue.Room
+	admissions   *token.Signer
+	tickets      *token.Signer
+	venues       *venue.Store
+	availability *availability.Service
+	live         *live.Hub
+	readCache    *cache.Cache
+	mux          *http.ServeMux
 }
 
 // New returns the API handler.
@@ -71,7 +83,8 @@ func New(d Deps) http.Handler {
 	s := &Server{cfg: d.Config, log: d.Logger, catalog: d.Catalog, shards: d.Shards, redis: d.Redis,
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
-		tickets: d.Tickets, mux: http.NewServeMux()}
+		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
+		mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
@@ -81,6 +94,9 @@ func New(d Deps) http.Handler {
 	s.route("POST /api/events/{id}/holds", s.createHold)
 	s.route("GET /api/holds/{id}", s.getHold)
 	s.route("DELETE /api/holds/{id}", s.releaseHold)
+	s.route("GET /api/events/{id}/availability", s.getAvailability)
+	s.route("GET /api/events/{id}/stream", s.stream)
+	s.route("GET /api/venues/{id}/layouts/{version}", s.getLayout)
 	s.route("POST /api/events/{id}/queue", s.joinQueue)
 	s.route("GET /api/events/{id}/queue", s.queueStatus)
 	s.route("GET /api/events/{id}/queue/progress", s.queueProgress)

@@ -1,8 +1,13 @@
 package api
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
@@ -10,7 +15,13 @@ import (
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	f := event.Filter{City: q.Get("city"), Cursor: q.Get("cursor")}
+	f := event.Filter{Query: q.Get("q"), City: q.Get("city"), Category: q.Get("category"), Cursor: q.Get("cursor")}
+	if v := q.Get("on_sale"); v != "" {
+		var err error
+		if f.OnSaleNow, err = strconv.ParseBool(v); err != nil {
+			return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter on_sale must be true or false.")
+		}
+	}
 	var err error
 	if f.From, err = queryTime(r, "from"); err != nil {
 		return err
@@ -23,12 +34,20 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 			return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter limit must be between 1 and 100.")
 		}
 	}
-	page, err := s.events.List(r.Context(), f)
+	// Every distinct query is cached for a few seconds fleet-wide; the key
+	// is the parsed filter, so tracking parameters do not split it.
+	key, _ := json.Marshal(f)
+	b, err := s.readCache.Get(r.Context(), "events:"+string(key), 5*time.Second, func(ctx context.Context) ([]byte, error) {
+		page, err := s.events.List(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(page)
+	})
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "public, max-age=5, stale-while-revalidate=30")
-	writeJSON(w, http.StatusOK, page)
+	s.writeCached(w, r, b, etagOf(hashOf(b)), cacheListing)
 	return nil
 }
 
@@ -37,11 +56,23 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.events.Get(r.Context(), id)
+	e, err := s.eventCache.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "public, max-age=5, stale-while-revalidate=30")
-	writeJSON(w, http.StatusOK, e)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	cc := cacheListing
+	if finished(e) {
+		cc = cacheFinished
+	}
+	s.writeCached(w, r, b, etagOf(hashOf(b)), cc)
 	return nil
+}
+
+func hashOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

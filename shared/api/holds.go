@@ -54,6 +54,8 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 		status = http.StatusOK
+	} else {
+		s.publishHold(h, "held")
 	}
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
@@ -128,6 +130,9 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.background(func(ctx context.Context) error { return s.room.Leave(ctx, h.EventID, sess.Account) })
+	if h.Released {
+		s.publishHold(h, "available")
+	}
 	writeJSON(w, http.StatusOK, h)
 	return nil
 }

@@ -20,32 +20,39 @@ import (
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/admission"
 	"github.com/catraca/catraca/shared/api"
+	"github.com/catraca/catraca/shared/availability"
+	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // App owns the clients of one process.
 type App struct {
-	Config     config.Config
-	Logger     *slog.Logger
-	Catalog    *pgxpool.Pool
-	CatalogRO  *pgxpool.Pool
-	Shards     *shard.Router
-	Redis      *redis.Client
-	Accounts   *account.Service
-	Sessions   *token.Signer
-	Admissions *token.Signer
-	Events     *event.Directory
-	Inventory  *inventory.Service
-	Organizer  *organizer.Service
-	Room       *queue.Room
-	Tickets    *token.Signer
-	pools      []*pgxpool.Pool
+	Config       config.Config
+	Logger       *slog.Logger
+	Catalog      *pgxpool.Pool
+	CatalogRO    *pgxpool.Pool
+	Shards       *shard.Router
+	Redis        *redis.Client
+	Accounts     *account.Service
+	Sessions     *token.Signer
+	Admissions   *token.Signer
+	Events       *event.Directory
+	Inventory    *inventory.Service
+	Organizer    *organizer.Service
+	Room         *queue.Room
+	Tickets      *token.Signer
+	ReadCache    *cache.Cache
+	Availability *availability.Service
+	Live         *live.Hub
+	pools        []*pgxpool.Pool
 }
 
 // Open connects everything cfg names. Connections are lazy: a Lambda cold
@@ -97,6 +104,9 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 	if a.Tickets, err = token.NewSigner(token.AudienceQueue, cfg.AdmissionKeys); err != nil {
 		return nil, err
 	}
+	a.ReadCache = cache.New(a.Redis, cfg.RedisPrefix)
+	a.Availability = availability.New(a.Shards, a.ReadCache)
+	a.Live = live.New(a.Redis, cfg.RedisPrefix)
 	return a, nil
 }
 
@@ -128,6 +138,7 @@ func (a *App) Handler() http.Handler {
 		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
 		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
+		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 	})
 }
 

@@ -111,11 +111,15 @@ func (d *Directory) Get(ctx context.Context, id int64) (Event, error) {
 
 // Filter narrows a listing. Zero values do not filter.
 type Filter struct {
-	City   string
-	From   time.Time
-	To     time.Time
-	Cursor string
-	Limit  int
+	Query    string // full-text and typo-tolerant search
+	City     string
+	Category string
+	From     time.Time
+	To       time.Time
+	// OnSaleNow keeps events whose sales are open at this moment.
+	OnSaleNow bool
+	Cursor    string
+	Limit     int
 }
 
 // Page is one page of a listing; Next is empty on the last page.
@@ -124,26 +128,37 @@ type Page struct {
 	Next   string  `json:"next_cursor,omitempty"`
 }
 
-// List returns events ordered by start time then id (stable under inserts),
-// paginated by an opaque keyset cursor.
+// List returns events ordered by start time then id (stable under
+// inserts), paginated by an opaque keyset cursor. With a query, results are
+// ranked by relevance instead and the cursor is an offset.
 func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 20
 	}
 	where := []string{"e.status <> 'draft'"}
-	args := []any{}
+	args := &[]any{}
 	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+		*args = append(*args, v)
+		return "$" + strconv.Itoa(len(*args))
 	}
 	if f.City != "" {
-		where = append(where, "lower(e.city) = lower("+arg(f.City)+")")
+		where = append(where, "search_normalize(e.city) = search_normalize("+arg(f.City)+")")
+	}
+	if f.Category != "" {
+		where = append(where, "e.category = "+arg(f.Category))
 	}
 	if !f.From.IsZero() {
 		where = append(where, "e.starts_at >= "+arg(f.From))
 	}
 	if !f.To.IsZero() {
 		where = append(where, "e.starts_at < "+arg(f.To))
+	}
+	if f.OnSaleNow {
+		where = append(where, "e.status = 'on_sale' AND now() >= e.sale_starts_at AND now() < e.sale_ends_at")
+	}
+	query := strings.TrimSpace(f.Query)
+	if query != "" {
+		return d.search(ctx, f, query, where, args, arg)
 	}
 	if f.Cursor != "" {
 		at, id, err := decodeCursor(f.Cursor)
@@ -154,13 +169,9 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	q := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` +
 		strings.Join(where, " AND ") + ` ORDER BY e.starts_at, e.id LIMIT ` + arg(f.Limit+1)
-	rows, err := d.db.Query(ctx, q, args...)
+	events, err := collect(ctx, d.db, q, *args)
 	if err != nil {
-		return Page{}, fmt.Errorf("list events: %w", err)
-	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
-	if err != nil {
-		return Page{}, fmt.Errorf("list events: %w", err)
+		return Page{}, err
 	}
 	p := Page{Events: events}
 	if len(events) > f.Limit {
@@ -168,10 +179,69 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 		last := p.Events[f.Limit-1]
 		p.Next = encodeCursor(last.StartsAt, last.ID)
 	}
-	if p.Events == nil {
-		p.Events = []Event{}
+	return p, nil
+}
+
+// search ranks full-text matches (accents folded) above typo-tolerant
+// trigram matches; both use GIN indexes.
+func (d *Directory) search(ctx context.Context, f Filter, query string, where []string, args *[]any, arg func(any) string) (Page, error) {
+	offset := 0
+	if f.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(f.Cursor)
+		n, convErr := strconv.Atoi(strings.TrimPrefix(string(b), "o"))
+		if err != nil || convErr != nil || !strings.HasPrefix(string(b), "o") || n < 0 {
+			return Page{}, ErrBadCursor
+		}
+		offset = n
+	}
+	if len([]rune(query)) > 200 {
+		query = string([]rune(query)[:200])
+	}
+	qa := arg(query)
+	where = append(where, "(e.search_vec @@ websearch_to_tsquery('simple', search_normalize("+qa+")) OR search_normalize("+qa+") <% e.search_text)")
+	q := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY ts_rank(e.search_vec, websearch_to_tsquery('simple', search_normalize(` + qa + `))) * 2
+		         + word_similarity(search_normalize(` + qa + `), e.search_text) DESC, e.starts_at, e.id
+		LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
+	var events []Event
+	err := pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
+		// Typos: "maracna" is 0.5 word-similar to "maracana"; the default
+		// threshold (0.6) would miss it.
+		if _, err := tx.Exec(ctx, `SELECT set_config('pg_trgm.word_similarity_threshold', '0.45', true)`); err != nil {
+			return err
+		}
+		var err error
+		events, err = collect(ctx, tx, q, *args)
+		return err
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Events: events}
+	if len(events) > f.Limit {
+		p.Events = events[:f.Limit]
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset+f.Limit)))
 	}
 	return p, nil
+}
+
+type querier interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}
+
+func collect(ctx context.Context, db querier, q string, args []any) ([]Event, error) {
+	rows, err := db.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	if events == nil {
+		events = []Event{}
+	}
+	return events, nil
 }
 
 func encodeCursor(at time.Time, id int64) string {

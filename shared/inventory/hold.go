@@ -46,6 +46,8 @@ type Hold struct {
 	Items       []Item    `json:"items"`
 	TotalCents  int64     `json:"total_cents"`
 	Currency    string    `json:"currency"`
+	// Released is set by the Release call that actually freed the hold.
+	Released bool `json:"-"`
 }
 
 // Item is one line of an order: a seat, or a quantity of a GA pool.

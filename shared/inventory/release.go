@@ -19,6 +19,7 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 		return Hold{}, ErrHoldNotFound
 	}
 	var h Hold
+	released := false
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var owner int64
 		var status string
@@ -36,6 +37,7 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 			if err := end(ctx, tx, []int64{holdID}, "released"); err != nil {
 				return err
 			}
+			released = true
 		}
 		h, err = load(ctx, tx, holdID)
 		return err
@@ -43,6 +45,7 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 	if err != nil {
 		return Hold{}, fmt.Errorf("release hold %d: %w", holdID, err)
 	}
+	h.Released = released
 	return h, nil
 }
 
