@@ -185,24 +185,38 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 // search ranks full-text matches (accents folded) above typo-tolerant
 // trigram matches; both use GIN indexes.
 func (d *Directory) search(ctx context.Context, f Filter, query string, where []string, args *[]any, arg func(any) string) (Page, error) {
-	offset := 0
+	// The cursor is the mode ("w" word matches, "t" typo matches) and an
+	// offset: ranked results have no stable keyset.
+	offset, mode := 0, "w"
 	if f.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(f.Cursor)
-		n, convErr := strconv.Atoi(strings.TrimPrefix(string(b), "o"))
-		if err != nil || convErr != nil || !strings.HasPrefix(string(b), "o") || n < 0 {
+		if err != nil || len(b) < 2 || (b[0] != 'w' && b[0] != 't') {
 			return Page{}, ErrBadCursor
 		}
-		offset = n
+		n, err := strconv.Atoi(string(b[1:]))
+		if err != nil || n < 0 {
+			return Page{}, ErrBadCursor
+		}
+		offset, mode = n, string(b[:1])
 	}
 	if len([]rune(query)) > 200 {
 		query = string([]rune(query)[:200])
 	}
+	// Words first: full-text matches (GIN) among the 1,000 soonest, ranked.
+	// Only when no word matches (a typo) do we fall back to the nearest
+	// names by trigram similarity (GiST KNN).
 	qa := arg(query)
-	where = append(where, "(e.search_vec @@ websearch_to_tsquery('simple', search_normalize("+qa+")) OR search_normalize("+qa+") <% e.search_text)")
-	q := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY ts_rank(e.search_vec, websearch_to_tsquery('simple', search_normalize(` + qa + `))) * 2
-		         + word_similarity(search_normalize(` + qa + `), e.search_text) DESC, e.starts_at, e.id
-		LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
+	filters := strings.Join(where, " AND ")
+	page := ` LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
+	words := `WITH c AS (
+			SELECT e.id FROM events e
+			WHERE ` + filters + ` AND e.search_vec @@ websearch_to_tsquery('simple', search_normalize(` + qa + `))
+			ORDER BY e.starts_at, e.id LIMIT 1000)
+		SELECT ` + columns + ` FROM c JOIN events e ON e.id = c.id JOIN venues v ON v.id = e.venue_id
+		ORDER BY ts_rank(e.search_vec, websearch_to_tsquery('simple', search_normalize(` + qa + `))) DESC, e.starts_at, e.id` + page
+	typos := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE ` + filters + ` AND search_normalize(` + qa + `) <% e.search_text
+		ORDER BY search_normalize(` + qa + `) <<-> e.search_text, e.starts_at, e.id` + page
 	var events []Event
 	err := pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
 		// Typos: "maracna" is 0.5 word-similar to "maracana"; the default
@@ -211,7 +225,13 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 			return err
 		}
 		var err error
-		events, err = collect(ctx, tx, q, *args)
+		if mode == "w" {
+			if events, err = collect(ctx, tx, words, *args); err != nil || len(events) > 0 || offset > 0 {
+				return err
+			}
+			mode = "t"
+		}
+		events, err = collect(ctx, tx, typos, *args)
 		return err
 	})
 	if err != nil {
@@ -220,7 +240,7 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 	p := Page{Events: events}
 	if len(events) > f.Limit {
 		p.Events = events[:f.Limit]
-		p.Next = base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset+f.Limit)))
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(mode + strconv.Itoa(offset+f.Limit)))
 	}
 	return p, nil
 }

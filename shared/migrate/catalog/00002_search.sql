@@ -45,7 +45,7 @@ CREATE TRIGGER venues_search AFTER UPDATE OF name ON venues
 UPDATE events SET name = name;
 
 CREATE INDEX events_search_vec ON events USING gin (search_vec);
-CREATE INDEX events_search_trgm ON events USING gin (search_text gin_trgm_ops);
+CREATE INDEX events_search_trgm ON events USING gist (search_text gist_trgm_ops);
 CREATE INDEX events_category_starts ON events (category, starts_at, id);
 
 -- +goose Down

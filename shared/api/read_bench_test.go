@@ -1,0 +1,158 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/availability"
+	"github.com/catraca/catraca/shared/cache"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/loadstat"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// bigEvent creates an on-sale event on a 50,000-seat stadium with a third
+// of the seats held, so the bitset is not trivially compressible.
+func bigEvent(b *testing.B, a *app.App) event.Event {
+	ctx := context.Background()
+	org := organizer.New(a.Catalog, a.Shards)
+	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Big Stadium", "Rio de Janeiro", 50000, 10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	e, err := org.CreateEvent(ctx, 0, organizer.EventSpec{VenueID: l.VenueID, LayoutVersion: l.Version, Name: "Big Show",
+		StartsAt: now.Add(48 * time.Hour), SaleStartsAt: now.Add(-time.Hour), SaleEndsAt: now.Add(47 * time.Hour),
+		PriceLevels: []event.PriceLevel{{Code: "A", PriceCents: 1}, {Code: "B", PriceCents: 1}, {Code: "C", PriceCents: 1}, {Code: "GA", PriceCents: 1}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, _ := a.Shards.Pool(e.Shard)
+	if _, err := pool.Exec(ctx, `UPDATE event_seats SET status = 'held', held_until = now() + interval '1 hour', hold_id = 1
+		WHERE event_id = $1 AND random() < 0.33`, e.ID); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkAvailability measures the snapshot of a 50,000-seat event: its
+// size, its build time, requests served from the cache, and how many
+// builds (database reads) a burst of 10,000 concurrent requests spread over
+// four API instances causes.
+func BenchmarkAvailability(b *testing.B) {
+	a := apptest.New(b, 1)
+	e := bigEvent(b, a)
+	ctx := context.Background()
+	b.Run("build-50k-seats", func(b *testing.B) {
+		for range b.N {
+			start := time.Now()
+			snap, err := a.Availability.Build(ctx, e.ID, e.Shard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			elapsed := time.Since(start)
+			raw, _ := json.Marshal(snap)
+			var gz bytes.Buffer
+			w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+			w.Write(raw)
+			w.Close()
+			b.ReportMetric(float64(elapsed.Microseconds())/1000, "build-ms")
+			b.ReportMetric(float64(len(raw))/1024, "json-KB")
+			b.ReportMetric(float64(gz.Len())/1024, "gzip-KB")
+		}
+	})
+	srv := httptest.NewServer(a.Handler())
+	b.Cleanup(srv.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	url := fmt.Sprintf("%s/api/events/%d/availability", srv.URL, e.ID)
+	b.Run("cached-requests/clients=64", func(b *testing.B) {
+		for range b.N {
+			r := loadstat.Run(64, 20000, func(int) error {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("Accept-Encoding", "gzip")
+				res, err := client.Do(req)
+				if err != nil {
+					return err
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return nil
+			})
+			loadstat.Report(b, r, "ops")
+		}
+	})
+	b.Run("burst-10k-over-4-instances", func(b *testing.B) {
+		for i := range b.N {
+			// Four API instances: their own in-process caches, one Redis.
+			prefix := fmt.Sprintf("burst%d:%d:", time.Now().UnixNano(), i)
+			var caches []*cache.Cache
+			var services []*availability.Service
+			for range 4 {
+				c := cache.New(a.Redis, prefix)
+				caches = append(caches, c)
+				services = append(services, availability.New(a.Shards, c))
+			}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for n := range 10000 {
+				wg.Go(func() {
+					<-start
+					if _, _, err := services[n%4].Get(ctx, e.ID, e.Shard); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			var builds int64
+			for _, c := range caches {
+				builds += c.Builds.Load()
+			}
+			b.ReportMetric(float64(builds), "db-queries")
+		}
+	})
+}
+
+// BenchmarkSearch measures ranked, typo-tolerant search over 100,000 events.
+func BenchmarkSearch(b *testing.B) {
+	a := apptest.New(b, 1)
+	ctx := context.Background()
+	org := organizer.New(a.Catalog, a.Shards)
+	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Estádio do Maracanã", "Rio de Janeiro", 100, 10))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = a.Catalog.Exec(ctx, `
+		INSERT INTO events (venue_id, layout_version, shard_id, name, category, city, description, starts_at, sale_starts_at, sale_ends_at, status)
+		SELECT $1, $2, 1,
+		  (ARRAY['Aurora','Sinfonia','Festival','Noite','Jazz','Rock','Samba','Forró','Ópera','Clássico'])[1 + g % 10] || ' ' ||
+		  (ARRAY['Tour','ao Vivo','de Verão','Brasileira','Session','Experience','Especial','Acústico'])[1 + (g / 10) % 8] || ' ' || g,
+		  (ARRAY['music','sports','comedy','classical'])[1 + g % 4],
+		  (ARRAY['Rio de Janeiro','São Paulo','Belo Horizonte','Salvador','Recife','Porto Alegre'])[1 + g % 6],
+		  'event number ' || g, now() + g * interval '1 minute', now() - interval '1 day', now() + g * interval '1 minute', 'on_sale'
+		FROM generate_series(1, 100000) g`, l.VenueID, l.Version)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.Catalog.Exec(ctx, `ANALYZE events`)
+	queries := []string{"aurora tour", "sinfonia", "maracana", "forro ao vivo", "classico sao paulo", "festval", "samba 4242"}
+	for range b.N {
+		r := loadstat.Run(4, 400, func(seq int) error {
+			_, err := a.Events.List(ctx, event.Filter{Query: queries[seq%len(queries)], Limit: 20})
+			return err
+		})
+		loadstat.Report(b, r, "ops")
+	}
+}
