@@ -20,6 +20,7 @@ import (
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
+	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
@@ -49,30 +50,37 @@ type Deps struct {
 	Availability *availability.Service
 	Live         *live.Hub
 	ReadCache    *cache.Cache
+	Orders       *order.Service
+	TicketSigner *order.Signer
+	// WebhookSecrets verify PSP webhooks (several during rotation).
+	WebhookSecrets [][]byte
 }
 
 // Server holds the dependencies of the handlers.
 type Server struct {
-	cfg          config.Config
-	log          *slog.Logger
-	catalog      *pgxpool.Pool
-	shards       *shard.Router
-	redis        redis.UniversalClient
-	accounts     *account.Service
-	sessions     *token.Signer
-	events       *event.Directory
-	eventCache   *event.Cache
-	inventory    *inventory.Service
-	organizer    *organizer.Service
-	gate         Gate
-	room         *queue.Room
-	admissions   *token.Signer
-	tickets      *token.Signer
-	venues       *venue.Store
-	availability *availability.Service
-	live         *live.Hub
-	readCache    *cache.Cache
-	mux          *http.ServeMux
+	cfg            config.Config
+	log            *slog.Logger
+	catalog        *pgxpool.Pool
+	shards         *shard.Router
+	redis          redis.UniversalClient
+	accounts       *account.Service
+	sessions       *token.Signer
+	events         *event.Directory
+	eventCache     *event.Cache
+	inventory      *inventory.Service
+	organizer      *organizer.Service
+	gate           Gate
+	room           *queue.Room
+	admissions     *token.Signer
+	tickets        *token.Signer
+	venues         *venue.Store
+	availability   *availability.Service
+	live           *live.Hub
+	readCache      *cache.Cache
+	orders         *order.Service
+	ticketSigner   *order.Signer
+	webhookSecrets [][]byte
+	mux            *http.ServeMux
 }
 
 // New returns the API handler.
@@ -84,7 +92,7 @@ func New(d Deps) http.Handler {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		mux: http.NewServeMux()}
+		orders: d.Orders, ticketSigner: d.TicketSigner, webhookSecrets: d.WebhookSecrets, mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
@@ -100,6 +108,11 @@ func New(d Deps) http.Handler {
 	s.route("POST /api/events/{id}/queue", s.joinQueue)
 	s.route("GET /api/events/{id}/queue", s.queueStatus)
 	s.route("GET /api/events/{id}/queue/progress", s.queueProgress)
+	s.route("POST /api/orders/{id}/checkout", s.checkout)
+	s.route("GET /api/orders/{id}", s.getOrder)
+	s.route("GET /api/me/orders", s.myOrders)
+	s.route("POST /api/psp/webhook", s.pspWebhook)
+	s.route("GET /api/tickets/{code}/qr.png", s.ticketQR)
 	s.route("POST /api/venues", s.importLayout)
 	s.route("POST /api/venues/{id}/layouts", s.importLayout)
 	s.route("POST /api/events", s.createEvent)
@@ -135,7 +148,7 @@ func translate(err error) error {
 	if errors.As(err, &p) {
 		return err
 	}
-	for _, m := range []func(error) error{accountError, inventoryError, organizerError} {
+	for _, m := range []func(error) error{accountError, inventoryError, organizerError, orderError} {
 		if p := m(err); p != nil {
 			return p
 		}

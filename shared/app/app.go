@@ -26,8 +26,11 @@ import (
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
+	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
@@ -52,6 +55,10 @@ type App struct {
 	ReadCache    *cache.Cache
 	Availability *availability.Service
 	Live         *live.Hub
+	Orders       *order.Service
+	Jobs         *order.LocalQueue
+	TicketSigner *order.Signer
+	PSP          psp.PSP
 	pools        []*pgxpool.Pool
 }
 
@@ -107,6 +114,22 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 	a.ReadCache = cache.New(a.Redis, cfg.RedisPrefix)
 	a.Availability = availability.New(a.Shards, a.ReadCache)
 	a.Live = live.New(a.Redis, cfg.RedisPrefix)
+	if len(cfg.TicketKey) == 0 || len(cfg.PSPWebhookSecrets) == 0 {
+		return nil, errors.New("config: CATRACA_TICKET_KEY and CATRACA_PSP_WEBHOOK_SECRETS are required")
+	}
+	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
+	a.PSP = psp.NewClient(cfg.PSPURL, cfg.PSPAPIKey)
+	a.Jobs = order.NewLocalQueue(100000)
+	a.Orders = order.New(order.Config{Shards: a.Shards, PSP: a.PSP, Limiter: ratelimit.New(a.Redis, cfg.RedisPrefix),
+		Queue: a.Jobs, Rate: cfg.PSPRate, PublicURL: cfg.PublicURL, Tickets: a.TicketSigner, Mailbox: cfg.Mailbox, Log: a.Logger})
+	a.Orders.Paid = func(eventID, account int64, seats []int) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		a.Room.Leave(ctx, eventID, account) // the purchase frees the waiting-room slot
+		if len(seats) > 0 {
+			a.Live.Publish(ctx, eventID, live.Delta{Seats: seats, State: "sold"})
+		}
+	}
 	return a, nil
 }
 
@@ -139,7 +162,51 @@ func (a *App) Handler() http.Handler {
 		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
+		Orders: a.Orders, TicketSigner: a.TicketSigner, WebhookSecrets: secrets(a.Config.PSPWebhookSecrets),
 	})
+}
+
+func secrets(keys []config.Key) [][]byte {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = k.Secret
+	}
+	return out
+}
+
+// RunWorkers runs, until ctx ends, what AWS runs as queue consumers and
+// schedules: PSP calls from the queue, fulfilment from the outbox, and
+// reconciliation with the PSP.
+func (a *App) RunWorkers(ctx context.Context) {
+	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.Orders.Fulfil(ctx); err != nil {
+					a.Logger.Warn("fulfil", "err", err)
+				}
+			}
+		}
+	}()
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour)); err != nil {
+					a.Logger.Warn("reconcile", "err", err)
+				}
+			}
+		}
+	}()
 }
 
 // Close releases every client.

@@ -55,6 +55,18 @@ type Config struct {
 
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
+
+	// PSPURL and PSPAPIKey reach the payment provider (the simulator locally).
+	PSPURL    string
+	PSPAPIKey string
+	// PSPWebhookSecrets verify webhook signatures; several during rotation.
+	PSPWebhookSecrets []Key
+	// PSPRate is the provider's operations-per-second quota we stay under.
+	PSPRate float64
+	// TicketKey signs ticket codes.
+	TicketKey []Key
+	// Mailbox is where confirmation emails are written locally ("" = log only).
+	Mailbox string
 }
 
 // Key is one HMAC key with the id that travels in the JWT header.
@@ -86,6 +98,12 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", c.CatalogDSN)
 	c.Shards = r.idMap("CATRACA_SHARD_DSNS", true)
 	c.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
+	c.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
+	c.PSPAPIKey = r.str("CATRACA_PSP_API_KEY", "sk_test_catraca")
+	c.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
+	c.Mailbox = r.str("CATRACA_MAILBOX", "")
+	c.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS")
+	c.TicketKey = r.keys("CATRACA_TICKET_KEY")
 	c.SessionKeys = r.keys("CATRACA_SESSION_KEYS")
 	c.AdmissionKeys = r.keys("CATRACA_ADMISSION_KEYS")
 	if len(r.errs) > 0 {

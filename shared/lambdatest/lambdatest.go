@@ -142,14 +142,16 @@ func EnvFor(t testing.TB, d testenv.Databases) map[string]string {
 		shards += strconv.Itoa(id) + "=" + dsn
 	}
 	return map[string]string{
-		"CATRACA_ENV":               "test",
-		"CATRACA_CATALOG_DSN":       cfg.CatalogDSN,
-		"CATRACA_SHARD_DSNS":        shards,
-		"CATRACA_REDIS_ADDR":        cfg.RedisAddr,
-		"CATRACA_REDIS_PREFIX":      cfg.RedisPrefix,
-		"CATRACA_SESSION_KEYS":      testenv.KeyString(cfg.SessionKeys[0]),
-		"CATRACA_ADMISSION_KEYS":    testenv.KeyString(cfg.AdmissionKeys[0]),
-		"CATRACA_ARGON2_MEMORY_KIB": "1024",
-		"CATRACA_ARGON2_TIME":       "1",
+		"CATRACA_ENV":                 "test",
+		"CATRACA_CATALOG_DSN":         cfg.CatalogDSN,
+		"CATRACA_SHARD_DSNS":          shards,
+		"CATRACA_REDIS_ADDR":          cfg.RedisAddr,
+		"CATRACA_REDIS_PREFIX":        cfg.RedisPrefix,
+		"CATRACA_SESSION_KEYS":        testenv.KeyString(cfg.SessionKeys[0]),
+		"CATRACA_ADMISSION_KEYS":      testenv.KeyString(cfg.AdmissionKeys[0]),
+		"CATRACA_PSP_WEBHOOK_SECRETS": testenv.KeyString(cfg.PSPWebhookSecrets[0]),
+		"CATRACA_TICKET_KEY":          testenv.KeyString(cfg.TicketKey[0]),
+		"CATRACA_ARGON2_MEMORY_KIB":   "1024",
+		"CATRACA_ARGON2_TIME":         "1",
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/ratelimit"
 )
 
 // ErrUnavailable means Redis could not be reached: the room fails closed.
@@ -40,12 +41,13 @@ const (
 type Room struct {
 	rdb    redis.UniversalClient
 	prefix string
+	limits *ratelimit.Limiter
 	now    func() time.Time
 }
 
 // New returns a room on rdb; prefix starts every key.
 func New(rdb redis.UniversalClient, prefix string) *Room {
-	return &Room{rdb: rdb, prefix: prefix, now: time.Now}
+	return &Room{rdb: rdb, prefix: prefix, limits: ratelimit.New(rdb, prefix), now: time.Now}
 }
 
 func (r *Room) keys(eventID int64) []string {
@@ -271,11 +273,8 @@ func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
 // Allow spends one token of a per-key bucket (capacity, refill per second)
 // and returns how long to wait when it is empty.
 func (r *Room) Allow(ctx context.Context, key string, capacity int, perSecond float64) (time.Duration, error) {
-	wait, err := bucketScript.Run(ctx, r.rdb, []string{r.prefix + "rl:{" + key + "}"}, ms(r.now()), capacity, perSecond).Int64()
-	if err != nil {
-		return 0, unavailable(err)
-	}
-	return time.Duration(wait) * time.Millisecond, nil
+	wait, err := r.limits.Allow(ctx, key, capacity, perSecond)
+	return wait, unavailable(err)
 }
 
 // Shuffle permutes members with Fisher–Yates driven by crypto/rand, so no

@@ -175,20 +175,3 @@ var leaveScript = redis.NewScript(`
 redis.call('ZREM', KEYS[6], ARGV[1])
 return 1
 `)
-
-// bucketScript is a token bucket: KEYS[1] bucket; ARGV now ms, capacity,
-// refill per second. Returns wait ms (0 = allowed).
-var bucketScript = redis.NewScript(`
-local now = tonumber(ARGV[1])
-local cap = tonumber(ARGV[2])
-local rate = tonumber(ARGV[3])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(b[1] or cap)
-local at = tonumber(b[2] or now)
-tokens = math.min(cap, tokens + (now - at) * rate / 1000)
-local wait = 0
-if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil(cap * 1000 / rate) + 1000)
-return wait
-`)

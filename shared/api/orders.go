@@ -1,0 +1,136 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/psp"
+)
+
+type checkoutResponse struct {
+	Order      order.Order `json:"order"`
+	PaymentURL string      `json:"payment_url,omitempty"`
+	Queued     bool        `json:"queued"`
+}
+
+// checkout serves POST /api/orders/{id}/checkout.
+func (s *Server) checkout(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.orders.Get(r.Context(), id, sess.Account)
+	if err != nil {
+		return err
+	}
+	e, err := s.eventCache.Get(r.Context(), o.EventID)
+	if err != nil {
+		return err
+	}
+	o, queued, err := s.orders.Checkout(r.Context(), e, id, sess.Account)
+	if err != nil {
+		return err
+	}
+	res := checkoutResponse{Order: o, Queued: queued}
+	status := http.StatusOK
+	if queued {
+		status = http.StatusAccepted
+		w.Header().Set("Location", "/api/orders/"+itoa(id))
+		w.Header().Set("Retry-After", "1")
+	} else if o.Payment != nil {
+		res.PaymentURL = o.Payment.URL
+	}
+	writeJSON(w, status, res)
+	return nil
+}
+
+func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.orders.Get(r.Context(), id, sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (s *Server) myOrders(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	orders, err := s.orders.Mine(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"orders": orders})
+	return nil
+}
+
+// pspWebhook serves POST /api/psp/webhook: signed, de-duplicated by event
+// id, applied in one transaction. A 5xx makes the PSP retry later.
+func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "The webhook body is too large.")
+	}
+	if err := psp.Verify(s.webhookSecrets, r.Header.Get("PSP-Signature"), body, time.Now()); err != nil {
+		return problem.New(http.StatusBadRequest, "bad-signature", "The PSP-Signature header is missing, stale or wrong.")
+	}
+	var ev psp.Event
+	if err := jsonUnmarshal(body, &ev); err != nil || ev.ID == "" {
+		return problem.New(http.StatusBadRequest, "malformed-event", "The webhook body is not a PSP event.")
+	}
+	if err := s.orders.HandleEvent(r.Context(), ev); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ticketQR serves GET /api/tickets/{code}/qr.png. The code is signed, so
+// no lookup is needed and the image never changes.
+func (s *Server) ticketQR(w http.ResponseWriter, r *http.Request) error {
+	code := r.PathValue("code")
+	if !s.ticketSigner.Valid(code) {
+		return problem.New(http.StatusNotFound, "ticket-not-found", "No such ticket.")
+	}
+	png, err := qrcode.Encode(code, qrcode.Medium, 256)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
+	w.Write(png)
+	return nil
+}
+
+// orderError maps order sentinels to problems.
+func orderError(err error) error {
+	switch {
+	case errors.Is(err, order.ErrNotFound):
+		return problem.New(http.StatusNotFound, "order-not-found", "No such order.")
+	case errors.Is(err, order.ErrNotPayable):
+		return problem.New(http.StatusConflict, "order-not-payable", "This order cannot be paid: "+lastPart(err)+".")
+	case errors.Is(err, order.ErrHoldExpired):
+		return problem.New(http.StatusGone, "hold-expired", "Your hold expired and the seats were released. Pick seats again.")
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/pspsim"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// shop is a running app with a PSP simulator wired both ways.
+type shop struct {
+	app     *app.App
+	srv     *httptest.Server
+	sim     *pspsim.Sim
+	secret  []byte
+	seats   []int64
+	eventID int64
+	// failNext makes the webhook endpoint answer 500 (a crash before commit).
+	failNext atomic.Int32
+}
+
+func newShop(t *testing.T, faults pspsim.Faults) *shop {
+	t.Helper()
+	s := &shop{}
+	mailbox := t.TempDir()
+	simSrv := httptest.NewUnstartedServer(nil)
+	simSrv.Start()
+	t.Cleanup(simSrv.Close)
+	s.app = apptest.New(t, 2, func(c *config.Config) {
+		c.PSPURL, c.Mailbox, c.PSPRate = simSrv.URL, mailbox, 50
+		s.secret = c.PSPWebhookSecrets[0].Secret
+	})
+	if faults.RetryBase == 0 {
+		faults.RetryBase = 50 * time.Millisecond
+	}
+	s.sim = pspsim.New(pspsim.Config{APIKey: s.app.Config.PSPAPIKey, Secret: s.secret, PublicURL: simSrv.URL, Faults: faults})
+	t.Cleanup(s.sim.Close)
+	simSrv.Config.Handler = s.sim
+	h := s.app.Handler()
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/psp/webhook" && s.failNext.Load() > 0 {
+			s.failNext.Add(-1)
+			http.Error(w, "crashed before commit", http.StatusInternalServerError)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.srv.Close)
+	s.sim.SetWebhookURL(s.srv.URL + "/api/psp/webhook")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s.app.RunWorkers(ctx)
+
+	o := organizerFan(t, s.app, s.srv)
+	r := o.do(http.MethodPost, "/api/venues", venue.Stadium("Pay Arena", "Manaus", 600, 50))
+	require.Equal(t, http.StatusCreated, r.Status)
+	venueID := int64(r.Body["venue_id"].(float64))
+	s.eventID = createEvent(t, o, venueID, "Paid Show", false)
+	s.seats = seatIDs(t, s.app, venueID)
+	return s
+}
+
+func (s *shop) hold(t *testing.T, f *fan, key string, seats ...int64) (holdID, orderID int64) {
+	t.Helper()
+	r := f.do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/holds", map[string]any{"seats": seats}, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	return int64(r.Body["hold_id"].(float64)), int64(r.Body["order_id"].(float64))
+}
+
+// paymentID waits until the order has a PSP payment and returns its id.
+func (s *shop) payment(t *testing.T, orderID int64) psp.Payment {
+	t.Helper()
+	var found psp.Payment
+	waitUntil(t, 15*time.Second, func() bool {
+		for _, p := range s.sim.Payments() {
+			if p.OrderID == orderID && (found.ID == "" || p.Created.After(found.Created)) {
+				found = p
+			}
+		}
+		return found.ID != ""
+	}, "a PSP payment for order %d", orderID)
+	return found
+}
+
+func (s *shop) orderStatus(t *testing.T, f *fan, id int64) response {
+	return f.do(http.MethodGet, "/api/orders/"+itoa(id), nil)
+}
+
+func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for "+msg, args...)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *shop) count(t *testing.T, q string, args ...any) int {
+	var total int
+	for _, id := range s.app.Shards.IDs() {
+		pool, _ := s.app.Shards.Pool(id)
+		var n int
+		require.NoError(t, pool.QueryRow(context.Background(), q, args...).Scan(&n))
+		total += n
+	}
+	return total
+}
+
+func TestCheckoutPayAndTickets(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, bia := newFan(t, s.srv), newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	_, orderID := s.hold(t, ana, "h1", s.seats[:2]...)
+	checkout := "/api/orders/" + itoa(orderID) + "/checkout"
+
+	requireProblem(t, bia.do(http.MethodPost, checkout, nil), http.StatusNotFound, "order-not-found")
+	requireProblem(t, bia.do(http.MethodGet, "/api/orders/"+itoa(orderID), nil), http.StatusNotFound, "order-not-found")
+
+	// A double click: two checkouts at once make one PSP payment.
+	var wg sync.WaitGroup
+	var urls sync.Map
+	for range 5 {
+		wg.Go(func() {
+			r := ana.do(http.MethodPost, checkout, nil)
+			if r.Status == http.StatusOK {
+				urls.Store(r.Body["payment_url"], true)
+			}
+		})
+	}
+	wg.Wait()
+	p := s.payment(t, orderID)
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, 1, s.sim.Stats().Payments, "one PSP payment for a double-clicked checkout")
+	r := s.orderStatus(t, ana, orderID)
+	require.Equal(t, "pending", r.Body["status"])
+	require.NotEqual(t, r.Body["hold_expires_at"], "", "checkout extended the hold")
+
+	// A declined card: the order stays payable; the fan retries.
+	_, err := s.sim.Pay(p.ID, pspsim.CardDeclined)
+	require.NoError(t, err)
+	waitUntil(t, 5*time.Second, func() bool {
+		pay, _ := s.orderStatus(t, ana, orderID).Body["payment"].(map[string]any)
+		return pay != nil && pay["status"] == "failed"
+	}, "the failure")
+	r = ana.do(http.MethodPost, checkout, nil)
+	require.Less(t, r.Status, 300, string(r.Raw))
+	waitUntil(t, 5*time.Second, func() bool { return s.sim.Stats().Payments == 2 }, "a second attempt")
+	p = s.payment(t, orderID)
+	_, err = s.sim.Pay(p.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 5*time.Second, func() bool { return s.orderStatus(t, ana, orderID).Body["status"] == "paid" }, "the order to be paid")
+
+	r = s.orderStatus(t, ana, orderID)
+	tickets := r.Body["tickets"].([]any)
+	require.Len(t, tickets, 2)
+	code := tickets[0].(map[string]any)["code"].(string)
+	qr := ana.do(http.MethodGet, "/api/tickets/"+code+"/qr.png", nil)
+	require.Equal(t, http.StatusOK, qr.Status)
+	require.True(t, bytes.HasPrefix(qr.Raw, []byte("\x89PNG")))
+	requireProblem(t, ana.do(http.MethodGet, "/api/tickets/"+code+"x/qr.png", nil), http.StatusNotFound, "ticket-not-found")
+	requireProblem(t, ana.do(http.MethodPost, checkout, nil), http.StatusConflict, "order-not-payable")
+	mine := ana.do(http.MethodGet, "/api/me/orders", nil)
+	require.Len(t, mine.Body["orders"], 1)
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM event_seats WHERE status = 'sold'`))
+	waitUntil(t, 5*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(s.app.Config.Mailbox, fmt.Sprintf("order-%d.txt", orderID)))
+		return err == nil
+	}, "the confirmation email")
+	mail, _ := os.ReadFile(filepath.Join(s.app.Config.Mailbox, fmt.Sprintf("order-%d.txt", orderID)))
+	require.Contains(t, string(mail), code)
+}
+
+func TestWebhookSignature(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	f := newFan(t, s.srv)
+	f.signUp("sig@example.com")
+	_, orderID := s.hold(t, f, "h", s.seats[0])
+	body, _ := json.Marshal(psp.Event{ID: "evt_forged", Type: psp.EventSucceeded, Created: time.Now(),
+		Payment: psp.Payment{ID: "pay_x", OrderID: orderID, Reference: "order-x", Amount: 1, Currency: "BRL", Status: "succeeded"}})
+	post := func(sig string) response {
+		req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(body))
+		req.Header.Set("PSP-Signature", sig)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		out := response{Status: res.StatusCode, Header: res.Header}
+		json.NewDecoder(res.Body).Decode(&out.Body)
+		return out
+	}
+	requireProblem(t, post(psp.Sign([]byte("not the secret at all, no sir!!"), time.Now(), body)), http.StatusBadRequest, "bad-signature")
+	requireProblem(t, post(psp.Sign(s.secret, time.Now().Add(-10*time.Minute), body)), http.StatusBadRequest, "bad-signature")
+	requireProblem(t, post(""), http.StatusBadRequest, "bad-signature")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM webhook_events`), "nothing recorded")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM orders WHERE status <> 'pending'`), "nothing changed")
+}
+
+// TestWebhookStorm pays 150 orders while the PSP duplicates every delivery
+// three times, reorders them, fails a first delivery (a crash before
+// commit) and drops another order's webhooks entirely (the reconciler
+// repairs it).
+func TestWebhookStorm(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{Duplicates: 3, Reorder: 300 * time.Millisecond})
+	const orders = 150
+	fans := make([]*fan, orders)
+	ids := make([]int64, orders)
+	for i := range fans {
+		fans[i] = newFan(t, s.srv)
+		fans[i].signUp(fmt.Sprintf("storm%d@example.com", i))
+		_, ids[i] = s.hold(t, fans[i], "h", s.seats[i*2:i*2+2]...)
+		r := fans[i].do(http.MethodPost, "/api/orders/"+itoa(ids[i])+"/checkout", nil)
+		require.Less(t, r.Status, 300, string(r.Raw))
+	}
+	s.failNext.Store(5)
+	for _, id := range ids[:orders-1] {
+		_, err := s.sim.Pay(s.payment(t, id).ID, pspsim.CardSuccess)
+		require.NoError(t, err)
+	}
+	waitUntil(t, 30*time.Second, func() bool {
+		return s.count(t, `SELECT count(*) FROM orders WHERE status = 'paid'`) == orders-1
+	}, "every delivered order to be paid")
+	time.Sleep(time.Second) // let the duplicates land before the outage
+	s.sim.SetFaults(pspsim.Faults{WebhookOutage: true, RetryBase: 50 * time.Millisecond, MaxAttempts: 2})
+	_, err := s.sim.Pay(s.payment(t, ids[orders-1]).ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	time.Sleep(500 * time.Millisecond)
+	require.Equal(t, "pending", s.orderStatus(t, fans[orders-1], ids[orders-1]).Body["status"], "its webhooks were lost")
+	_, err = s.app.Orders.Reconcile(context.Background(), time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, "paid", s.orderStatus(t, fans[orders-1], ids[orders-1]).Body["status"], "the reconciler repaired it")
+
+	st := s.sim.Stats()
+	for _, id := range ids {
+		require.Equal(t, 1, st.Charges[id], "one successful charge for order %d", id)
+		require.Zero(t, st.Refunds[id])
+	}
+	require.Equal(t, orders*2, s.count(t, `SELECT count(*) FROM tickets`), "tickets issued once")
+	require.Equal(t, orders*2, s.count(t, `SELECT count(*) FROM event_seats WHERE status = 'sold'`))
+	require.Equal(t, orders, s.count(t, `SELECT count(*) FROM outbox WHERE topic = 'order.paid'`))
+	require.LessOrEqual(t, st.MaxOpsPerSecond, 50, "the PSP never saw more than its quota")
+	t.Logf("deliveries accepted: %d, events: %d, rate-limited calls: %d", st.Delivered, st.Events, st.RateLimited)
+}
+
+// TestPaymentAfterHoldLostIsRefunded: the fan pays after the hold expired
+// and the seat went to someone else: exactly one refund.
+func TestPaymentAfterHoldLostIsRefunded(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{Duplicates: 2})
+	ana, bia := newFan(t, s.srv), newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	_, orderID := s.hold(t, ana, "a", s.seats[0])
+	r := ana.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil)
+	require.Less(t, r.Status, 300)
+	p := s.payment(t, orderID)
+	// Time passes: the hold expires and Bia takes the seat.
+	for _, id := range s.app.Shards.IDs() {
+		pool, _ := s.app.Shards.Pool(id)
+		pool.Exec(context.Background(), `UPDATE holds SET expires_at = now() - interval '1 second' WHERE status = 'active'`)
+		pool.Exec(context.Background(), `UPDATE event_seats SET held_until = now() - interval '1 second' WHERE status = 'held'`)
+	}
+	s.hold(t, bia, "b", s.seats[0])
+	_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool {
+		pay, _ := s.orderStatus(t, ana, orderID).Body["payment"].(map[string]any)
+		return pay != nil && pay["status"] == "refunded"
+	}, "the refund")
+	r = s.orderStatus(t, ana, orderID)
+	require.Equal(t, "refunded", r.Body["status"])
+	require.Empty(t, r.Body["tickets"])
+	time.Sleep(500 * time.Millisecond)
+	require.Equal(t, 1, s.sim.Stats().Refunds[orderID], "exactly one refund")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM event_seats WHERE status = 'held'`), "Bia keeps the seat")
+}
