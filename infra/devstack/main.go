@@ -29,6 +29,7 @@ import (
 	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/migrate"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/pspsim"
 )
 
 func main() {
@@ -123,6 +124,18 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 		}
 	})
 	go a.Admission().Run(ctx, time.Time{})
+	a.RunWorkers(ctx)
+	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0].Secret,
+		WebhookURL: "http://" + addr + "/api/psp/webhook", PublicURL: "http://localhost:8090",
+		Faults: pspsim.Faults{RatePerSecond: 100}})
+	defer sim.Close()
+	simSrv := &http.Server{Addr: "127.0.0.1:8090", Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := simSrv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			log.Printf("psp simulator: %v", err)
+		}
+	}()
+	defer simSrv.Close()
 	srv := &http.Server{Addr: addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -134,10 +147,12 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
   demo organizer:  %s / %s
   on sale now:     %s/api/events/%d (waiting room on)
   health:          %s/healthz
+  PSP simulator:   http://localhost:8090 (test card 4242 4242 4242 4242)
+  mailbox:         %s
 
   Ctrl-C stops everything; data is kept (make dev-reset wipes it).
 
-`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url)
+`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, cfg.Mailbox)
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
@@ -202,6 +217,8 @@ func environment(env localenv.Env, addr string) (map[string]string, error) {
 		"CATRACA_CATALOG_DSN": env.DSN("catraca_catalog"),
 		"CATRACA_SHARD_DSNS":  "1=" + env.DSN("catraca_shard_1") + ",2=" + env.DSN("catraca_shard_2"),
 		"CATRACA_REDIS_ADDR":  env.RedisAddr(),
+		"CATRACA_PSP_URL":     "http://127.0.0.1:8090",
+		"CATRACA_MAILBOX":     filepath.Join(env.Dir, "mailbox"),
 	}
 	for k, v := range keys {
 		vars[k] = v
