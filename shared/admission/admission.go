@@ -24,6 +24,8 @@ type Controller struct {
 	Interval time.Duration
 	// Abandon is how long a fan may go without a heartbeat.
 	Abandon time.Duration
+	// Owner names this controller for the per-event lease.
+	Owner string
 }
 
 // Run ticks until ctx ends or until passes (the admit Lambda runs for about
@@ -46,6 +48,9 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 			}
 		}
 		for _, e := range events {
+			if mine, err := c.Room.Lease(ctx, e.ID, c.Owner, 3*c.Interval); err != nil || !mine {
+				continue // another controller ticks this event (or Redis is down)
+			}
 			if _, err := c.Tick(ctx, e); err != nil {
 				// Fail closed: nobody new is admitted this tick; admitted
 				// fans keep buying with their stateless tokens.

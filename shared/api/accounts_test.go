@@ -22,7 +22,7 @@ type response struct {
 	Raw    []byte
 }
 
-func call(t *testing.T, srv *httptest.Server, method, path, contentType string, body io.Reader) response {
+func call(t testing.TB, srv *httptest.Server, method, path, contentType string, body io.Reader) response {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, body)
 	require.NoError(t, err)
@@ -41,14 +41,14 @@ func call(t *testing.T, srv *httptest.Server, method, path, contentType string, 
 	return out
 }
 
-func postJSON(t *testing.T, srv *httptest.Server, path string, v any) response {
+func postJSON(t testing.TB, srv *httptest.Server, path string, v any) response {
 	t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return call(t, srv, http.MethodPost, path, "application/json", bytes.NewReader(b))
 }
 
-func requireProblem(t *testing.T, r response, status int, code string) {
+func requireProblem(t testing.TB, r response, status int, code string) {
 	t.Helper()
 	require.Equal(t, status, r.Status, string(r.Raw))
 	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))

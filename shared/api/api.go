@@ -118,6 +118,7 @@ func New(d Deps) http.Handler {
 	s.route("POST /api/events", s.createEvent)
 	s.route("PUT /api/events/{id}/status", s.changeEventStatus)
 	s.route("PUT /api/events/{id}/price-levels", s.setPriceLevels)
+	s.route("PUT /api/events/{id}/waiting-room", s.setWaitingRoom)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})

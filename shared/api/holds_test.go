@@ -23,13 +23,13 @@ import (
 
 // fan is an HTTP client with its own cookie jar (its own session).
 type fan struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	client *http.Client
 	header http.Header
 }
 
-func newFan(t *testing.T, srv *httptest.Server) *fan {
+func newFan(t testing.TB, srv *httptest.Server) *fan {
 	jar, _ := cookiejar.New(nil)
 	return &fan{t: t, srv: srv, client: &http.Client{Jar: jar}, header: http.Header{}}
 }
@@ -70,7 +70,7 @@ func (f *fan) signUp(email string) int64 {
 }
 
 // organizerFan signs up an account and promotes it to organizer.
-func organizerFan(t *testing.T, a *app.App, srv *httptest.Server) *fan {
+func organizerFan(t testing.TB, a *app.App, srv *httptest.Server) *fan {
 	o := newFan(t, srv)
 	id := o.signUp("org@example.com")
 	require.NoError(t, pgstore.New(a.Catalog).SetRole(context.Background(), id, "organizer"))
@@ -79,7 +79,7 @@ func organizerFan(t *testing.T, a *app.App, srv *httptest.Server) *fan {
 	return o
 }
 
-func createEvent(t *testing.T, o *fan, venueID int64, name string, waitingRoom bool) int64 {
+func createEvent(t testing.TB, o *fan, venueID int64, name string, waitingRoom bool) int64 {
 	now := time.Now().UTC()
 	r := o.do(http.MethodPost, "/api/events", map[string]any{
 		"venue_id": venueID, "layout_version": 1, "name": name,
@@ -97,7 +97,7 @@ func createEvent(t *testing.T, o *fan, venueID int64, name string, waitingRoom b
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func seatIDs(t *testing.T, a *app.App, venueID int64) []int64 {
+func seatIDs(t testing.TB, a *app.App, venueID int64) []int64 {
 	l, err := venue.NewStore(a.Catalog).Load(context.Background(), venueID, 1)
 	require.NoError(t, err)
 	var ids []int64

@@ -36,7 +36,7 @@ type shop struct {
 	failNext atomic.Int32
 }
 
-func newShop(t *testing.T, faults pspsim.Faults) *shop {
+func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	t.Helper()
 	s := &shop{}
 	mailbox := t.TempDir()
@@ -77,7 +77,7 @@ func newShop(t *testing.T, faults pspsim.Faults) *shop {
 	return s
 }
 
-func (s *shop) hold(t *testing.T, f *fan, key string, seats ...int64) (holdID, orderID int64) {
+func (s *shop) hold(t testing.TB, f *fan, key string, seats ...int64) (holdID, orderID int64) {
 	t.Helper()
 	r := f.do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/holds", map[string]any{"seats": seats}, "Idempotency-Key", key)
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
@@ -85,7 +85,7 @@ func (s *shop) hold(t *testing.T, f *fan, key string, seats ...int64) (holdID, o
 }
 
 // paymentID waits until the order has a PSP payment and returns its id.
-func (s *shop) payment(t *testing.T, orderID int64) psp.Payment {
+func (s *shop) payment(t testing.TB, orderID int64) psp.Payment {
 	t.Helper()
 	var found psp.Payment
 	waitUntil(t, 15*time.Second, func() bool {
@@ -99,11 +99,11 @@ func (s *shop) payment(t *testing.T, orderID int64) psp.Payment {
 	return found
 }
 
-func (s *shop) orderStatus(t *testing.T, f *fan, id int64) response {
+func (s *shop) orderStatus(t testing.TB, f *fan, id int64) response {
 	return f.do(http.MethodGet, "/api/orders/"+itoa(id), nil)
 }
 
-func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg string, args ...any) {
+func waitUntil(t testing.TB, d time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -114,7 +114,7 @@ func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg string, args
 	}
 }
 
-func (s *shop) count(t *testing.T, q string, args ...any) int {
+func (s *shop) count(t testing.TB, q string, args ...any) int {
 	var total int
 	for _, id := range s.app.Shards.IDs() {
 		pool, _ := s.app.Shards.Pool(id)

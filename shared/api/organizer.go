@@ -138,3 +138,24 @@ func capitalize(s string) string {
 	}
 	return string(s[0]&^0x20) + s[1:]
 }
+
+func (s *Server) setWaitingRoom(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	var body event.WaitingRoom
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	e, err := s.organizer.SetWaitingRoom(r.Context(), sess.Account, id, body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}

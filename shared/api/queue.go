@@ -15,7 +15,7 @@ import (
 // of seconds, the per-fan status (origin, also the heartbeat) once a minute.
 const (
 	progressPoll = 2 * time.Second
-	heartbeat    = 60 * time.Second
+	heartbeat    = 70 * time.Second
 	ticketTTL    = 24 * time.Hour
 )
 

@@ -26,7 +26,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // catalog seeds venues and events for the read-path tests.
-func catalog(t *testing.T, a *app.App) (rio, sp venue.Layout, ids map[string]int64) {
+func catalog(t testing.TB, a *app.App) (rio, sp venue.Layout, ids map[string]int64) {
 	ctx := context.Background()
 	org := organizer.New(a.Catalog, a.Shards)
 	var err error
@@ -170,7 +170,7 @@ func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
 	waitFor(t, func() bool { return bit(f.do(http.MethodGet, url, nil), 0) }, "and the release")
 }
 
-func waitFor(t *testing.T, cond func() bool, msg string) {
+func waitFor(t testing.TB, cond func() bool, msg string) {
 	t.Helper()
 	deadline := time.Now().Add(2*time.Second + 500*time.Millisecond)
 	for !cond() {
@@ -182,7 +182,7 @@ func waitFor(t *testing.T, cond func() bool, msg string) {
 }
 
 // sse reads events from a stream until n "change" events arrived.
-func sse(t *testing.T, srv *httptest.Server, path, lastID string, n int) (ids []string, data []string) {
+func sse(t testing.TB, srv *httptest.Server, path, lastID string, n int) (ids []string, data []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

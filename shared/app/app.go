@@ -5,7 +5,9 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,7 +153,7 @@ func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 // Admission returns the admission controller over this app's clients.
 func (a *App) Admission() *admission.Controller {
 	return &admission.Controller{Room: a.Room, Events: event.NewDirectory(a.Catalog), Inventory: a.Inventory,
-		Log: a.Logger, Interval: time.Second, Abandon: 3 * time.Minute}
+		Log: a.Logger, Interval: time.Second, Abandon: 3 * time.Minute, Owner: newOwnerID()}
 }
 
 // Handler returns the API handler over this app's clients.
@@ -164,6 +166,12 @@ func (a *App) Handler() http.Handler {
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 		Orders: a.Orders, TicketSigner: a.TicketSigner, WebhookSecrets: secrets(a.Config.PSPWebhookSecrets),
 	})
+}
+
+func newOwnerID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func secrets(keys []config.Key) [][]byte {

@@ -277,3 +277,20 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 	}
 	return s.events.Get(ctx, eventID)
 }
+
+// SetWaitingRoom changes an event's waiting-room settings; the admission
+// controller publishes them to Redis on its next pass.
+func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64, w event.WaitingRoom) (event.Event, error) {
+	if err := s.owns(ctx, organizerID, eventID); err != nil {
+		return event.Event{}, err
+	}
+	if w.Ceiling <= 0 || w.ActiveTTL <= 0 || w.AdmissionTTL <= 0 {
+		return event.Event{}, fmt.Errorf("%w: ceiling, active_ttl_seconds and admission_ttl_seconds must be positive", ErrInvalidEvent)
+	}
+	if _, err := s.catalog.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
+		active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,
+		eventID, w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+		return event.Event{}, fmt.Errorf("set waiting room of event %d: %w", eventID, err)
+	}
+	return s.events.Get(ctx, eventID)
+}

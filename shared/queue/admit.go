@@ -194,3 +194,19 @@ func (r *Room) RecordHold(ctx context.Context, eventID int64, latency time.Durat
 	})
 	return unavailable(err)
 }
+
+var leaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+// Lease lets one controller tick an event: the holder renews it each tick,
+// others skip while it lasts. Correctness does not depend on it (every
+// tick is atomic); it only avoids doing the work twice.
+func (r *Room) Lease(ctx context.Context, eventID int64, owner string, ttl time.Duration) (bool, error) {
+	key := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:lease"
+	n, err := leaseScript.Run(ctx, r.rdb, []string{key}, owner, ttl.Milliseconds()).Int()
+	return n == 1, unavailable(err)
+}

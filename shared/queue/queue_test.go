@@ -287,3 +287,53 @@ func TestQueueTicketRestoresAPlaceLostInAFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), st.Position, "fan 1 is back ahead of fan 3")
 }
+
+func TestCeilingAdaptsToBackendHealth(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 7, Settings{Ceiling: 100})
+	ctx := context.Background()
+	for a := int64(1); a <= 400; a++ {
+		_, err := f.room.Join(ctx, 7, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	res, err := f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, res.Ceiling)
+	// Slow holds: the ceiling backs off multiplicatively.
+	for range 10 {
+		require.NoError(t, f.room.RecordHold(ctx, 7, 900*time.Millisecond, false))
+	}
+	res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 70, res.Ceiling)
+	for range 10 {
+		require.NoError(t, f.room.RecordHold(ctx, 7, 10*time.Millisecond, true))
+	}
+	res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 49, res.Ceiling, "errors back off too")
+	// Healthy and full: additive increase, never above the configured ceiling.
+	for range 20 {
+		require.NoError(t, f.room.RecordHold(ctx, 7, 20*time.Millisecond, false))
+		res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
+		require.NoError(t, err)
+		if res.Admitted > 0 {
+			require.LessOrEqual(t, res.Active, res.Ceiling, "admission never passes the current ceiling")
+		}
+	}
+	require.EqualValues(t, 100, res.Ceiling)
+}
+
+func TestLeaseKeepsOneTickerPerEvent(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 8, Settings{Ceiling: 1})
+	ctx := context.Background()
+	ok, err := f.room.Lease(ctx, 8, "a", time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, _ = f.room.Lease(ctx, 8, "b", time.Second)
+	require.False(t, ok, "another controller skips while the lease lasts")
+	ok, _ = f.room.Lease(ctx, 8, "a", time.Second)
+	require.True(t, ok, "the holder renews")
+}
