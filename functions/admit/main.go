@@ -6,24 +6,15 @@ package main
 
 import (
 	"context"
-	"log"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/config"
 )
 
 func main() {
-	cfg, err := config.Load()
-	if err != nil {
-		log.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
+	a := app.FromEnv()
 	ctl := a.Admission()
 	lambda.Start(func(ctx context.Context) error {
 		until := time.Now().Add(57 * time.Second)

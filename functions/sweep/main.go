@@ -5,23 +5,14 @@ package main
 
 import (
 	"context"
-	"log"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/config"
 )
 
 func main() {
-	cfg, err := config.Load()
-	if err != nil {
-		log.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
+	a := app.FromEnv()
 	lambda.Start(func(ctx context.Context) (map[int]int, error) {
 		return a.Inventory.SweepAll(ctx, 500)
 	})

@@ -116,13 +116,6 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	if seed.Created {
 		log.Printf("demo data seeded")
 	}
-	go every(ctx, 5*time.Second, func(ctx context.Context) {
-		if n, err := a.Inventory.SweepAll(ctx, 500); err != nil {
-			log.Printf("sweep: %v", err)
-		} else if n[1]+n[2] > 0 {
-			log.Printf("sweep: released %v expired holds per shard", n)
-		}
-	})
 	go a.Admission().Run(ctx, time.Time{})
 	a.RunWorkers(ctx)
 	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0].Secret,
@@ -163,21 +156,6 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-// every runs fn each interval until ctx ends (the local stand-in for an
-// EventBridge schedule).
-func every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn(ctx)
-		}
-	}
 }
 
 // environment returns the CATRACA_* variables of the local stack. Signing

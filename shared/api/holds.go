@@ -17,11 +17,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // createHold serves POST /api/events/{id}/holds.
 func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -99,11 +95,7 @@ func (s *Server) explainSeats(ctx context.Context, err error) error {
 }
 
 func (s *Server) getHold(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -117,11 +109,7 @@ func (s *Server) getHold(w http.ResponseWriter, r *http.Request) error {
 
 // releaseHold serves DELETE /api/holds/{id}.
 func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}

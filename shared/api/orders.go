@@ -21,11 +21,7 @@ type checkoutResponse struct {
 
 // checkout serves POST /api/orders/{id}/checkout.
 func (s *Server) checkout(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -55,11 +51,7 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,16 @@ func (s *Server) organizerSession(r *http.Request) (token.Claims, error) {
 	return sess, nil
 }
 
+// organizerAndID is sessionAndID for organizer routes.
+func (s *Server) organizerAndID(r *http.Request) (token.Claims, int64, error) {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return sess, 0, err
+	}
+	id, err := pathID(r, "id")
+	return sess, id, err
+}
+
 type layoutSummary struct {
 	VenueID   int64 `json:"venue_id"`
 	Version   int   `json:"version"`
@@ -76,11 +86,7 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.organizerSession(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return err
 	}
@@ -99,11 +105,7 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) setPriceLevels(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.organizerSession(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return err
 	}
@@ -140,11 +142,7 @@ func capitalize(s string) string {
 }
 
 func (s *Server) setWaitingRoom(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.organizerSession(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return err
 	}

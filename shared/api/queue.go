@@ -127,11 +127,7 @@ func queueUnavailable(err error) error {
 
 // joinQueue serves POST /api/events/{id}/queue.
 func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -172,11 +168,7 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 // queueStatus serves GET /api/events/{id}/queue: the fan's own state and
 // heartbeat, and the admission token once admitted.
 func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
-	if err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
+	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}

@@ -132,3 +132,14 @@ func accountError(err error) error {
 	}
 	return nil
 }
+
+// sessionAndID returns the caller's session and the {id} path value, the
+// preamble of every account-scoped route.
+func (s *Server) sessionAndID(r *http.Request) (token.Claims, int64, error) {
+	sess, err := s.session(r)
+	if err != nil {
+		return sess, 0, err
+	}
+	id, err := pathID(r, "id")
+	return sess, id, err
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -62,6 +63,20 @@ type App struct {
 	TicketSigner *order.Signer
 	PSP          psp.PSP
 	pools        []*pgxpool.Pool
+}
+
+// FromEnv loads the configuration from the environment and opens the app;
+// a Lambda's main calls it once, outside the handler, and exits on error.
+func FromEnv() *App {
+	cfg, err := config.Load()
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := Open(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return a
 }
 
 // Open connects everything cfg names. Connections are lazy: a Lambda cold
@@ -183,38 +198,42 @@ func secrets(keys []config.Key) [][]byte {
 }
 
 // RunWorkers runs, until ctx ends, what AWS runs as queue consumers and
-// schedules: PSP calls from the queue, fulfilment from the outbox, and
-// reconciliation with the PSP.
+// schedules: PSP calls from the queue, fulfilment from the outbox,
+// reconciliation with the PSP and the hold sweeper.
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := a.Orders.Fulfil(ctx); err != nil {
-					a.Logger.Warn("fulfil", "err", err)
-				}
-			}
+	logErr := func(what string, err error) {
+		if err != nil {
+			a.Logger.Warn(what, "err", err)
 		}
-	}()
-	go func() {
-		t := time.NewTicker(30 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour)); err != nil {
-					a.Logger.Warn("reconcile", "err", err)
-				}
-			}
+	}
+	go Every(ctx, 500*time.Millisecond, func(ctx context.Context) {
+		_, err := a.Orders.Fulfil(ctx)
+		logErr("fulfil", err)
+	})
+	go Every(ctx, 30*time.Second, func(ctx context.Context) {
+		_, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+		logErr("reconcile", err)
+	})
+	go Every(ctx, 5*time.Second, func(ctx context.Context) {
+		_, err := a.Inventory.SweepAll(ctx, 500)
+		logErr("sweep", err)
+	})
+}
+
+// Every runs fn each interval until ctx ends (the local stand-in for an
+// EventBridge schedule).
+func Every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn(ctx)
 		}
-	}()
+	}
 }
 
 // Close releases every client.
