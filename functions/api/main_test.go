@@ -17,7 +17,7 @@ import (
 func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
 	t.Parallel()
 	d := testenv.NewDatabases(t, 2)
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.EnvFor(t, d))
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.Env(testenv.Config(t, d)))
 
 	request := func(method, path, body string) events.APIGatewayV2HTTPRequest {
 		return events.APIGatewayV2HTTPRequest{

@@ -216,14 +216,14 @@ func TestWebhookSignature(t *testing.T) {
 	require.Zero(t, s.count(t, `SELECT count(*) FROM orders WHERE status <> 'pending'`), "nothing changed")
 }
 
-// TestWebhookStorm pays 150 orders while the PSP duplicates every delivery
+// TestWebhookStorm pays 250 orders (over a thousand deliveries) while the PSP duplicates every delivery
 // three times, reorders them, fails a first delivery (a crash before
 // commit) and drops another order's webhooks entirely (the reconciler
 // repairs it).
 func TestWebhookStorm(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{Duplicates: 3, Reorder: 300 * time.Millisecond})
-	const orders = 150
+	const orders = 250
 	fans := make([]*fan, orders)
 	ids := make([]int64, orders)
 	for i := range fans {

@@ -16,6 +16,9 @@ import (
 	"os"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -30,6 +33,8 @@ import (
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/order/sesmail"
+	"github.com/catraca/catraca/shared/order/sqsqueue"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
@@ -137,8 +142,29 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
 	a.PSP = psp.NewClient(cfg.PSPURL, cfg.PSPAPIKey)
 	a.Jobs = order.NewLocalQueue(100000)
+	var jobs order.Queue = a.Jobs
+	var mailer order.Mailer = order.LogMailer{Log: a.Logger}
+	if cfg.Mailbox != "" {
+		mailer = order.FolderMailer{Dir: cfg.Mailbox}
+	}
+	if cfg.PSPQueueURL != "" || cfg.MailFrom != "" {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("aws config: %w", err)
+		}
+		if cfg.PSPQueueURL != "" {
+			jobs = sqsqueue.Queue{Client: sqs.NewFromConfig(awsCfg), URL: cfg.PSPQueueURL}
+		}
+		if cfg.MailFrom != "" {
+			mailer = sesmail.Mailer{Client: sesv2.NewFromConfig(awsCfg), From: cfg.MailFrom}
+		}
+	}
 	a.Orders = order.New(order.Config{Shards: a.Shards, PSP: a.PSP, Limiter: ratelimit.New(a.Redis, cfg.RedisPrefix),
-		Queue: a.Jobs, Rate: cfg.PSPRate, PublicURL: cfg.PublicURL, Tickets: a.TicketSigner, Mailbox: cfg.Mailbox, Log: a.Logger})
+		Queue: jobs, Rate: cfg.PSPRate, PublicURL: cfg.PublicURL, Tickets: a.TicketSigner, Mailer: mailer, Log: a.Logger,
+		Addresses: func(ctx context.Context, account int64) (string, error) {
+			var email string
+			return email, a.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
+		}})
 	a.Orders.Paid = func(eventID, account int64, seats []int) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

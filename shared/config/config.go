@@ -67,6 +67,11 @@ type Config struct {
 	TicketKey []Key
 	// Mailbox is where confirmation emails are written locally ("" = log only).
 	Mailbox string
+	// MailFrom, when set, sends confirmation emails with SES from this address.
+	MailFrom string
+	// PSPQueueURL, when set, queues PSP calls on this SQS FIFO queue
+	// instead of the in-process queue.
+	PSPQueueURL string
 }
 
 // Key is one HMAC key with the id that travels in the JWT header.
@@ -102,6 +107,8 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c.PSPAPIKey = r.str("CATRACA_PSP_API_KEY", "sk_test_catraca")
 	c.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
 	c.Mailbox = r.str("CATRACA_MAILBOX", "")
+	c.MailFrom = r.str("CATRACA_MAIL_FROM", "")
+	c.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL", "")
 	c.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS")
 	c.TicketKey = r.keys("CATRACA_TICKET_KEY")
 	c.SessionKeys = r.keys("CATRACA_SESSION_KEYS")

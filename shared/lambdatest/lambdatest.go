@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/testenv"
 )
 
@@ -131,9 +132,8 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// EnvFor renders a test configuration as the CATRACA_* environment.
-func EnvFor(t testing.TB, d testenv.Databases) map[string]string {
-	cfg := testenv.Config(t, d)
+// Env renders a configuration as the CATRACA_* environment of a function.
+func Env(cfg config.Config) map[string]string {
 	shards := ""
 	for id, dsn := range cfg.Shards {
 		if shards != "" {
@@ -142,7 +142,7 @@ func EnvFor(t testing.TB, d testenv.Databases) map[string]string {
 		shards += strconv.Itoa(id) + "=" + dsn
 	}
 	return map[string]string{
-		"CATRACA_ENV":                 "test",
+		"CATRACA_ENV":                 cfg.Env,
 		"CATRACA_CATALOG_DSN":         cfg.CatalogDSN,
 		"CATRACA_SHARD_DSNS":          shards,
 		"CATRACA_REDIS_ADDR":          cfg.RedisAddr,
@@ -151,7 +151,9 @@ func EnvFor(t testing.TB, d testenv.Databases) map[string]string {
 		"CATRACA_ADMISSION_KEYS":      testenv.KeyString(cfg.AdmissionKeys[0]),
 		"CATRACA_PSP_WEBHOOK_SECRETS": testenv.KeyString(cfg.PSPWebhookSecrets[0]),
 		"CATRACA_TICKET_KEY":          testenv.KeyString(cfg.TicketKey[0]),
-		"CATRACA_ARGON2_MEMORY_KIB":   "1024",
-		"CATRACA_ARGON2_TIME":         "1",
+		"CATRACA_PSP_URL":             cfg.PSPURL,
+		"CATRACA_PSP_API_KEY":         cfg.PSPAPIKey,
+		"CATRACA_ARGON2_MEMORY_KIB":   strconv.Itoa(int(cfg.Argon2MemoryKiB)),
+		"CATRACA_ARGON2_TIME":         strconv.Itoa(int(cfg.Argon2Time)),
 	}
 }

@@ -84,7 +84,8 @@ type Service struct {
 	rate      float64
 	publicURL string
 	tickets   *Signer
-	mailbox   string
+	mailer    Mailer
+	addresses func(ctx context.Context, account int64) (string, error)
 	log       *slog.Logger
 	// Paid is told about every sale (to free the fan's waiting-room slot
 	// and push the sold seats to watchers).
@@ -100,7 +101,9 @@ type Config struct {
 	Rate      float64 // PSP operations per second we may use
 	PublicURL string
 	Tickets   *Signer
-	Mailbox   string
+	Mailer    Mailer
+	// Addresses finds an account's email address (in the catalog).
+	Addresses func(ctx context.Context, account int64) (string, error)
 	Log       *slog.Logger
 }
 
@@ -109,8 +112,11 @@ func New(c Config) *Service {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
+	if c.Mailer == nil {
+		c.Mailer = LogMailer{Log: c.Log}
+	}
 	return &Service{shards: c.Shards, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
-		publicURL: c.PublicURL, tickets: c.Tickets, mailbox: c.Mailbox, log: c.Log}
+		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, log: c.Log}
 }
 
 // SetQueue plugs the queue in after construction (the local queue's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,27 +95,56 @@ func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload [
 		if err != nil {
 			return err
 		}
-		return s.email(o)
+		return s.email(ctx, o)
 	}
 	return nil
 }
 
-// email writes the confirmation to the local mailbox folder (an SES sender
-// takes this place in AWS).
-func (s *Service) email(o Order) error {
+// email sends the confirmation with the tickets.
+func (s *Service) email(ctx context.Context, o Order) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Subject: Your tickets — order %d\n\nOrder %d for event %d is paid: %d %s.\n\n",
-		o.ID, o.ID, o.EventID, o.TotalCents, o.Currency)
+	fmt.Fprintf(&b, "Order %d for event %d is paid: %d %s.\n\n", o.ID, o.EventID, o.TotalCents, o.Currency)
 	for _, t := range o.Tickets {
 		fmt.Fprintf(&b, "  %s  %s\n  QR: %s%s\n", t.Code, t.Label, s.publicURL, t.QR)
 	}
 	fmt.Fprintf(&b, "\nSee your order: %s/orders.html?id=%d\n", s.publicURL, o.ID)
-	if s.mailbox == "" {
-		s.log.Info("confirmation email", "order", o.ID, "tickets", len(o.Tickets))
-		return nil
+	to := ""
+	if s.addresses != nil {
+		var err error
+		if to, err = s.addresses(ctx, o.UserID); err != nil {
+			return err
+		}
 	}
-	if err := os.MkdirAll(s.mailbox, 0o755); err != nil {
+	return s.mailer.Send(ctx, Mail{Key: fmt.Sprintf("order-%d", o.ID), To: to, Subject: fmt.Sprintf("Your tickets — order %d", o.ID), Body: b.String()})
+}
+
+// Mail is one message; Key names it, so a resend replaces rather than adds.
+type Mail struct {
+	Key, To, Subject, Body string
+}
+
+// Mailer sends confirmation emails: FolderMailer locally, an SES sender in AWS.
+type Mailer interface {
+	Send(ctx context.Context, m Mail) error
+}
+
+// FolderMailer writes each mail to Dir/<key>.txt (the local mailbox).
+type FolderMailer struct{ Dir string }
+
+// Send implements Mailer.
+func (f FolderMailer) Send(_ context.Context, m Mail) error {
+	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(s.mailbox, fmt.Sprintf("order-%d.txt", o.ID)), []byte(b.String()), 0o644)
+	text := "To: " + m.To + "\nSubject: " + m.Subject + "\n\n" + m.Body
+	return os.WriteFile(filepath.Join(f.Dir, m.Key+".txt"), []byte(text), 0o644)
+}
+
+// LogMailer only logs that a mail would be sent.
+type LogMailer struct{ Log *slog.Logger }
+
+// Send implements Mailer.
+func (l LogMailer) Send(_ context.Context, m Mail) error {
+	l.Log.Info("mail", "key", m.Key, "to", m.To, "subject", m.Subject)
+	return nil
 }
