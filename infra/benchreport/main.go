@@ -37,8 +37,6 @@ var comparisons = []comparison{
 		"ops/s", []int{1, 16, 64}, "≥ 0.8× at 16+ clients"},
 	{"GA holds: 64 slotted counters vs one counter row", "BenchmarkGAHolds/slotted-64/clients=%d", "BenchmarkGAHolds/single-row/clients=%d",
 		"ops/s", []int{1, 16, 64}, "≥ 5× at 64 clients"},
-	{"GA holds with a 2 ms commit (quorum-commit latency, row locks held): slotted vs one row", "BenchmarkGAHolds/commit-2ms/slotted-64/clients=%d", "BenchmarkGAHolds/commit-2ms/single-row/clients=%d",
-		"ops/s", []int{1, 16, 64}, "≥ 5× at 64 clients"},
 }
 
 var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)

@@ -123,9 +123,32 @@ func (s *Server) getAvailability(w http.ResponseWriter, r *http.Request) error {
 
 func etagOf(s string) string { return `"` + s + `"` }
 
-// gzipMemo keeps the compressed form of the last payload per ETag, so a
-// snapshot is compressed once per interval, not once per request.
-var gzipMemo sync.Map // etag → []byte
+// gzipMemo keeps the compressed form of recent payloads by ETag, so a
+// snapshot is compressed once per interval, not once per request. It is
+// emptied when it grows past gzipMemoSize (snapshots change every second).
+var gzipMemo struct {
+	sync.Mutex
+	m map[string][]byte
+}
+
+const gzipMemoSize = 256
+
+func gzipped(etag string, b []byte) []byte {
+	gzipMemo.Lock()
+	defer gzipMemo.Unlock()
+	if gz, ok := gzipMemo.m[etag]; ok {
+		return gz
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	if gzipMemo.m == nil || len(gzipMemo.m) >= gzipMemoSize {
+		gzipMemo.m = map[string][]byte{}
+	}
+	gzipMemo.m[etag] = buf.Bytes()
+	return buf.Bytes()
+}
 
 // writeCached sends a JSON payload with caching headers, answering
 // If-None-Match with 304 and compressing for clients that accept gzip.
@@ -140,17 +163,8 @@ func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, b []byte, e
 	}
 	h.Set("Content-Type", "application/json")
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		gz, ok := gzipMemo.Load(etag)
-		if !ok {
-			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-			zw.Write(b)
-			zw.Close()
-			gz = buf.Bytes()
-			gzipMemo.Store(etag, gz)
-		}
 		h.Set("Content-Encoding", "gzip")
-		w.Write(gz.([]byte))
+		w.Write(gzipped(etag, b))
 		return
 	}
 	w.Write(b)

@@ -6,12 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/shard"
 )
 
 // benchOps is how many operations each benchmark case runs per b.N.
@@ -66,9 +63,7 @@ func BenchmarkSeatHolds(b *testing.B) {
 
 // BenchmarkGAHolds compares a single counter row with the slotted counters
 // at growing concurrency; every hold takes one place from a pool that never
-// runs out. The commit-2ms cases delay every commit by 2 ms (commit_delay)
-// while row locks are held, as a replicated store's quorum commit does: that
-// is when one hot row caps throughput.
+// runs out.
 func BenchmarkGAHolds(b *testing.B) {
 	for _, strategy := range []struct {
 		name  string
@@ -76,38 +71,17 @@ func BenchmarkGAHolds(b *testing.B) {
 	}{{"single-row", 1}, {"slotted-64", 64}} {
 		f := newFixture(b, 100, 10_000_000, func(s *organizer.EventSpec) { s.GASlots = strategy.slots; s.MaxPerAccount = 4 })
 		ctx := context.Background()
-		slow := slowCommits(b, f)
-		for _, latency := range []string{"", "commit-2ms/"} {
-			svc := f.app.Inventory
-			if latency != "" {
-				svc = slow
-			}
-			for _, clients := range clientCounts {
-				b.Run(fmt.Sprintf("%s%s/clients=%d", latency, strategy.name, clients), func(b *testing.B) {
-					for i := range b.N {
-						r := loadstat.Run(clients, benchOps, func(seq int) error {
-							_, _, err := svc.Hold(ctx, f.event, inventory.Request{
-								Account: int64(len(latency)*100_000_000 + clients*1_000_000 + i*benchOps + seq), Key: "ga", Pool: "FLOOR", Quantity: 1})
-							return err
-						})
-						loadstat.Report(b, r, "ops")
-					}
-				})
-			}
+		for _, clients := range clientCounts {
+			b.Run(fmt.Sprintf("%s/clients=%d", strategy.name, clients), func(b *testing.B) {
+				for i := range b.N {
+					r := loadstat.Run(clients, benchOps, func(seq int) error {
+						_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
+							Account: int64(clients*1_000_000 + i*benchOps + seq), Key: "ga", Pool: "FLOOR", Quantity: 1})
+						return err
+					})
+					loadstat.Report(b, r, "ops")
+				}
+			})
 		}
 	}
-}
-
-// slowCommits returns an inventory service on the fixture's shard whose
-// connections delay each commit by 2 ms.
-func slowCommits(b *testing.B, f *fixture) *inventory.Service {
-	cfg := f.shard.Config().Copy()
-	cfg.ConnConfig.RuntimeParams["commit_delay"] = "2000"
-	cfg.ConnConfig.RuntimeParams["commit_siblings"] = "0"
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	return inventory.New(shard.New(f.app.Catalog, map[int]*pgxpool.Pool{f.event.Shard: pool}, nil))
 }
