@@ -47,9 +47,13 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 				events, refreshed = list, now
 			}
 		}
-		for _, e := range events {
+		for i, e := range events {
 			if mine, err := c.Room.Lease(ctx, e.ID, c.Owner, 3*c.Interval); err != nil || !mine {
 				continue // another controller ticks this event (or Redis is down)
+			}
+			if e.WaitingRoom.PublishedAt == nil {
+				now := time.Now()
+				events[i].WaitingRoom.PublishedAt = &now // Tick records it
 			}
 			if _, err := c.Tick(ctx, e); err != nil {
 				// Fail closed: nobody new is admitted this tick; admitted
@@ -71,11 +75,19 @@ func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult,
 	if err != nil {
 		return queue.TickResult{}, err
 	}
-	if fresh && time.Now().After(e.SaleStartsAt.Add(5*time.Second)) {
+	if fresh && e.WaitingRoom.PublishedAt != nil && time.Now().After(e.SaleStartsAt.Add(5*time.Second)) {
+		// Published before, gone now: Redis lost it.
 		c.Log.Warn("admission: waiting-room state lost, recovering at a conservative rate", "event", e.ID)
 		if err := c.Room.Recover(ctx, e.ID, time.Duration(e.WaitingRoom.ActiveTTL)*time.Second); err != nil {
 			return queue.TickResult{}, err
 		}
+	}
+	if e.WaitingRoom.PublishedAt == nil {
+		if err := c.Events.MarkRoomPublished(ctx, e.ID); err != nil {
+			return queue.TickResult{}, err
+		}
+		now := time.Now()
+		e.WaitingRoom.PublishedAt = &now
 	}
 	in := queue.TickInput{Interval: c.Interval}
 	available, held, err := c.Inventory.Availability(ctx, e)

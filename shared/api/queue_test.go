@@ -93,6 +93,10 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, "admitted fans keep buying: the token needs no lookup")
 
 	// Redis comes back without its data (a failover that lost everything).
+	e, err = a.Events.Get(ctx, gatedID) // the catalog now knows the room was published
+	require.NoError(t, err)
+	require.NotNil(t, e.WaitingRoom.PublishedAt)
+	e.WaitingRoom.Ceiling = 1
 	require.NoError(t, os.RemoveAll(filepath.Join(redisEnv.Dir, "redis")))
 	require.NoError(t, redisEnv.StartRedis(ctx))
 	res, err := ctl.Tick(ctx, e)

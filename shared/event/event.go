@@ -49,9 +49,11 @@ type Event struct {
 type WaitingRoom struct {
 	Enabled         bool       `json:"enabled"`
 	PrequeueOpensAt *time.Time `json:"prequeue_opens_at,omitempty"`
-	Ceiling         int        `json:"ceiling"`
-	ActiveTTL       int        `json:"active_ttl_seconds"`
-	AdmissionTTL    int        `json:"admission_ttl_seconds"`
+	// PublishedAt is when the room first reached Redis (nil: never).
+	PublishedAt  *time.Time `json:"-"`
+	Ceiling      int        `json:"ceiling"`
+	ActiveTTL    int        `json:"active_ttl_seconds"`
+	AdmissionTTL int        `json:"admission_ttl_seconds"`
 }
 
 // PriceLevel is a price an event charges for seats of a level.
@@ -75,14 +77,14 @@ func NewDirectory(db *pgxpool.Pool) *Directory { return &Directory{db: db} }
 const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
 	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
 	e.hold_ttl_seconds, e.hold_cap_seconds, e.shard_id, e.waiting_room, e.prequeue_opens_at, e.queue_ceiling,
-	e.active_ttl_seconds, e.admission_ttl_seconds`
+	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at`
 
 func scan(row pgx.Row) (Event, error) {
 	var e Event
 	err := row.Scan(&e.ID, &e.Name, &e.Category, &e.City, &e.Description, &e.VenueID, &e.VenueName, &e.LayoutVersion,
 		&e.StartsAt, &e.SaleStartsAt, &e.SaleEndsAt, &e.Status, &e.Currency, &e.MaxPerAccount, &e.MaxPerHold,
 		&e.HoldTTL, &e.HoldCap, &e.Shard, &e.WaitingRoom.Enabled, &e.WaitingRoom.PrequeueOpensAt, &e.WaitingRoom.Ceiling,
-		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL)
+		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt)
 	return e, err
 }
 
@@ -293,4 +295,10 @@ func (d *Directory) WaitingRoomEvents(ctx context.Context, now time.Time) ([]Eve
 		return nil, fmt.Errorf("waiting-room events: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
+}
+
+// MarkRoomPublished records the first publication of an event's room.
+func (d *Directory) MarkRoomPublished(ctx context.Context, id int64) error {
+	_, err := d.db.Exec(ctx, `UPDATE events SET room_published_at = now() WHERE id = $1 AND room_published_at IS NULL`, id)
+	return err
 }
