@@ -281,3 +281,36 @@ func TestReadCacheHeaders(t *testing.T) {
 	require.NoError(t, err, "run go test ./shared/api -run TestReadCacheHeaders -update")
 	require.Equal(t, string(want), b.String())
 }
+
+func TestStreamPushesSweptHolds(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	rio, _, ids := catalog(t, a)
+	id := ids["Aurora Tour"]
+	seats := seatIDs(t, a, rio.VenueID)
+	f := newFan(t, srv)
+	f.signUp("sweep@example.com")
+	r := f.do(http.MethodPost, "/api/events/"+itoa(id)+"/holds", map[string]any{"seats": seats[4:6]}, "Idempotency-Key", "s")
+	require.Equal(t, http.StatusCreated, r.Status)
+	pool, _ := a.Shards.Pool(1)
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `UPDATE holds SET expires_at = now() - interval '1 second'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE event_seats SET held_until = now() - interval '1 second' WHERE status = 'held'`)
+	require.NoError(t, err)
+
+	got := make(chan []string, 1)
+	go func() {
+		_, data := sse(t, srv, "/api/events/"+itoa(id)+"/stream", "", 1)
+		got <- data
+	}()
+	time.Sleep(300 * time.Millisecond)
+	_, err = a.Inventory.SweepAll(ctx, 100)
+	require.NoError(t, err)
+	data := <-got
+	require.Len(t, data, 1)
+	require.Contains(t, data[0], `"state":"available"`)
+	require.Contains(t, data[0], `"seats":[4,5]`)
+}

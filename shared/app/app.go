@@ -136,6 +136,17 @@ func Open(ctx context.Context, cfg config.Config) (*App, error) {
 	a.ReadCache = cache.New(a.Redis, cfg.RedisPrefix)
 	a.Availability = availability.New(a.Shards, a.ReadCache)
 	a.Live = live.New(a.Redis, cfg.RedisPrefix)
+	a.Inventory.Freed = func(f inventory.Freed) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		d := live.Delta{State: "available", GA: f.GA}
+		if len(f.Seats) > 0 {
+			d.Seats = f.Seats
+		}
+		if err := a.Live.Publish(ctx, f.EventID, d); err != nil {
+			a.Logger.Warn("publish freed seats", "event", f.EventID, "err", err)
+		}
+	}
 	if len(cfg.TicketKey) == 0 || len(cfg.PSPWebhookSecrets) == 0 {
 		return nil, errors.New("config: CATRACA_TICKET_KEY and CATRACA_PSP_WEBHOOK_SECRETS are required")
 	}

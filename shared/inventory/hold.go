@@ -66,6 +66,8 @@ type Service struct {
 	shards *shard.Router
 	pools  poolCache
 	now    func() time.Time
+	// Freed, when set, is told what the sweeper gave back (for watchers).
+	Freed func(Freed)
 }
 
 // New returns the inventory service.

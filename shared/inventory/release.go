@@ -54,40 +54,91 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 // pending orders are cancelled. Seats already re-held by someone else (lazy
 // expiry) are left alone: they no longer carry this hold's id.
 func end(ctx context.Context, tx pgx.Tx, ids []int64, status string) error {
+	_, err := endFreed(ctx, tx, ids, status)
+	return err
+}
+
+// Freed is what ending holds gave back to one event, for watchers.
+type Freed struct {
+	EventID int64
+	Seats   []int          // layout seat indexes now available
+	GA      map[string]int // pool code → places returned
+}
+
+// endFreed is end that also reports what came back, per event.
+func endFreed(ctx context.Context, tx pgx.Tx, ids []int64, status string) (map[int64]*Freed, error) {
+	freed := map[int64]*Freed{}
+	of := func(eventID int64) *Freed {
+		if freed[eventID] == nil {
+			freed[eventID] = &Freed{EventID: eventID, GA: map[string]int{}}
+		}
+		return freed[eventID]
+	}
 	if len(ids) == 0 {
-		return nil
+		return freed, nil
 	}
 	orderStatus := "expired"
 	if status == "released" {
 		orderStatus = "cancelled"
 	}
 	if _, err := tx.Exec(ctx, `UPDATE holds SET status = $2 WHERE id = ANY($1) AND status = 'active'`, ids, status); err != nil {
-		return fmt.Errorf("end holds: %w", err)
+		return nil, fmt.Errorf("end holds: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `
+	rows, err := tx.Query(ctx, `
 		UPDATE event_seats s SET status = 'available', hold_id = NULL, held_until = NULL, updated_at = now()
 		FROM (SELECT id FROM event_seats WHERE hold_id = ANY($1) AND status = 'held' ORDER BY id FOR NO KEY UPDATE) t
-		WHERE s.id = t.id`, ids); err != nil {
-		return fmt.Errorf("free seats: %w", err)
+		WHERE s.id = t.id RETURNING s.event_id, s.seat_index`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("free seats: %w", err)
+	}
+	for rows.Next() {
+		var eventID int64
+		var idx int
+		if err := rows.Scan(&eventID, &idx); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		f := of(eventID)
+		f.Seats = append(f.Seats, idx)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	// Lock the slots in key order before adding back, so concurrent
 	// sweepers and releases cannot deadlock on them.
-	if _, err := tx.Exec(ctx, `
+	rows, err = tx.Query(ctx, `
 		WITH back AS (
 			SELECT pool_id, slot, sum(quantity) AS q FROM hold_ga WHERE hold_id = ANY($1) GROUP BY pool_id, slot
 		), locked AS (
 			SELECT g.pool_id, g.slot FROM ga_slots g JOIN back USING (pool_id, slot) ORDER BY g.pool_id, g.slot FOR UPDATE OF g
+		), upd AS (
+			UPDATE ga_slots g SET remaining = g.remaining + back.q
+			FROM back, locked WHERE g.pool_id = back.pool_id AND g.slot = back.slot
+			  AND locked.pool_id = back.pool_id AND locked.slot = back.slot
+			RETURNING g.pool_id, back.q
 		)
-		UPDATE ga_slots g SET remaining = g.remaining + back.q
-		FROM back, locked WHERE g.pool_id = back.pool_id AND g.slot = back.slot
-		  AND locked.pool_id = back.pool_id AND locked.slot = back.slot`, ids); err != nil {
-		return fmt.Errorf("return GA places: %w", err)
+		SELECT p.event_id, p.code, sum(upd.q)::int FROM upd JOIN ga_pools p ON p.id = upd.pool_id GROUP BY p.event_id, p.code`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("return GA places: %w", err)
+	}
+	for rows.Next() {
+		var eventID int64
+		var code string
+		var q int
+		if err := rows.Scan(&eventID, &code, &q); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		of(eventID).GA[code] += q
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE orders SET status = $2, updated_at = now() WHERE hold_id = ANY($1) AND status = 'pending'`,
 		ids, orderStatus); err != nil {
-		return fmt.Errorf("cancel orders: %w", err)
+		return nil, fmt.Errorf("cancel orders: %w", err)
 	}
-	return nil
+	return freed, nil
 }
 
 // reclaim expires up to a batch of expired holds of one event inside tx,
@@ -110,8 +161,14 @@ func reclaim(ctx context.Context, tx pgx.Tx, eventID int64) (int, error) {
 // partial index on active holds' expiry. Two sweepers at once are safe: each
 // batch skips the holds another has locked.
 func SweepExpired(ctx context.Context, pool *pgxpool.Pool, batch int) (int, error) {
+	return sweep(ctx, pool, batch, nil)
+}
+
+// sweep is SweepExpired that tells freed about each batch after commit.
+func sweep(ctx context.Context, pool *pgxpool.Pool, batch int, freed func(Freed)) (int, error) {
 	total := 0
 	for {
+		var back map[int64]*Freed
 		var n int
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, `
@@ -125,10 +182,16 @@ func SweepExpired(ctx context.Context, pool *pgxpool.Pool, batch int) (int, erro
 				return err
 			}
 			n = len(ids)
-			return end(ctx, tx, ids, "expired")
+			back, err = endFreed(ctx, tx, ids, "expired")
+			return err
 		})
 		if err != nil {
 			return total, fmt.Errorf("sweep expired holds: %w", err)
+		}
+		if freed != nil {
+			for _, f := range back {
+				freed(*f)
+			}
 		}
 		total += n
 		if n < batch {
@@ -144,7 +207,7 @@ func (s *Service) SweepAll(ctx context.Context, batch int) (map[int]int, error) 
 	for _, id := range s.shards.IDs() {
 		pool, err := s.shards.Pool(id)
 		if err == nil {
-			out[id], err = SweepExpired(ctx, pool, batch)
+			out[id], err = sweep(ctx, pool, batch, s.Freed)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shard %d: %w", id, err))
