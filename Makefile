@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
-GOTEST_FLAGS ?= -timeout 20m
+GOTEST_FLAGS ?= -timeout 20m -count=1
 
 .PHONY: dev dev-reset test test-go build tools vet fmt clean services services-down bench
 
