@@ -52,11 +52,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	e, err := s.eventCache.Get(r.Context(), id)
+	e, err := s.pathEvent(r)
 	if err != nil {
 		return err
 	}
@@ -64,11 +60,7 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cc := cacheListing
-	if finished(e) {
-		cc = cacheFinished
-	}
-	s.writeCached(w, r, b, etagOf(hashOf(b)), cc)
+	s.writeCached(w, r, b, etagOf(hashOf(b)), cacheFor(e, cacheListing))
 	return nil
 }
 

@@ -27,8 +27,22 @@ const (
 	cacheFinished  = "public, max-age=86400"
 )
 
-// finished tells whether an event is over, so its pages can be cached long.
-func finished(e event.Event) bool { return time.Now().After(e.StartsAt.Add(12 * time.Hour)) }
+// cacheFor returns live, or a long cache once the event is over.
+func cacheFor(e event.Event, live string) string {
+	if time.Now().After(e.StartsAt.Add(12 * time.Hour)) {
+		return cacheFinished
+	}
+	return live
+}
+
+// pathEvent returns the event named by the {id} path value.
+func (s *Server) pathEvent(r *http.Request) (event.Event, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return event.Event{}, err
+	}
+	return s.eventCache.Get(r.Context(), id)
+}
 
 // layoutView is the compact map a browser draws: seats as arrays
 // [id, index, number, x, y] per row.
@@ -101,11 +115,7 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 
 // getAvailability serves GET /api/events/{id}/availability.
 func (s *Server) getAvailability(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	e, err := s.eventCache.Get(r.Context(), id)
+	e, err := s.pathEvent(r)
 	if err != nil {
 		return err
 	}
@@ -113,11 +123,7 @@ func (s *Server) getAvailability(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cc := cacheSnapshot
-	if finished(e) {
-		cc = cacheFinished
-	}
-	s.writeCached(w, r, b, etag, cc)
+	s.writeCached(w, r, b, etag, cacheFor(e, cacheSnapshot))
 	return nil
 }
 
@@ -177,13 +183,11 @@ const maxStream = 5 * time.Minute
 // stream serves GET /api/events/{id}/stream: Server-Sent Events of seat and
 // GA changes, resumable with Last-Event-ID.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+	e, err := s.pathEvent(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.eventCache.Get(r.Context(), id); err != nil {
-		return err
-	}
+	id := e.ID
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		return problem.New(http.StatusNotImplemented, "no-streaming", "Streaming is not available here; poll the availability snapshot.")
