@@ -61,5 +61,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -25,11 +26,11 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.orders.Get(r.Context(), id, sess.Account)
+	eventID, err := s.orders.EventOf(r.Context(), id, sess.Account)
 	if err != nil {
 		return err
 	}
-	e, err := s.eventCache.Get(r.Context(), o.EventID)
+	e, err := s.eventCache.Get(r.Context(), eventID)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusBadRequest, "bad-signature", "The PSP-Signature header is missing, stale or wrong.")
 	}
 	var ev psp.Event
-	if err := jsonUnmarshal(body, &ev); err != nil || ev.ID == "" {
+	if err := json.Unmarshal(body, &ev); err != nil || ev.ID == "" {
 		return problem.New(http.StatusBadRequest, "malformed-event", "The webhook body is not a PSP event.")
 	}
 	if err := s.orders.HandleEvent(r.Context(), ev); err != nil {

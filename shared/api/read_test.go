@@ -209,16 +209,29 @@ func sse(t testing.TB, srv *httptest.Server, path, lastID string, n int) (ids []
 	return ids, data
 }
 
-func TestStreamDeliversHoldsAndResumes(t *testing.T) {
-	t.Parallel()
+// watched is an on-sale event with a signed-up fan, for stream tests.
+type watched struct {
+	app   *app.App
+	srv   *httptest.Server
+	id    int64
+	seats []int64
+	fan   *fan
+}
+
+func newWatched(t *testing.T) watched {
 	a := apptest.New(t, 1)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	rio, _, ids := catalog(t, a)
-	id := ids["Aurora Tour"]
-	seats := seatIDs(t, a, rio.VenueID)
-	f := newFan(t, srv)
-	f.signUp("live@example.com")
+	w := watched{app: a, srv: srv, id: ids["Aurora Tour"], seats: seatIDs(t, a, rio.VenueID), fan: newFan(t, srv)}
+	w.fan.signUp("live@example.com")
+	return w
+}
+
+func TestStreamDeliversHoldsAndResumes(t *testing.T) {
+	t.Parallel()
+	w := newWatched(t)
+	srv, id, seats, f := w.srv, w.id, w.seats, w.fan
 	path := "/api/events/" + itoa(id) + "/stream"
 	hold := func(key string, s []int64) {
 		r := f.do(http.MethodPost, "/api/events/"+itoa(id)+"/holds", map[string]any{"seats": s}, "Idempotency-Key", key)
@@ -284,14 +297,8 @@ func TestReadCacheHeaders(t *testing.T) {
 
 func TestStreamPushesSweptHolds(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	rio, _, ids := catalog(t, a)
-	id := ids["Aurora Tour"]
-	seats := seatIDs(t, a, rio.VenueID)
-	f := newFan(t, srv)
-	f.signUp("sweep@example.com")
+	w := newWatched(t)
+	a, srv, id, seats, f := w.app, w.srv, w.id, w.seats, w.fan
 	r := f.do(http.MethodPost, "/api/events/"+itoa(id)+"/holds", map[string]any{"seats": seats[4:6]}, "Idempotency-Key", "s")
 	require.Equal(t, http.StatusCreated, r.Status)
 	pool, _ := a.Shards.Pool(1)

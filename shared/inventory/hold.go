@@ -452,11 +452,28 @@ func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, quantity int) (map[int
 	return taken, nil
 }
 
-// load reads a hold with its order and items.
-func load(ctx context.Context, q interface {
+// Querier is a pool or a transaction.
+type Querier interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, holdID int64) (Hold, error) {
+}
+
+// Items reads the items of an order, with each seat's layout id and index.
+func Items(ctx context.Context, q Querier, orderID int64) ([]Item, error) {
+	rows, err := q.Query(ctx, `
+		SELECT coalesce(s.seat_id, 0), s.seat_index, coalesce(p.code, ''), i.quantity, i.label, i.price_level, i.price_cents
+		FROM order_items i
+		LEFT JOIN event_seats s ON s.id = i.event_seat_id
+		LEFT JOIN ga_pools p ON p.id = i.pool_id
+		WHERE i.order_id = $1 ORDER BY i.id`, orderID)
+	if err != nil {
+		return nil, err
+	}
+	return scanItems(rows)
+}
+
+// load reads a hold with its order and items.
+func load(ctx context.Context, q Querier, holdID int64) (Hold, error) {
 	var h Hold
 	err := q.QueryRow(ctx, `
 		SELECT h.id, h.event_id, h.status, h.expires_at, o.id, o.status, o.total_cents, o.currency
@@ -469,19 +486,7 @@ func load(ctx context.Context, q interface {
 		return Hold{}, err
 	}
 	h.ExpiresAt = h.ExpiresAt.UTC()
-	rows, err := q.Query(ctx, `
-		SELECT coalesce(s.seat_id, 0), s.seat_index, coalesce(p.code, ''), i.quantity, i.label, i.price_level, i.price_cents
-		FROM order_items i
-		LEFT JOIN event_seats s ON s.id = i.event_seat_id
-		LEFT JOIN ga_pools p ON p.id = i.pool_id
-		WHERE i.order_id = $1 ORDER BY i.id`, h.OrderID)
-	if err != nil {
-		return Hold{}, err
-	}
-	h.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) {
-		var it Item
-		return it, r.Scan(&it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
-	})
+	h.Items, err = Items(ctx, q, h.OrderID)
 	return h, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,6 +146,21 @@ func (s *Service) callPSP(ctx context.Context, block bool, call func() error) er
 	return call()
 }
 
+// EventOf returns the event of an order its owner may see, without
+// loading the whole order.
+func (s *Service) EventOf(ctx context.Context, id, account int64) (int64, error) {
+	pool, err := s.shards.ForRow(id)
+	if err != nil {
+		return 0, ErrNotFound
+	}
+	var eventID, user int64
+	err = pool.QueryRow(ctx, `SELECT event_id, user_id FROM orders WHERE id = $1`, id).Scan(&eventID, &user)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && user != account) {
+		return 0, ErrNotFound
+	}
+	return eventID, err
+}
+
 // Get returns an order its owner may see; others get ErrNotFound.
 func (s *Service) Get(ctx context.Context, id, account int64) (Order, error) {
 	pool, err := s.shards.ForRow(id)
@@ -161,12 +177,7 @@ func (s *Service) Get(ctx context.Context, id, account int64) (Order, error) {
 	return o, nil
 }
 
-type querier interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}
-
-func load(ctx context.Context, q querier, id int64) (Order, error) {
+func load(ctx context.Context, q inventory.Querier, id int64) (Order, error) {
 	var o Order
 	err := q.QueryRow(ctx, `
 		SELECT o.id, o.event_id, o.user_id, o.status, o.total_cents, o.currency, o.created_at, o.paid_at,
@@ -181,21 +192,10 @@ func load(ctx context.Context, q querier, id int64) (Order, error) {
 		return Order{}, fmt.Errorf("load order %d: %w", id, err)
 	}
 	o.ExpiresAt = o.ExpiresAt.UTC()
-	rows, err := q.Query(ctx, `
-		SELECT coalesce(s.seat_id, 0), s.seat_index, coalesce(p.code, ''), i.quantity, i.label, i.price_level, i.price_cents
-		FROM order_items i LEFT JOIN event_seats s ON s.id = i.event_seat_id LEFT JOIN ga_pools p ON p.id = i.pool_id
-		WHERE i.order_id = $1 ORDER BY i.id`, id)
-	if err != nil {
+	if o.Items, err = inventory.Items(ctx, q, id); err != nil {
 		return Order{}, err
 	}
-	o.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (inventory.Item, error) {
-		var it inventory.Item
-		return it, r.Scan(&it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
-	})
-	if err != nil {
-		return Order{}, err
-	}
-	rows, err = q.Query(ctx, `SELECT t.code, i.label FROM tickets t JOIN order_items i ON i.id = t.order_item_id
+	rows, err := q.Query(ctx, `SELECT t.code, i.label FROM tickets t JOIN order_items i ON i.id = t.order_item_id
 		WHERE t.order_id = $1 ORDER BY t.id`, id)
 	if err != nil {
 		return Order{}, err
@@ -251,11 +251,7 @@ func (s *Service) Mine(ctx context.Context, account int64) ([]Order, error) {
 			out = append(out, o)
 		}
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].CreatedAt.After(out[j-1].CreatedAt); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b Order) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	if out == nil {
 		out = []Order{}
 	}
