@@ -8,11 +8,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,13 +21,13 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/demo"
 	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/migrate"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/pspsim"
+	"github.com/catraca/catraca/shared/stack"
 )
 
 func main() {
@@ -104,11 +102,13 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 		}
 		return nil
 	}
-	a, err := app.Open(ctx, cfg)
+	st, err := stack.Start(ctx, cfg, stack.Options{Addr: addr, PSPAddr: "127.0.0.1:8090",
+		PSPFaults: pspsim.Faults{RatePerSecond: 100}})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer st.Close()
+	a := st.App
 	seed, err := demo.Seed(ctx, a.Accounts, pgstore.New(a.Catalog), organizer.New(a.Catalog, a.Shards), a.Events)
 	if err != nil {
 		return err
@@ -116,29 +116,13 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	if seed.Created {
 		log.Printf("demo data seeded")
 	}
-	go a.Admission().Run(ctx, time.Time{})
-	a.RunWorkers(ctx)
-	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0].Secret,
-		WebhookURL: "http://" + addr + "/api/psp/webhook", PublicURL: "http://localhost:8090",
-		Faults: pspsim.Faults{RatePerSecond: 100}})
-	defer sim.Close()
-	simSrv := &http.Server{Addr: "127.0.0.1:8090", Handler: sim, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := simSrv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-			log.Printf("psp simulator: %v", err)
-		}
-	}()
-	defer simSrv.Close()
-	srv := &http.Server{Addr: addr, Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	url := "http://" + strings.Replace(addr, "127.0.0.1", "localhost", 1)
+	url := st.URL
 	fmt.Printf(`
-  catraca is running at %s
+  catraca is running at %s   (open it in a browser)
 
   demo fan:        %s / %s
   demo organizer:  %s / %s
-  on sale now:     %s/api/events/%d (waiting room on)
+  on sale now:     %s/events/%d (waiting room on)
   health:          %s/healthz
   PSP simulator:   http://localhost:8090 (test card 4242 4242 4242 4242)
   mailbox:         %s
@@ -146,16 +130,8 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
   Ctrl-C stops everything; data is kept (make dev-reset wipes it).
 
 `, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, cfg.Mailbox)
-	select {
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdown)
+	<-ctx.Done()
+	return nil
 }
 
 // environment returns the CATRACA_* variables of the local stack. Signing

@@ -8,64 +8,31 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/singleflight"
 
 	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/gateway"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 )
 
-// edgeCache stands in for CloudFront: it serves GET responses marked
-// "public, max-age=N" from memory for N seconds and collapses concurrent
-// misses on one URL into one origin request.
-type edgeCache struct {
-	origin http.Handler
-	mu     sync.Mutex
-	items  map[string]edgeItem
-	group  singleflight.Group
-}
-
-type edgeItem struct {
-	body    []byte
-	status  int
-	expires time.Time
-}
-
-func (c *edgeCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || !strings.Contains(r.URL.Path, "/queue/progress") {
-		c.origin.ServeHTTP(w, r)
-		return
-	}
-	key := r.URL.String()
-	c.mu.Lock()
-	it, ok := c.items[key]
-	c.mu.Unlock()
-	if !ok || time.Now().After(it.expires) {
-		v, _, _ := c.group.Do(key, func() (any, error) {
-			rec := httptest.NewRecorder()
-			c.origin.ServeHTTP(rec, r)
-			it := edgeItem{body: rec.Body.Bytes(), status: rec.Code}
-			if cc := rec.Header().Get("Cache-Control"); strings.HasPrefix(cc, "public, max-age=") {
-				n, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(cc, "public, max-age="), ",", 2)[0])
-				it.expires = time.Now().Add(time.Duration(n) * time.Second)
-				c.mu.Lock()
-				c.items[key] = it
-				c.mu.Unlock()
-			}
-			return it, nil
-		})
-		it = v.(edgeItem)
-	}
-	w.WriteHeader(it.status)
-	w.Write(it.body)
+// edgeCache stands in for CloudFront's progress behavior: the gateway's
+// cache (Cache-Control honoured, concurrent misses collapsed).
+func edgeCache(origin http.Handler) http.Handler {
+	c := gateway.NewCache()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !strings.Contains(r.URL.Path, "/queue/progress") {
+			origin.ServeHTTP(w, r)
+			return
+		}
+		c.Serve(w, r, r.URL.String(), 0, 2*time.Second, time.Second, origin)
+	})
 }
 
 // BenchmarkWaitingRoomOrigin has 1,000 fans wait in line for 100 s, each
@@ -92,7 +59,7 @@ func BenchmarkWaitingRoomOrigin(b *testing.B) {
 			}
 			handler.ServeHTTP(w, r)
 		})
-		srv := httptest.NewServer(&edgeCache{origin: counted, items: map[string]edgeItem{}})
+		srv := httptest.NewServer(edgeCache(counted))
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 		get := func(method, path, tok string) map[string]any {
 			req, _ := http.NewRequest(method, srv.URL+path, nil)

@@ -360,7 +360,7 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 	err = s.callPSP(ctx, block, func() error {
 		var err error
 		p, err = s.psp.CreatePayment(ctx, psp.CreatePayment{Amount: amount, Currency: currency, OrderID: orderID,
-			Reference: key, ReturnURL: fmt.Sprintf("%s/orders.html?id=%d", s.publicURL, orderID)}, key)
+			Reference: key, ReturnURL: fmt.Sprintf("%s/orders/%d", s.publicURL, orderID)}, key)
 		return err
 	})
 	if err != nil {

@@ -107,7 +107,7 @@ func (s *Service) email(ctx context.Context, o Order) error {
 	for _, t := range o.Tickets {
 		fmt.Fprintf(&b, "  %s  %s\n  QR: %s%s\n", t.Code, t.Label, s.publicURL, t.QR)
 	}
-	fmt.Fprintf(&b, "\nSee your order: %s/orders.html?id=%d\n", s.publicURL, o.ID)
+	fmt.Fprintf(&b, "\nSee your order: %s/orders/%d\n", s.publicURL, o.ID)
 	to := ""
 	if s.addresses != nil {
 		var err error

@@ -1,0 +1,140 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { functionPath, jwt, kvsStore, load, randomSecret, request } from './harness.mjs';
+
+const sessionKey = randomSecret();
+const admissionKey = randomSecret();
+const now = () => Math.floor(Date.now() / 1000);
+
+function setup(extra = {}) {
+  const store = kvsStore({
+    's:k1': sessionKey.toString('base64'),
+    'a:k1': admissionKey.toString('base64'),
+    'room:7': '1',
+    ...extra,
+  });
+  return { store, handler: load(store) };
+}
+
+const session = (sub = '42', o = {}) =>
+  jwt(sessionKey, { sub, aud: ['catraca-session'], exp: now() + 600, role: 'fan', ...o });
+const admission = (evt = 7, sub = '42', o = {}) =>
+  jwt(admissionKey, { sub, evt, aud: ['catraca-admission'], exp: now() + 600, ...o });
+
+const body = (res) => JSON.parse(res.body.data);
+
+test('the function fits the 10 KB CloudFront Functions limit', () => {
+  const size = statSync(functionPath).size;
+  assert.ok(size <= 10240, `viewer-request.js is ${size} bytes, over 10,240`);
+});
+
+test('public reads pass untouched; tracking parameters dropped and the rest sorted', async () => {
+  const { handler } = setup();
+  const res = await handler(request({ uri: '/api/events', query: { utm_source: 'x', limit: '5', fbclid: 'y', city: 'Rio', gclid: 'z' } }));
+  assert.equal(res.uri, '/api/events');
+  assert.deepEqual(Object.keys(res.querystring), ['city', 'limit']);
+  assert.equal(res.querystring.city.value, 'Rio');
+});
+
+test('app pages are served by index.html; assets keep their path', async () => {
+  const { handler } = setup();
+  assert.equal((await handler(request({ uri: '/events/3' }))).uri, '/index.html');
+  assert.equal((await handler(request({ uri: '/' }))).uri, '/index.html');
+  assert.equal((await handler(request({ uri: '/app/seatmap.js' }))).uri, '/app/seatmap.js');
+});
+
+test('account routes need a valid session: 401 problem JSON for the API', async () => {
+  const { handler } = setup();
+  for (const uri of ['/api/me/orders', '/api/orders/5', '/api/holds/9', '/api/events/7/queue']) {
+    const res = await handler(request({ uri }));
+    assert.equal(res.statusCode, 401, uri);
+    assert.equal(res.headers['content-type'].value, 'application/problem+json');
+    assert.equal(body(res).status, 401);
+  }
+  const ok = await handler(request({ uri: '/api/me/orders', cookies: { catraca_session: session() } }));
+  assert.equal(ok.uri, '/api/me/orders');
+  const bearer = await handler(request({ uri: '/api/orders/5', headers: { Authorization: 'Bearer ' + session() } }));
+  assert.equal(bearer.uri, '/api/orders/5');
+});
+
+test('the shared queue progress and sign-up, log-in and webhooks need no session', async () => {
+  const { handler } = setup();
+  assert.equal((await handler(request({ uri: '/api/events/7/queue/progress' }))).uri, '/api/events/7/queue/progress');
+  for (const uri of ['/api/accounts', '/api/session', '/api/psp/webhook']) {
+    assert.equal((await handler(request({ method: 'POST', uri }))).uri, uri);
+  }
+  assert.equal((await handler(request({ method: 'POST', uri: '/api/events' }))).statusCode, 401);
+});
+
+test('pages that need a session redirect to the login page with the way back', async () => {
+  const { handler } = setup();
+  const res = await handler(request({ uri: '/orders/12', query: { paid: '1' } }));
+  assert.equal(res.statusCode, 302);
+  assert.equal(res.headers.location.value, '/login?next=' + encodeURIComponent('/orders/12?paid=1'));
+});
+
+test('forged, expired, wrong-audience, alg none and unknown-kid tokens are refused', async () => {
+  const { handler } = setup();
+  const bad = [
+    jwt(randomSecret(), { sub: '42', aud: ['catraca-session'], exp: now() + 600 }),
+    session('42', { exp: now() - 1 }),
+    admission(7, '42'), // an admission token is not a session
+    jwt(sessionKey, { sub: '42', aud: ['catraca-session'], exp: now() + 600 }, { alg: 'none' }),
+    jwt(sessionKey, { sub: '42', aud: ['catraca-session'], exp: now() + 600 }, { kid: 'gone' }),
+    'not-a-jwt',
+    'a.b.c',
+  ];
+  for (const t of bad) {
+    const res = await handler(request({ uri: '/api/me/orders', cookies: { catraca_session: t } }));
+    assert.equal(res.statusCode, 401, t);
+  }
+});
+
+test('a rotated key verifies by kid', async () => {
+  const next = randomSecret();
+  const { handler } = setup({ 's:k2': next.toString('base64') });
+  const t = jwt(next, { sub: '42', aud: ['catraca-session'], exp: now() + 600 }, { kid: 'k2' });
+  assert.equal((await handler(request({ uri: '/api/me/orders', cookies: { catraca_session: t } }))).uri, '/api/me/orders');
+});
+
+test('holds on a gated event need an admission token for that event and account', async () => {
+  const { handler } = setup();
+  const hold = (o) => handler(request({ method: 'POST', uri: '/api/events/7/holds', ...o }));
+  const s = { catraca_session: session('42') };
+
+  const none = await hold({ cookies: s });
+  assert.equal(none.statusCode, 403);
+  assert.equal(body(none).queue, '/api/events/7/queue');
+
+  for (const t of [admission(8, '42'), admission(7, '43'), admission(7, '42', { exp: now() - 5 })]) {
+    assert.equal((await hold({ cookies: { ...s, catraca_admission: t } })).statusCode, 403);
+  }
+  assert.equal((await hold({ cookies: { ...s, catraca_admission: admission() } })).uri, '/api/events/7/holds');
+  assert.equal((await hold({ cookies: s, headers: { 'X-Admission-Token': admission() } })).uri, '/api/events/7/holds');
+});
+
+test('events without a waiting room sell with a session alone', async () => {
+  const { handler } = setup();
+  const res = await handler(request({ method: 'POST', uri: '/api/events/8/holds', cookies: { catraca_session: session() } }));
+  assert.equal(res.uri, '/api/events/8/holds');
+});
+
+test('the booking page of a gated event sends the fan to the waiting room', async () => {
+  const { handler } = setup();
+  const res = await handler(request({ uri: '/events/7/book', cookies: { catraca_session: session() } }));
+  assert.equal(res.statusCode, 302);
+  assert.equal(res.headers.location.value, '/events/7/queue');
+  const admitted = await handler(request({ uri: '/events/7/book', cookies: { catraca_session: session(), catraca_admission: admission() } }));
+  assert.equal(admitted.uri, '/index.html');
+  const anon = await handler(request({ uri: '/events/7/book' }));
+  assert.equal(anon.headers.location.value, '/login?next=' + encodeURIComponent('/events/7/book'));
+});
+
+test('a store that cannot answer gates closed, never open', async () => {
+  const store = kvsStore({ 's:k1': sessionKey.toString('base64') });
+  store.exists = async () => { throw new Error('store unavailable'); };
+  const handler = load(store);
+  const res = await handler(request({ method: 'POST', uri: '/api/events/8/holds', cookies: { catraca_session: session() } }));
+  assert.equal(res.statusCode, 403);
+});

@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/token"
+)
+
+type fixture struct {
+	gw        *Gateway
+	kvs       *KVS
+	session   *token.Signer
+	admission *token.Signer
+	calls     atomic.Int64
+	last      atomic.Value // *http.Request seen by the origin
+}
+
+func newFixture(t *testing.T, origin http.HandlerFunc) *fixture {
+	t.Helper()
+	sk := []config.Key{{ID: "s1", Secret: []byte("0123456789abcdef0123456789abcdef")}}
+	ak := []config.Key{{ID: "a1", Secret: []byte("fedcba9876543210fedcba9876543210")}}
+	f := &fixture{kvs: NewKVS(sk, ak)}
+	var err error
+	f.session, err = token.NewSigner(token.AudienceSession, sk)
+	require.NoError(t, err)
+	f.admission, err = token.NewSigner(token.AudienceAdmission, ak)
+	require.NoError(t, err)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.calls.Add(1)
+		f.last.Store(r.Clone(r.Context()))
+		origin(w, r)
+	})
+	f.gw, err = New(f.kvs, api, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	return f
+}
+
+func (f *fixture) do(t *testing.T, method, target string, cookies map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	for k, v := range cookies {
+		r.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	w := httptest.NewRecorder()
+	f.gw.ServeHTTP(w, r)
+	return w
+}
+
+func ok(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) }
+
+func TestGatewayRunsTheEdgeFunction(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ok)
+	f.kvs.SetGated([]int64{7})
+	sess, _, err := f.session.Issue(token.Claims{Account: 42, Role: "fan"}, time.Hour)
+	require.NoError(t, err)
+
+	w := f.do(t, "GET", "/api/me/orders", nil)
+	require.Equal(t, http.StatusUnauthorized, w.Code)
+	require.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
+	require.Zero(t, f.calls.Load(), "a refused request must not reach the origin")
+
+	require.Equal(t, http.StatusOK, f.do(t, "GET", "/api/me/orders", map[string]string{"catraca_session": sess}).Code)
+
+	w = f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess})
+	require.Equal(t, http.StatusForbidden, w.Code)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+	require.Equal(t, "/api/events/7/queue", p["queue"])
+
+	adm, _, err := f.admission.Issue(token.Claims{Account: 42, Event: 7}, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission": adm}).Code)
+	other, _, err := f.admission.Issue(token.Claims{Account: 43, Event: 7}, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission": other}).Code)
+
+	f.kvs.SetGated(nil) // the room closed: a session is enough
+	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess}).Code)
+
+	w = f.do(t, "GET", "/events/7/book", nil)
+	require.Equal(t, http.StatusFound, w.Code)
+	require.True(t, strings.HasPrefix(w.Header().Get("Location"), "/login?next="))
+}
+
+func TestGatewayNormalizesQueriesAndServesTheSite(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ok)
+	w := f.do(t, "GET", "/api/events?utm_source=mail&limit=5&city=Rio&fbclid=x", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Equal(t, "city=Rio&limit=5", f.last.Load().(*http.Request).URL.RawQuery)
+	require.Contains(t, w.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	require.NotEmpty(t, w.Header().Get("Strict-Transport-Security"))
+	require.Equal(t, "DENY", w.Header().Get("X-Frame-Options"))
+
+	page := f.do(t, "GET", "/events/3", nil)
+	require.Equal(t, http.StatusOK, page.Code)
+	require.Contains(t, page.Body.String(), "<!doctype html>")
+	require.Equal(t, "no-cache", page.Header().Get("Cache-Control"))
+	require.Equal(t, http.StatusForbidden, f.do(t, "GET", "/nope.js", nil).Code)
+}
+
+func TestGatewayCollapsesMissesAndHonoursCacheControl(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/progress"):
+			<-release // hold the origin so every viewer arrives during the miss
+			w.Header().Set("Cache-Control", "public, max-age=1")
+		case strings.HasSuffix(r.URL.Path, "/availability"):
+			require.Empty(t, r.Header.Get("Cookie"), "cached behaviors forward no cookies")
+			w.Header().Set("Cache-Control", "private, no-store")
+		}
+		w.Write([]byte(r.URL.Path))
+	})
+	var wg sync.WaitGroup
+	hits := atomic.Int64{}
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := f.do(t, "GET", "/api/events/7/queue/progress?utm_campaign=x", nil)
+			if w.Header().Get("X-Cache") == "Hit from cloudfront" {
+				hits.Add(1)
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	require.Equal(t, int64(1), f.calls.Load(), "100 concurrent misses on one key reach the origin once")
+	require.Equal(t, int64(99), hits.Load())
+	f.do(t, "GET", "/api/events/7/queue/progress", nil)
+	require.Equal(t, int64(1), f.calls.Load(), "served from cache within max-age")
+
+	f.do(t, "GET", "/api/events/7/availability", map[string]string{"catraca_session": "x"})
+	f.do(t, "GET", "/api/events/7/availability", nil)
+	require.Equal(t, int64(3), f.calls.Load(), "no-store responses are not cached")
+}
+
+func TestTTLFollowsCloudFrontRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cc   string
+		want time.Duration
+		ok   bool
+	}{
+		{"public, max-age=1", time.Second, true},
+		{"public, max-age=60, s-maxage=2", 2 * time.Second, true},
+		{"public, max-age=600", 5 * time.Second, true}, // clamped to MaxTTL
+		{"no-store", 0, false},
+		{"private, max-age=60", 0, false},
+		{"", 3 * time.Second, true}, // DefaultTTL
+	} {
+		got, ok := ttlOf(c.cc, 0, 5*time.Second, 3*time.Second)
+		require.Equal(t, c.ok, ok, c.cc)
+		require.Equal(t, c.want, got, c.cc)
+	}
+}

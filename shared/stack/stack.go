@@ -1,0 +1,159 @@
+// Package stack runs the whole of catraca in one process, as make dev and
+// the browser tests use it: the app behind the local CloudFront gateway
+// (the real edge function), the admission ticker, the workers that stand in
+// for queues and schedules, and the PSP simulator.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/gateway"
+	"github.com/catraca/catraca/shared/pspsim"
+)
+
+// Options place the two listeners; empty means a free loopback port.
+type Options struct {
+	Addr, PSPAddr string
+	PSPFaults     pspsim.Faults
+	// AdmitInterval is the admission tick (one second when zero).
+	AdmitInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Stack is a running local catraca.
+type Stack struct {
+	App    *app.App
+	Sim    *pspsim.Sim
+	KVS    *gateway.KVS
+	URL    string // the gateway, as fans see it
+	PSPURL string
+	stop   func()
+	once   sync.Once
+	done   chan struct{}
+}
+
+// Start opens the app on cfg (its public and PSP URLs are set to the
+// listeners) and serves until ctx ends or Close is called.
+func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
+	web, err := listen(o.Addr)
+	if err != nil {
+		return nil, err
+	}
+	pspL, err := listen(o.PSPAddr)
+	if err != nil {
+		web.Close()
+		return nil, err
+	}
+	s := &Stack{URL: "http://" + localhost(web.Addr()), PSPURL: "http://" + localhost(pspL.Addr()), done: make(chan struct{})}
+	cfg.PublicURL, cfg.PSPURL = s.URL, "http://"+pspL.Addr().String()
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		web.Close()
+		pspL.Close()
+		return nil, err
+	}
+	if o.Logger != nil {
+		a.Logger = o.Logger
+	}
+	s.App = a
+	s.KVS = gateway.NewKVS(cfg.SessionKeys, cfg.AdmissionKeys)
+	gw, err := gateway.New(s.KVS, a.Handler(), a.Logger)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	s.Sim = pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0].Secret,
+		WebhookURL: "http://" + web.Addr().String() + "/api/psp/webhook", PublicURL: s.PSPURL, Faults: o.PSPFaults})
+
+	ctx, cancel := context.WithCancel(ctx)
+	ctl := a.Admission()
+	if o.AdmitInterval > 0 {
+		ctl.Interval = o.AdmitInterval
+	}
+	go ctl.Run(ctx, time.Time{})
+	a.RunWorkers(ctx)
+	go app.Every(ctx, time.Second, s.syncGated)
+	s.syncGated(ctx)
+
+	servers := []*http.Server{
+		{Handler: gw, ReadHeaderTimeout: 10 * time.Second},
+		{Handler: s.Sim, ReadHeaderTimeout: 10 * time.Second},
+	}
+	for i, l := range []net.Listener{web, pspL} {
+		go func() {
+			if err := servers[i].Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				a.Logger.Error("serve", "addr", l.Addr().String(), "err", err)
+			}
+		}()
+	}
+	s.stop = func() {
+		cancel()
+		shutdown, done := context.WithTimeout(context.Background(), 3*time.Second)
+		defer done()
+		for _, srv := range servers {
+			if srv.Shutdown(shutdown) != nil {
+				srv.Close() // open event streams do not end by themselves
+			}
+		}
+		s.Sim.Close()
+		a.Close()
+		close(s.done)
+	}
+	go func() {
+		<-ctx.Done()
+		s.Close()
+	}()
+	return s, nil
+}
+
+// syncGated publishes the events whose waiting room is on to the store the
+// edge function reads (in AWS the admit function writes the real store).
+func (s *Stack) syncGated(ctx context.Context) {
+	evs, err := s.App.Events.WaitingRoomEvents(ctx, time.Now())
+	if err != nil {
+		if ctx.Err() == nil {
+			s.App.Logger.Warn("sync gated events", "err", err)
+		}
+		return
+	}
+	ids := make([]int64, 0, len(evs))
+	for _, e := range evs {
+		if e.WaitingRoom.Enabled {
+			ids = append(ids, e.ID)
+		}
+	}
+	s.KVS.SetGated(ids)
+}
+
+// Close stops everything once; later calls wait for the first.
+func (s *Stack) Close() {
+	s.once.Do(s.stop)
+	<-s.done
+}
+
+func listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return l, nil
+}
+
+// localhost names loopback listeners "localhost" so cookies and links read
+// like the URL make dev prints.
+func localhost(a net.Addr) string {
+	return strings.Replace(a.String(), "127.0.0.1", "localhost", 1)
+}
