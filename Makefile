@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: dev dev-reset test test-go build tools vet fmt clean services services-down bench
+.PHONY: dev dev-reset test test-go test-edge browser screenshots build tools vet fmt clean services services-down bench
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -15,10 +15,22 @@ dev-reset: ## stop the local servers and wipe local data
 services: ## start only PostgreSQL and Redis of the local stack and print its environment
 	$(GO) run ./infra/devstack -services
 
-test: vet test-go ## every test (starts its own PostgreSQL and Redis)
+test: vet test-edge browser test-go ## every test (starts its own PostgreSQL, Redis and headless Chromium)
 
 test-go:
 	$(GO) test $(GOTEST_FLAGS) ./...
+
+test-edge: ## the CloudFront Function's unit tests (Node's test runner)
+	cd edge && node --test test/
+
+browser: ## install Debian's Chromium for the browser tests when missing
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium (apt)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+screenshots: browser ## refresh the screenshots in docs/screenshots from the browser tests
+	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent' ./edge/e2e -update-docs
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

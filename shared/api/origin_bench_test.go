@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/gateway"

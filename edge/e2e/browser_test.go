@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/stack"
+	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the README shows into docs/")
+
+// inDocs are the screenshots the README shows.
+var inDocs = map[string]bool{"seat-map": true, "waiting-room": true, "reserved-checkout": true, "reserved-tickets": true, "phone-seat-map": true, "sold-out": true}
+
+// site is one running stack with a browser beside it.
+type site struct {
+	st        *stack.Stack
+	org       *organizer.Service
+	organizer int64
+	browser   context.Context
+	shots     string
+	layout    venue.Layout
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	chrome, err := exec.LookPath("chromium")
+	require.NoError(t, err, "Chromium is missing: make test installs Debian's chromium package (make browser)")
+	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
+	ctx, cancel := context.WithCancel(context.Background())
+	var logger *slog.Logger
+	if !testing.Verbose() {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := stack.Start(ctx, cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: logger})
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel(); st.Close() })
+
+	s := &site{st: st, org: organizer.New(st.App.Catalog, st.App.Shards)}
+	acc, err := st.App.Accounts.SignUp(ctx, "org-e2e@catraca.dev", "organizer-password", "E2E Organizer")
+	require.NoError(t, err)
+	s.organizer = acc.ID
+	s.layout, err = s.org.ImportLayout(ctx, 0, venue.Stadium("Arena Teste", "Rio de Janeiro", 400, 60))
+	require.NoError(t, err)
+
+	s.shots = os.Getenv("CATRACA_ARTIFACTS")
+	if s.shots == "" {
+		s.shots = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(s.shots, 0o755))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	s.browser = alloc
+	return s
+}
+
+// event creates an on-sale event on the test arena.
+func (s *site) event(t *testing.T, name string, room bool, holdTTL int) int64 {
+	t.Helper()
+	now := time.Now().UTC()
+	spec := organizer.EventSpec{VenueID: s.layout.VenueID, LayoutVersion: s.layout.Version, Name: name, Category: "music",
+		Description: "End-to-end test event.", StartsAt: now.Add(72 * time.Hour), SaleStartsAt: now.Add(-time.Minute),
+		SaleEndsAt: now.Add(48 * time.Hour), HoldTTL: holdTTL, MaxPerHold: 6, MaxPerAccount: 6,
+		PriceLevels: []event.PriceLevel{{Code: "A", Name: "Lower central", PriceCents: 45000}, {Code: "B", Name: "Lower side", PriceCents: 32000},
+			{Code: "C", Name: "Upper", PriceCents: 18000}, {Code: "GA", Name: "Floor", PriceCents: 25000}}}
+	if room {
+		opens := now.Add(-time.Hour)
+		spec.SaleStartsAt = now.Add(-2 * time.Second)
+		spec.WaitingRoom = event.WaitingRoom{Enabled: true, PrequeueOpensAt: &opens, Ceiling: 1, ActiveTTL: 600, AdmissionTTL: 900}
+	}
+	e, err := s.org.CreateEvent(context.Background(), s.organizer, spec)
+	require.NoError(t, err)
+	require.NoError(t, s.org.SetStatus(context.Background(), e.ID, "on_sale"))
+	return e.ID
+}
+
+// tab opens a fresh browser tab (its own cookies are shared per browser, so
+// each test uses its own browser process).
+func (s *site) tab(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(s.browser)
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelT)
+	return ctx
+}
+
+func (s *site) shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(s.shots, name+".png"), png, 0o644))
+	if *updateDocs && inDocs[name] {
+		require.NoError(t, os.WriteFile(filepath.Join(testenv.RepoRoot(), "docs", "screenshots", name+".png"), png, 0o644))
+	}
+}
+
+func (s *site) signUp(t *testing.T, ctx context.Context, next string) {
+	t.Helper()
+	email := fmt.Sprintf("fan-%d@catraca.dev", time.Now().UnixNano())
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+"/signup?next="+next),
+		chromedp.WaitVisible(chromedp.CSS(`#f-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#f-name`), "Ana Fan"),
+		chromedp.SendKeys(chromedp.CSS(`#f-email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#f-password`), "a-long-password"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(`//nav//*[contains(., "Log out")]`),
+	))
+}
+
+// pay goes from the checkout page through the PSP's hosted page and back
+// to the tickets.
+func (s *site) pay(t *testing.T, ctx context.Context, shotPrefix string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//p[contains(@class,"countdown") and contains(., "Time left to pay")]`),
+	))
+	s.shot(t, ctx, shotPrefix+"-checkout")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[contains(., "Pay now") or contains(., "Continue to payment")]`),
+		chromedp.WaitVisible(chromedp.CSS(`#card`)),
+		chromedp.SendKeys(chromedp.CSS(`#card`), "4242 4242 4242 4242"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(`//h1[. = "Your tickets"]`),
+		chromedp.WaitVisible(chromedp.CSS(`.ticket img`)),
+	))
+	loaded, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('.ticket img')].every(i => i.complete && i.naturalWidth > 0)`, chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	require.True(t, loaded, "QR codes render")
+	s.shot(t, ctx, shotPrefix+"-tickets")
+}
+
+func evaluate[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err)
+	return v
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err)
+	return out
+}
+
+func TestBuyReservedSeatsFromTheMap(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Aurora Tour — Browser", false, 480)
+	ctx := s.tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+"/?utm_source=test")))
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//a[. = "Aurora Tour — Browser"]`)))
+	s.shot(t, ctx, "home")
+
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//h1[. = "Aurora Tour — Browser"]`),
+		chromedp.Click(`//a[. = "Choose seats"]`),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap circle.seat`)),
+		// zoom into a seated section, then pick two seats next to each other
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
+		chromedp.Sleep(200*time.Millisecond),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken)`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken):not(.selected)`)),
+		chromedp.WaitVisible(`//button[contains(., "Hold 2 seats")]`),
+	))
+	s.shot(t, ctx, "seat-map")
+	require.Contains(t, text(t, ctx, ".chosen"), "Section 101")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[contains(., "Hold 2 seats")]`)))
+	s.pay(t, ctx, "reserved")
+	require.Contains(t, text(t, ctx, ".tickets"), "Section 101")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/book", id)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`)),
+	))
+	s.shot(t, ctx, "phone-seat-map")
+	overflow := evaluate[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`)
+	require.False(t, overflow, "no sideways scrolling on a phone")
+}
+
+func TestBuyGeneralAdmission(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Floor Party", false, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//span[contains(., "60 left")]`),
+		chromedp.SetValue(chromedp.CSS(`#ga-FLOOR`), "3"),
+		chromedp.Click(`//button[. = "Get standing tickets"]`),
+	))
+	s.pay(t, ctx, "ga")
+	n := evaluate[int](t, ctx, `document.querySelectorAll('.ticket').length`)
+	require.Equal(t, 3, n, "one ticket per standing place")
+}
+
+func TestWaitingRoomAdmitsThenSells(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Waiting Room Night", true, 480)
+	first := newAPIFan(t, s.st.URL)
+	first.join(t, id)
+	first.waitAdmitted(t, id) // takes the only shopping slot (ceiling 1)
+
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	// The edge sends a fan without admission from the booking page to the room.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/book", id)),
+		chromedp.WaitVisible(`//h1[starts-with(., "Waiting room")]`),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "ahead of you") or contains(., "You are next")]`),
+	))
+	path := evaluate[string](t, ctx, `location.pathname`)
+	require.Equal(t, fmt.Sprintf("/events/%d/queue", id), path)
+	s.shot(t, ctx, "waiting-room")
+
+	first.buyAndLeave(t, id) // frees the slot
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))))
+	path = evaluate[string](t, ctx, `location.pathname`)
+	require.Equal(t, fmt.Sprintf("/events/%d/book", id), path, "admitted fans move on by themselves")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#best-q`), "2"),
+		chromedp.Click(`//button[. = "Find best seats"]`),
+	))
+	s.pay(t, ctx, "admitted")
+}
+
+func TestHoldExpiresWhileCheckingOut(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Short Hold", false, 6)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+		chromedp.WaitVisible(`//p[@role="alert" and contains(., "Your hold expired")]`),
+	))
+	s.shot(t, ctx, "hold-expired")
+	require.Contains(t, text(t, ctx, "main"), "Nothing was charged")
+	disabled := evaluate[bool](t, ctx, `!document.querySelector('.actions button')`)
+	require.True(t, disabled, "no pay button once the hold is gone")
+}
+
+func TestSoldOutEvent(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Tiny Sold Out", false, 480)
+	sellEverything(t, s, id)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Sold out")]`),
+		chromedp.WaitVisible(`//span[contains(., "0 left")]`),
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Not enough tickets left")]`),
+	))
+	free := evaluate[int](t, ctx, `document.querySelectorAll('circle.seat:not(.taken)').length`)
+	require.Zero(t, free, "every seat shows as taken")
+	s.shot(t, ctx, "sold-out")
+	require.True(t, strings.Contains(text(t, ctx, "main"), "Unpaid holds come back"))
+}

@@ -1,0 +1,39 @@
+// Tiny DOM helpers: h() builds elements, toast() announces to everyone
+// (the notice area is an ARIA live region).
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'style') Object.assign(el.style, v); // CSSOM: allowed by the CSP, unlike style=""
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+export function s(tag, attrs = {}) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+
+let timer;
+export function toast(text, kind = 'info') {
+  const t = document.getElementById('toast');
+  t.className = 'show ' + kind;
+  t.textContent = text;
+  clearTimeout(timer);
+  timer = setTimeout(() => (t.className = ''), 6000);
+}
+
+// field is a labelled input.
+export function field(label, attrs) {
+  const id = 'f-' + attrs.name;
+  return h('p', { class: 'field' }, h('label', { for: id }, label), h('input', { id, ...attrs }));
+}

@@ -1,0 +1,127 @@
+// One order: the hold countdown, payment on the PSP's page, and the tickets
+// with their QR codes once paid. The PSP's webhook may land a moment after
+// the fan returns, so a paying order is re-read until it settles.
+import { api, money, newKey, when } from './api.js';
+import { h, toast } from './dom.js';
+import { navigate } from './main.js';
+
+export async function render(main, [id]) {
+  let timer = null;
+  let poll = null;
+  const box = h('div');
+  const title = h('h1', {}, `Order ${id}`);
+  main.append(title, box);
+
+  async function load() {
+    const o = await api('GET', `/api/orders/${id}`);
+    draw(o);
+    return o;
+  }
+
+  function draw(o) {
+    clearInterval(timer);
+    const items = h('ul', { class: 'items' }, o.items.map((it) => h('li', {}, `${it.quantity > 1 ? it.quantity + ' × ' : ''}${it.label}`, h('span', {}, money(it.price_cents * it.quantity, o.currency)))));
+    const total = h('p', { class: 'total' }, 'Total ', h('strong', {}, money(o.total_cents, o.currency)));
+    const pay = o.payment || {};
+    if (o.status === 'paid') {
+      title.textContent = 'Your tickets';
+      box.replaceChildren(
+        h('p', { class: 'notice good', role: 'status' }, 'Paid. Your tickets are below and on their way to your email.'),
+        h('ul', { class: 'tickets' }, (o.tickets || []).map((t) => h('li', { class: 'ticket' },
+          h('img', { src: t.qr_url, width: 160, height: 160, alt: `QR code for ${t.label}` }),
+          h('p', {}, h('strong', {}, t.label)), h('p', { class: 'muted small' }, t.code)))),
+        items, total, h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
+      if (!(o.tickets || []).length) poll = setTimeout(load, 1500); // issuing
+      return;
+    }
+    const lapsed = o.status === 'pending' && (o.hold_status !== 'active' || new Date(o.hold_expires_at) <= new Date())
+      && !['processing', 'succeeded'].includes(pay.status);
+    if (o.status !== 'pending' || lapsed) {
+      const why = {
+        expired: 'Your hold expired and the seats went back on sale. Nothing was charged.',
+        cancelled: 'This order was cancelled and its seats released. Nothing was charged.',
+        refunded: 'This order was refunded.',
+      }[lapsed ? 'expired' : o.status] || o.status;
+      title.textContent = `Order ${id}`;
+      box.replaceChildren(h('p', { class: 'notice bad', role: 'alert' }, why), items,
+        h('p', {}, h('a', { class: 'button', href: `/events/${o.event_id}` }, 'Back to the event')));
+      return;
+    }
+    const left = h('p', { class: 'countdown', role: 'timer', 'aria-live': 'off' });
+    const status = h('p', { role: 'status' });
+    const payButton = h('button', { type: 'button' }, pay.status === 'requires_action' && pay.url ? 'Continue to payment' : 'Pay now');
+    const release = h('button', { type: 'button', class: 'secondary' }, 'Release these seats');
+    title.textContent = 'Checkout';
+    box.replaceChildren(h('p', { class: 'lead' }, 'Your seats are held for you.'), left, items, total, status,
+      h('p', { class: 'actions' }, payButton, release));
+
+    const expires = new Date(o.hold_expires_at);
+    let warned = false;
+    const tick = () => {
+      const s = Math.max(0, Math.round((expires - Date.now()) / 1000));
+      left.textContent = `Time left to pay: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+      left.classList.toggle('urgent', s < 60);
+      if (s < 60 && !warned) {
+        warned = true;
+        toast('Less than a minute left to pay for your seats.', 'bad');
+      }
+      if (s === 0) {
+        clearInterval(timer);
+        payButton.disabled = true;
+        status.textContent = 'Time is up. Checking your order…';
+        setTimeout(load, 1500);
+      }
+    };
+    tick();
+    timer = setInterval(tick, 1000);
+
+    if (pay.status === 'processing' || pay.status === 'succeeded') {
+      status.textContent = 'Payment received, confirming…';
+      payButton.disabled = true;
+      poll = setTimeout(load, 1500);
+    } else if (pay.status === 'queued') {
+      status.textContent = 'Lots of fans are paying right now; your payment page is being prepared…';
+      payButton.disabled = true;
+      poll = setTimeout(load, 2000);
+    } else if (pay.status === 'failed') {
+      status.textContent = `The payment did not go through${pay.failure ? ' (' + pay.failure + ')' : ''}. You can try again while your seats are held.`;
+    }
+
+    payButton.onclick = async () => {
+      payButton.disabled = true;
+      try {
+        const res = await api('POST', `/api/orders/${id}/checkout`, undefined, { idempotencyKey: newKey() });
+        if (res.payment_url) {
+          location.assign(res.payment_url);
+          return;
+        }
+        draw(res.order);
+      } catch (err) {
+        if (err.code === 'hold-expired') return load();
+        toast(err.message, 'bad');
+        payButton.disabled = false;
+      }
+    };
+    release.onclick = async () => {
+      release.disabled = true;
+      try {
+        await api('DELETE', `/api/holds/${o.hold_id}`);
+        toast('Seats released.');
+        navigate(`/events/${o.event_id}`);
+      } catch (err) {
+        toast(err.message, 'bad');
+        release.disabled = false;
+      }
+    };
+  }
+
+  await load();
+  return () => {
+    clearInterval(timer);
+    clearTimeout(poll);
+  };
+}
+
+export function summary(o) {
+  return `${when(o.created_at)} · ${o.items.length} item${o.items.length > 1 ? 's' : ''} · ${money(o.total_cents, o.currency)}`;
+}

@@ -1,0 +1,149 @@
+// The waiting room. Cheap by design: the shared progress (cached at the edge
+// for a second) every 2 s, the fan's own status about once a minute or when
+// the line reaches them. The admission token arrives as a cookie with the
+// status that admits the fan; then the page moves on to the booking page.
+import { api, when } from './api.js';
+import { h } from './dom.js';
+import { navigate } from './main.js';
+
+export async function render(main, [id]) {
+  const e = await api('GET', `/api/events/${id}`);
+  const headline = h('p', { class: 'lead', role: 'status', 'aria-live': 'polite' }, 'Joining the line…');
+  const bar = h('progress', { max: 100, value: 0, 'aria-label': 'Your progress in the line' });
+  const facts = h('dl', { class: 'facts' });
+  const note = h('p', { class: 'notice', hidden: true, role: 'status' });
+  main.append(
+    h('h1', {}, `Waiting room · ${e.name}`), headline, bar, facts, note,
+    h('section', { class: 'tips', 'aria-label': 'While you wait' },
+      h('h2', {}, 'While you wait'),
+      h('ul', {},
+        h('li', {}, 'Keep this page open. It updates by itself: there is no need to refresh, and refreshing does not move you forward.'),
+        h('li', {}, 'One place per account: opening more tabs or devices does not help.'),
+        h('li', {}, 'When it is your turn this page takes you to the seat map, and you have a few minutes to choose.'))));
+
+  let stopped = false;
+  let timers = [];
+  let mine = null; // last own status
+  let progress = null;
+  let base = null; // progress.served when the last status was read
+  let asked = 0;
+  const later = (fn, ms) => timers.push(setTimeout(() => !stopped && fn(), ms));
+
+  function show() {
+    const st = mine && mine.state;
+    note.hidden = true;
+    facts.replaceChildren();
+    if (!st) return;
+    if (st === 'admitted') {
+      headline.textContent = 'It is your turn! Taking you to the seat map…';
+      bar.value = 100;
+      navigate(`/events/${id}/book`, { replace: true });
+      stopped = true;
+      return;
+    }
+    if (st === 'prequeue') {
+      const left = Math.max(0, Math.round((new Date(mine.draw_at) - Date.now()) / 1000));
+      headline.textContent = left > 0
+        ? `You are in. In ${clock(left)} everyone here gets a random place in line, so arriving early gives no advantage.`
+        : 'Drawing places in line…';
+      add('Draw at', when(mine.draw_at));
+      return;
+    }
+    if (st === 'waiting') {
+      // position is a dense rank (1 = next) at the last status; the shared
+      // progress tells how many were admitted since then.
+      const pos = mine.position || 0;
+      if (progress && base === null) base = progress.served;
+      const moved = progress && base !== null ? progress.served - base : 0;
+      const ahead = pos ? Math.max(0, pos - 1 - moved) : mine.ahead;
+      const rate = progress ? progress.admitted_last_minute : 0;
+      const eta = rate > 0 ? Math.round((ahead / rate) * 60) : mine.eta_seconds;
+      headline.textContent = ahead > 0 ? `You are in line. ${ahead.toLocaleString('en')} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.` : 'You are next.';
+      bar.value = pos > 1 ? Math.min(99, Math.round((1 - ahead / (pos - 1)) * 100)) : 99;
+      add('People ahead', ahead.toLocaleString('en'));
+      if (eta) add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
+      if (progress) add('Shopping now', `${progress.active} of ${progress.ceiling}`);
+      return;
+    }
+    const messages = {
+      soldout: 'This event is sold out. Thank you for waiting.',
+      expired: 'Your turn came and went. You can join the line again.',
+      notyet: `The waiting room opens ${mine.opens_at ? when(mine.opens_at) : 'soon'}.`,
+      closed: 'This event has no waiting room right now.',
+      none: 'You are not in this line.',
+    };
+    headline.textContent = mine.message || messages[st] || st;
+    if (st === 'expired' || st === 'none') {
+      note.hidden = false;
+      note.replaceChildren(h('button', { type: 'button', onclick: join }, 'Join the line'));
+    }
+    if (st === 'closed') note.hidden = false, note.replaceChildren(h('a', { class: 'button', href: `/events/${id}/book` }, 'Choose seats'));
+  }
+
+  function add(k, v) {
+    facts.append(h('dt', {}, k), h('dd', {}, v));
+  }
+
+  // calm is the fail-closed state: the room is down, the place is kept.
+  function calm(err, retry) {
+    const after = Math.min(30, Number((err.body && err.body.retry_after) || 5));
+    note.hidden = false;
+    note.textContent = 'The waiting room is busy for a moment. Your place is kept; this page tries again by itself.';
+    later(retry, after * 1000 + Math.random() * 2000);
+  }
+
+  async function join() {
+    try {
+      mine = await api('POST', `/api/events/${id}/queue`, undefined, { retries: 0 });
+      await status();
+    } catch (err) {
+      if (err.status === 503) return calm(err, join);
+      throw err;
+    }
+  }
+
+  async function status() {
+    try {
+      mine = await api('GET', `/api/events/${id}/queue`, undefined, { retries: 0 });
+      base = progress ? progress.served : null;
+      asked = Date.now();
+    } catch (err) {
+      if (err.status === 503) return calm(err, status);
+      headline.textContent = err.message;
+      return;
+    }
+    show();
+    const every = (mine.poll && mine.poll.status_every_ms) || 60000;
+    if (mine.state === 'prequeue') later(status, Math.max(1000, new Date(mine.draw_at) - Date.now() + 1500 + Math.random() * 3000));
+    else if (['waiting'].includes(mine.state)) later(status, every);
+  }
+
+  async function tick() {
+    try {
+      progress = await api('GET', `/api/events/${id}/queue/progress`, undefined, { retries: 0 });
+      const reached = mine && mine.state === 'waiting' && base !== null && progress.served - base >= (mine.position || 1) - 1;
+      if (reached && Date.now() - asked > 5000) await status();
+      else if (mine && (mine.state === 'waiting' || mine.state === 'prequeue')) show();
+      if (progress.sold_out && mine && mine.state !== 'admitted') {
+        mine = { state: 'soldout' };
+        show();
+        return;
+      }
+    } catch {
+      // the shared counters are a nicety; keep going
+    }
+    later(tick, (mine && mine.poll && mine.poll.progress_every_ms) || 2000);
+  }
+
+  await join();
+  later(tick, 500);
+  const everySecond = setInterval(() => mine && mine.state === 'prequeue' && show(), 1000);
+  return () => {
+    stopped = true;
+    timers.forEach(clearTimeout);
+    timers = [];
+    clearInterval(everySecond);
+  };
+}
+
+const clock = (s) => `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
