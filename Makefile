@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: dev dev-reset test test-go test-edge browser screenshots build tools vet fmt clean services services-down bench
+.PHONY: dev dev-reset test test-go test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -47,6 +47,23 @@ build: ## dist/<function>/bootstrap for every Lambda (linux/arm64)
 tools: ## install the Lambda Runtime Interface Emulator into .local/bin
 	cd /tmp && GOBIN=$(CURDIR)/.local/bin GOFLAGS=-mod=mod $(GO) install \
 	  github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d
+
+CDK := infra/_cdkcli/node_modules/.bin/cdk
+CDKLOCAL := infra/_cdkcli/node_modules/.bin/cdklocal
+
+$(CDK): infra/_cdkcli/package.json infra/_cdkcli/package-lock.json
+	cd infra/_cdkcli && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+synth: build $(CDK) ## synthesize the CloudFormation templates into cdk.out (offline)
+	$(CDK) synth --quiet
+	@echo "templates in cdk.out/"
+
+deploy: build $(CDK) ## deploy every stack to the AWS account of your credentials (see docs/deploy.md)
+	$(CDK) deploy --all --require-approval broadening --outputs-file cdk.out/outputs.json
+
+localstack-deploy: build $(CDK) ## deploy to LocalStack (needs Docker and a running LocalStack)
+	$(CDKLOCAL) bootstrap && $(CDKLOCAL) deploy --all --require-approval never
 
 services-down: ## stop the test servers
 	$(GO) run ./infra/testservices -down

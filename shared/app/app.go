@@ -73,6 +73,9 @@ type App struct {
 // FromEnv loads the configuration from the environment and opens the app;
 // a Lambda's main calls it once, outside the handler, and exits on error.
 func FromEnv() *App {
+	if err := ResolveSecrets(context.Background()); err != nil {
+		log.Fatal(err)
+	}
 	cfg, err := config.Load()
 	if err != nil {
 		log.Fatal(err)

@@ -1,0 +1,49 @@
+// Command cdk is the CDK app (cdk.json runs it): it reads the deployment's
+// settings from CDK context and declares every stack of infra/stacks.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/catraca/catraca/infra/stacks"
+)
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	str := func(key, def string) string {
+		if v, ok := app.Node().TryGetContext(jsii.String(key)).(string); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	num := func(key string, def int) int {
+		n, err := strconv.Atoi(str(key, strconv.Itoa(def)))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "context %s must be a number\n", key)
+			os.Exit(2)
+		}
+		return n
+	}
+	stacks.Build(app, stacks.Config{
+		Name:           str("name", "catraca"),
+		Account:        os.Getenv("CDK_DEFAULT_ACCOUNT"),
+		Region:         os.Getenv("CDK_DEFAULT_REGION"),
+		Shards:         num("shards", 2),
+		Production:     str("production", "false") == "true",
+		Dist:           str("dist", "dist"),
+		Migrations:     "shared/migrate",
+		PublicURL:      str("publicUrl", "https://tickets.example.com"),
+		PSPURL:         str("pspUrl", "https://api.stripe.com"),
+		PSPRate:        num("pspRate", 90),
+		PSPConcurrency: num("pspConcurrency", 5),
+		MailFrom:       str("mailFrom", ""),
+		PreSaleECPU:    float64(num("preSaleEcpu", 1000)),
+	})
+	app.Synth(nil)
+}

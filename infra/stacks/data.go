@@ -1,0 +1,133 @@
+package stacks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticache"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// DataStackProps sizes the databases and the cache.
+type DataStackProps struct {
+	awscdk.StackProps
+	Vpc        awsec2.IVpc
+	Shards     int
+	Production bool
+	// PreSaleECPU is the cache's minimum ECPU/s; raise it before a big
+	// on-sale (see docs/capacity.md) so the first second is not throttled.
+	PreSaleECPU float64
+}
+
+// Database is one Aurora cluster and the RDS Proxy in front of it.
+type Database struct {
+	Name    string // database name inside the cluster
+	Cluster awsrds.DatabaseCluster
+	Proxy   awsrds.DatabaseProxy
+}
+
+// DataStack holds the catalog, the event shards and the cache.
+type DataStack struct {
+	awscdk.Stack
+	Catalog    Database
+	Shards     []Database
+	CacheHost  *string
+	ClientsSG  awsec2.SecurityGroup // functions join it to reach data
+	dataAccess awsec2.SecurityGroup
+}
+
+// NewDataStack creates one Aurora PostgreSQL Serverless v2 cluster for the
+// catalog and one per shard, each with a writer and a reader (the read
+// path's snapshots), an RDS Proxy and generated credentials; and an
+// ElastiCache Serverless (Valkey) cache. Nothing is reachable from outside
+// the VPC; everything is encrypted at rest.
+func NewDataStack(scope constructs.Construct, id string, props *DataStackProps) *DataStack {
+	st := awscdk.NewStack(scope, &id, &props.StackProps)
+	d := &DataStack{Stack: st}
+	d.ClientsSG = awsec2.NewSecurityGroup(st, jsii.String("Clients"), &awsec2.SecurityGroupProps{Vpc: props.Vpc,
+		Description: jsii.String("catraca functions that use the databases and the cache"), AllowAllOutbound: jsii.Bool(true)})
+	d.dataAccess = awsec2.NewSecurityGroup(st, jsii.String("Data"), &awsec2.SecurityGroupProps{Vpc: props.Vpc,
+		Description: jsii.String("catraca databases, proxies and cache"), AllowAllOutbound: jsii.Bool(false)})
+	d.dataAccess.AddIngressRule(d.ClientsSG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("PostgreSQL from functions"), nil)
+	d.dataAccess.AddIngressRule(d.dataAccess, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("proxy to cluster"), nil)
+	d.dataAccess.AddIngressRule(d.ClientsSG, awsec2.Port_TcpRange(jsii.Number(6379), jsii.Number(6380)), jsii.String("Valkey from functions"), nil)
+
+	d.Catalog = d.database(props, "Catalog", "catraca_catalog")
+	for i := 1; i <= props.Shards; i++ {
+		d.Shards = append(d.Shards, d.database(props, fmt.Sprintf("Shard%d", i), fmt.Sprintf("catraca_shard_%d", i)))
+	}
+
+	isolated := props.Vpc.SelectSubnets(&awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED})
+	minECPU := props.PreSaleECPU
+	if minECPU == 0 {
+		minECPU = 1000
+	}
+	cache := awselasticache.NewCfnServerlessCache(st, jsii.String("Cache"), &awselasticache.CfnServerlessCacheProps{
+		ServerlessCacheName: jsii.String(id + "-cache"),
+		Engine:              jsii.String("valkey"),
+		MajorEngineVersion:  jsii.String("8"),
+		SecurityGroupIds:    &[]any{d.dataAccess.SecurityGroupId()},
+		SubnetIds:           anyList(isolated.SubnetIds),
+		CacheUsageLimits: &awselasticache.CfnServerlessCache_CacheUsageLimitsProperty{
+			DataStorage: &awselasticache.CfnServerlessCache_DataStorageProperty{Maximum: jsii.Number(20), Unit: jsii.String("GB")},
+			EcpuPerSecond: &awselasticache.CfnServerlessCache_ECPUPerSecondProperty{
+				Minimum: jsii.Number(minECPU), Maximum: jsii.Number(5_000_000)},
+		},
+		SnapshotRetentionLimit: jsii.Number(1),
+	})
+	d.CacheHost = cache.AttrEndpointAddress()
+	return d
+}
+
+func (d *DataStack) database(props *DataStackProps, id, name string) Database {
+	removal := awscdk.RemovalPolicy_DESTROY
+	retention := 1.0
+	if props.Production {
+		removal, retention = awscdk.RemovalPolicy_SNAPSHOT, 14
+	}
+	cluster := awsrds.NewDatabaseCluster(d.Stack, jsii.String(id), &awsrds.DatabaseClusterProps{
+		Engine: awsrds.DatabaseClusterEngine_AuroraPostgres(&awsrds.AuroraPostgresClusterEngineProps{
+			Version: awsrds.AuroraPostgresEngineVersion_VER_16_4()}),
+		DefaultDatabaseName: jsii.String(name),
+		Credentials: awsrds.Credentials_FromGeneratedSecret(jsii.String("catraca"), &awsrds.CredentialsBaseOptions{
+			ExcludeCharacters: jsii.String(" %+~`#$&*()|[]{}:;<>?!'/@\"\\,=^")}),
+		Writer:                  awsrds.ClusterInstance_ServerlessV2(jsii.String("writer"), nil),
+		Readers:                 &[]awsrds.IClusterInstance{awsrds.ClusterInstance_ServerlessV2(jsii.String("reader"), &awsrds.ServerlessV2ClusterInstanceProps{ScaleWithWriter: jsii.Bool(true)})},
+		ServerlessV2MinCapacity: jsii.Number(0.5),
+		ServerlessV2MaxCapacity: jsii.Number(64),
+		Vpc:                     props.Vpc,
+		VpcSubnets:              &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
+		SecurityGroups:          &[]awsec2.ISecurityGroup{d.dataAccess},
+		StorageEncrypted:        jsii.Bool(true),
+		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(retention))},
+		DeletionProtection:      jsii.Bool(props.Production),
+		RemovalPolicy:           removal,
+		IamAuthentication:       jsii.Bool(false),
+	})
+	proxy := cluster.AddProxy(jsii.String("Proxy"), &awsrds.DatabaseProxyOptions{
+		Secrets:        &[]awssecretsmanager.ISecret{cluster.Secret()},
+		Vpc:            props.Vpc,
+		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
+		SecurityGroups: &[]awsec2.ISecurityGroup{d.dataAccess},
+		RequireTLS:     jsii.Bool(true),
+		DbProxyName:    jsii.String(*d.Stack.StackName() + "-" + strings.ToLower(id)),
+		// Lambdas keep a small pool each; the proxy multiplexes them onto
+		// at most this share of the cluster's connections.
+		MaxConnectionsPercent: jsii.Number(90),
+	})
+	return Database{Name: name, Cluster: cluster, Proxy: proxy}
+}
+
+// strings adapts a jsii string list to an L1 "list" property.
+func anyList(in *[]*string) *[]any {
+	out := make([]any, len(*in))
+	for i, s := range *in {
+		out[i] = s
+	}
+	return &out
+}

@@ -1,0 +1,189 @@
+package stacks
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/catraca/catraca/edge"
+)
+
+// EdgeStackProps points CloudFront at the API.
+type EdgeStackProps struct {
+	awscdk.StackProps
+	APIURL awslambda.IFunctionUrl
+	// OriginShieldRegion is the region of the API (one origin request per
+	// cache key and second for the whole distribution).
+	OriginShieldRegion string
+	Production         bool
+	// RateLimit is the WAF's requests per IP per 5 minutes.
+	RateLimit float64
+}
+
+// EdgeStack is what fans reach: CloudFront, its function and key-value
+// store, the site bucket and the WAF. It must be deployed in us-east-1
+// (WAF for CloudFront and the function's store live there).
+type EdgeStack struct {
+	awscdk.Stack
+	Distribution awscloudfront.Distribution
+	Site         awss3.Bucket
+	Keys         awscloudfront.KeyValueStore
+}
+
+// NewEdgeStack builds the distribution from edge.Behaviors, the same table
+// the local gateway routes by, so caching behaves alike in both.
+func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) *EdgeStack {
+	st := awscdk.NewStack(scope, &id, &props.StackProps)
+	e := &EdgeStack{Stack: st}
+	removal := awscdk.RemovalPolicy_DESTROY
+	if props.Production {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+	e.Site = awss3.NewBucket(st, jsii.String("Site"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL: jsii.Bool(true), Versioned: jsii.Bool(true), RemovalPolicy: removal})
+	logs := awss3.NewBucket(st, jsii.String("Logs"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL: jsii.Bool(true), ObjectOwnership: awss3.ObjectOwnership_OBJECT_WRITER, RemovalPolicy: removal,
+		LifecycleRules: &[]*awss3.LifecycleRule{{Expiration: awscdk.Duration_Days(jsii.Number(90))}}})
+
+	e.Keys = awscloudfront.NewKeyValueStore(st, jsii.String("Keys"), &awscloudfront.KeyValueStoreProps{
+		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
+	fn := awscloudfront.NewFunction(st, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
+		Code: awscloudfront.FunctionCode_FromInline(jsii.String(edge.FunctionSource())), Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
+		KeyValueStore: e.Keys, Comment: jsii.String("session and admission checks, cache-key hygiene, app routes")})
+	assoc := &[]*awscloudfront.FunctionAssociation{{Function: fn, EventType: awscloudfront.FunctionEventType_VIEWER_REQUEST}}
+	headers := responseHeaders(st)
+
+	api := awscloudfrontorigins.FunctionUrlOrigin_WithOriginAccessControl(props.APIURL, &awscloudfrontorigins.FunctionUrlOriginWithOACProps{
+		OriginShieldEnabled: jsii.Bool(props.OriginShieldRegion != ""), OriginShieldRegion: optional(props.OriginShieldRegion),
+		ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))})
+	site := awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(e.Site, nil)
+
+	behaviors := map[string]*awscloudfront.BehaviorOptions{}
+	var def *awscloudfront.BehaviorOptions
+	for i, b := range edge.Behaviors {
+		o := &awscloudfront.BehaviorOptions{
+			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS, Compress: jsii.Bool(true),
+			FunctionAssociations: assoc, ResponseHeadersPolicy: headers,
+		}
+		if b.Origin == "site" {
+			o.Origin = site
+		} else {
+			o.Origin = api
+		}
+		if b.Cached {
+			o.AllowedMethods = awscloudfront.AllowedMethods_ALLOW_GET_HEAD_OPTIONS()
+			o.CachePolicy = awscloudfront.NewCachePolicy(st, jsii.String(fmt.Sprintf("Cache%d", i)), &awscloudfront.CachePolicyProps{
+				Comment:                    jsii.String("catraca " + b.PathPattern + ": origin Cache-Control, path and query only"),
+				MinTtl:                     awscdk.Duration_Seconds(jsii.Number(b.MinTTL.Seconds())),
+				DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(b.DefaultTTL.Seconds())),
+				MaxTtl:                     awscdk.Duration_Seconds(jsii.Number(b.MaxTTL.Seconds())),
+				QueryStringBehavior:        awscloudfront.CacheQueryStringBehavior_All(),
+				HeaderBehavior:             awscloudfront.CacheHeaderBehavior_None(),
+				CookieBehavior:             awscloudfront.CacheCookieBehavior_None(),
+				EnableAcceptEncodingGzip:   jsii.Bool(true),
+				EnableAcceptEncodingBrotli: jsii.Bool(true),
+			})
+		} else {
+			o.AllowedMethods = awscloudfront.AllowedMethods_ALLOW_ALL()
+			o.CachePolicy = awscloudfront.CachePolicy_CACHING_DISABLED()
+			o.OriginRequestPolicy = awscloudfront.OriginRequestPolicy_ALL_VIEWER_EXCEPT_HOST_HEADER()
+		}
+		if b.PathPattern == "*" {
+			def = o
+		} else {
+			behaviors[b.PathPattern] = o
+		}
+	}
+	e.Distribution = awscloudfront.NewDistribution(st, jsii.String("Distribution"), &awscloudfront.DistributionProps{
+		DefaultBehavior:        def,
+		AdditionalBehaviors:    &behaviors,
+		DefaultRootObject:      jsii.String("index.html"),
+		HttpVersion:            awscloudfront.HttpVersion_HTTP2_AND_3,
+		MinimumProtocolVersion: awscloudfront.SecurityPolicyProtocol_TLS_V1_2_2021,
+		EnableLogging:          jsii.Bool(true),
+		LogBucket:              logs,
+		LogFilePrefix:          jsii.String("cloudfront/"),
+		WebAclId:               webACL(st, props.RateLimit).AttrArn(),
+		Comment:                jsii.String("catraca"),
+	})
+	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
+	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
+	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})
+	awscdk.NewCfnOutput(st, jsii.String("KeyValueStoreArn"), &awscdk.CfnOutputProps{Value: e.Keys.KeyValueStoreArn()})
+	return e
+}
+
+// responseHeaders is the response-headers policy built from
+// edge/function/headers.json (the local gateway sends the same headers).
+func responseHeaders(st awscdk.Stack) awscloudfront.ResponseHeadersPolicy {
+	h := edge.SecurityHeaders()
+	return awscloudfront.NewResponseHeadersPolicy(st, jsii.String("SecurityHeaders"), &awscloudfront.ResponseHeadersPolicyProps{
+		Comment: jsii.String("catraca security headers (edge/function/headers.json)"),
+		SecurityHeadersBehavior: &awscloudfront.ResponseSecurityHeadersBehavior{
+			ContentSecurityPolicy: &awscloudfront.ResponseHeadersContentSecurityPolicy{ContentSecurityPolicy: jsii.String(h["content-security-policy"]), Override: jsii.Bool(true)},
+			StrictTransportSecurity: &awscloudfront.ResponseHeadersStrictTransportSecurity{AccessControlMaxAge: awscdk.Duration_Days(jsii.Number(730)),
+				IncludeSubdomains: jsii.Bool(true), Preload: jsii.Bool(true), Override: jsii.Bool(true)},
+			FrameOptions:       &awscloudfront.ResponseHeadersFrameOptions{FrameOption: awscloudfront.HeadersFrameOption_DENY, Override: jsii.Bool(true)},
+			ContentTypeOptions: &awscloudfront.ResponseHeadersContentTypeOptions{Override: jsii.Bool(true)},
+			ReferrerPolicy: &awscloudfront.ResponseHeadersReferrerPolicy{
+				ReferrerPolicy: awscloudfront.HeadersReferrerPolicy_STRICT_ORIGIN_WHEN_CROSS_ORIGIN, Override: jsii.Bool(true)},
+		},
+		CustomHeadersBehavior: &awscloudfront.ResponseCustomHeadersBehavior{CustomHeaders: &[]*awscloudfront.ResponseCustomHeader{
+			{Header: jsii.String("Permissions-Policy"), Value: jsii.String(h["permissions-policy"]), Override: jsii.Bool(true)}}},
+	})
+}
+
+// webACL limits each IP (a waiting fan polls about 150 times in 5
+// minutes), drops known-bad inputs and IPs, and challenges bots.
+func webACL(st awscdk.Stack, rateLimit float64) awswafv2.CfnWebACL {
+	if rateLimit == 0 {
+		rateLimit = 1500
+	}
+	visibility := func(name string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
+		return &awswafv2.CfnWebACL_VisibilityConfigProperty{CloudWatchMetricsEnabled: jsii.Bool(true), MetricName: jsii.String(name), SampledRequestsEnabled: jsii.Bool(true)}
+	}
+	managed := func(priority float64, name string, configs *[]any) *awswafv2.CfnWebACL_RuleProperty {
+		return &awswafv2.CfnWebACL_RuleProperty{
+			Name: jsii.String(name), Priority: jsii.Number(priority),
+			OverrideAction: &awswafv2.CfnWebACL_OverrideActionProperty{None: map[string]any{}},
+			Statement: &awswafv2.CfnWebACL_StatementProperty{ManagedRuleGroupStatement: &awswafv2.CfnWebACL_ManagedRuleGroupStatementProperty{
+				VendorName: jsii.String("AWS"), Name: jsii.String(name), ManagedRuleGroupConfigs: configs}},
+			VisibilityConfig: visibility(name),
+		}
+	}
+	return awswafv2.NewCfnWebACL(st, jsii.String("WebACL"), &awswafv2.CfnWebACLProps{
+		Scope:            jsii.String("CLOUDFRONT"),
+		DefaultAction:    &awswafv2.CfnWebACL_DefaultActionProperty{Allow: map[string]any{}},
+		VisibilityConfig: visibility("catraca"),
+		Rules: &[]any{
+			&awswafv2.CfnWebACL_RuleProperty{
+				Name: jsii.String("RatePerIP"), Priority: jsii.Number(0),
+				Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: map[string]any{}},
+				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
+					Limit: jsii.Number(rateLimit), AggregateKeyType: jsii.String("IP"), EvaluationWindowSec: jsii.Number(300)}},
+				VisibilityConfig: visibility("RatePerIP"),
+			},
+			managed(1, "AWSManagedRulesAmazonIpReputationList", nil),
+			managed(2, "AWSManagedRulesCommonRuleSet", nil),
+			managed(3, "AWSManagedRulesKnownBadInputsRuleSet", nil),
+			managed(4, "AWSManagedRulesBotControlRuleSet", &[]any{&awswafv2.CfnWebACL_ManagedRuleGroupConfigProperty{
+				AwsManagedRulesBotControlRuleSet: &awswafv2.CfnWebACL_AWSManagedRulesBotControlRuleSetProperty{InspectionLevel: jsii.String("COMMON")}}}),
+		},
+	})
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,107 @@
+package stacks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// OpsStackProps names what operations watches.
+type OpsStackProps struct {
+	awscdk.StackProps
+	App    *AppStack
+	Async  *AsyncStack
+	Shards int
+	// Migrations is shared/migrate; its hash makes every change re-run the
+	// migration resources.
+	Migrations string
+}
+
+// Namespace is the CloudWatch namespace of the metrics the functions emit
+// as Embedded Metric Format log lines (shared/metrics).
+const Namespace = "Catraca"
+
+// NewOpsStack runs migrations on deployment (a custom resource per
+// database, served by the migrate function itself: no extra runtime) and
+// builds the on-sale dashboard and its alarms.
+func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) awscdk.Stack {
+	st := awscdk.NewStack(scope, &id, &props.StackProps)
+	version := hashDir(props.Migrations)
+	migrate := props.App.Functions["migrate"].FunctionArn()
+	catalog := awscdk.NewCustomResource(st, jsii.String("MigrateCatalog"), &awscdk.CustomResourceProps{
+		ServiceToken: migrate, ResourceType: jsii.String("Custom::CatracaMigration"),
+		Properties: &map[string]any{"Kind": "catalog", "Version": version}})
+	for i := 1; i <= props.Shards; i++ {
+		r := awscdk.NewCustomResource(st, jsii.String(fmt.Sprintf("MigrateShard%d", i)), &awscdk.CustomResourceProps{
+			ServiceToken: migrate, ResourceType: jsii.String("Custom::CatracaMigration"),
+			Properties: &map[string]any{"Kind": "shard", "ShardId": fmt.Sprint(i), "Version": version}})
+		r.Node().AddDependency(catalog)
+	}
+
+	metric := func(name, stat string) awscloudwatch.Metric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(Namespace), MetricName: jsii.String(name),
+			Statistic: jsii.String(stat), Period: awscdk.Duration_Minutes(jsii.Number(1))})
+	}
+	depth := func(q awssqs.Queue) awscloudwatch.Metric {
+		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})
+	}
+	var throttles []awscloudwatch.IMetric
+	for _, name := range Functions {
+		throttles = append(throttles, props.App.Functions[name].MetricThrottles(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1))}))
+	}
+	graph := func(title string, metrics ...awscloudwatch.IMetric) awscloudwatch.GraphWidget {
+		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Left: &metrics, Width: jsii.Number(8)})
+	}
+	dash := awscloudwatch.NewDashboard(st, jsii.String("OnSale"), &awscloudwatch.DashboardProps{DashboardName: jsii.String(id + "-on-sale")})
+	dash.AddWidgets(
+		graph("Waiting room: queue depth", metric("QueueWaiting", "Maximum")),
+		graph("Admitted per minute", metric("Admitted", "Sum")),
+		graph("Holds per minute", metric("Holds", "Sum"), metric("HoldConflicts", "Sum")),
+	)
+	dash.AddWidgets(
+		graph("PSP errors", metric("PSPErrors", "Sum")),
+		graph("HTTP 5xx", metric("HTTP5xx", "Sum")),
+		graph("PSP call queue", depth(props.Async.PSPCalls), depth(props.Async.PSPCallsDLQ)),
+	)
+	dash.AddWidgets(graph("Lambda throttles", throttles...))
+
+	alarm := func(name string, m awscloudwatch.IMetric, threshold float64, periods float64, what string) {
+		awscloudwatch.NewAlarm(st, jsii.String(name), &awscloudwatch.AlarmProps{Metric: m,
+			AlarmDescription: jsii.String(what), Threshold: jsii.Number(threshold), EvaluationPeriods: jsii.Number(periods),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING})
+	}
+	alarm("FiveXX", metric("HTTP5xx", "Sum"), 50, 3, "The API answers 5xx: check the dashboard and the function logs")
+	alarm("PSPErrors", metric("PSPErrors", "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")
+	alarm("PSPDeadLetters", depth(props.Async.PSPCallsDLQ), 1, 1, "A PSP call failed five times: redrive after checking the order")
+	alarm("FailedInvocations", depth(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
+	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(nil), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
+	alarm("AdmitStalled", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("IF(waiting > 0 AND admitted == 0, 1, 0)"),
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"waiting": metric("QueueWaiting", "Maximum"), "admitted": metric("Admitted", "Sum")},
+		Period:       awscdk.Duration_Minutes(jsii.Number(1))}), 1, 3, "Fans wait but nobody is admitted: check the admit schedule")
+	return st
+}
+
+// hashDir returns a short hash of the files under dir ("" when unreadable).
+func hashDir(dir string) string {
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".sql" {
+			b, _ := os.ReadFile(p)
+			h.Write([]byte(p))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestResolveSecrets(t *testing.T) {
+	t.Parallel()
+	calls := map[string]int{}
+	store := map[string]string{
+		"arn:db":  `{"username":"catraca","password":"s3cret","port":5432}`,
+		"arn:key": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoxMjM0NTY3",
+	}
+	fetch := func(_ context.Context, id string) (string, error) {
+		calls[id]++
+		v, ok := store[id]
+		if !ok {
+			return "", errors.New("ResourceNotFoundException")
+		}
+		return v, nil
+	}
+	env := []string{
+		"CATRACA_CATALOG_DSN=postgres://{{secret:arn:db#username}}:{{secret:arn:db#password}}@proxy:{{secret:arn:db#port}}/catalog",
+		"CATRACA_SESSION_KEYS=k1:{{secret:arn:key}}",
+		"CATRACA_ENV=aws",
+		"OTHER={{secret:arn:db#password}}",
+	}
+	require.True(t, HasSecretRefs(env))
+	got, err := ResolveSecrets(context.Background(), env, fetch)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{
+		"CATRACA_CATALOG_DSN":  "postgres://catraca:s3cret@proxy:5432/catalog",
+		"CATRACA_SESSION_KEYS": "k1:" + store["arn:key"],
+	}, got)
+	require.Equal(t, map[string]int{"arn:db": 1, "arn:key": 1}, calls, "one read per secret")
+
+	_, err = ResolveSecrets(context.Background(), []string{"CATRACA_X={{secret:arn:missing}}"}, fetch)
+	require.ErrorContains(t, err, "CATRACA_X")
+	_, err = ResolveSecrets(context.Background(), []string{"CATRACA_X={{secret:arn:db#nope}}"}, fetch)
+	require.ErrorContains(t, err, `no field "nope"`)
+	require.False(t, HasSecretRefs([]string{"CATRACA_ENV=local"}))
+}
