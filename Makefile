@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: dev dev-reset test test-go test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench
+.PHONY: onsale dev dev-reset test test-go test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -70,6 +70,9 @@ services-down: ## stop the test servers
 
 clean:
 	rm -rf dist
+
+onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
+	$(GO) run ./infra/onsale $(ARGS)
 
 bench: ## every Go benchmark (3 runs, medians) → docs/benchmarks.md
 	$(GO) run ./infra/benchreport -count 3 ./shared/...

@@ -270,3 +270,12 @@ func newKey() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// SetSession puts a session token in the jar, as a log-in would.
+func (f *Fan) SetSession(raw string) {
+	u, err := url.Parse(f.Base)
+	if err != nil {
+		return
+	}
+	f.client.Jar.SetCookies(u, []*http.Cookie{{Name: "catraca_session", Value: raw, Path: "/"}})
+}

@@ -175,20 +175,25 @@ func template(ctx context.Context, e localenv.Env, kind migrate.Kind) (string, e
 func Config(t testing.TB, d Databases) config.Config {
 	t.Helper()
 	e := Env(t)
-	shards := map[int]string{}
+	c := BaseConfig()
+	c.CatalogDSN, c.CatalogReadDSN = e.DSN(d.Catalog), e.DSN(d.Catalog)
 	for id, db := range d.Shards {
-		shards[id] = e.DSN(db)
+		c.Shards[id] = e.DSN(db)
 	}
+	c.RedisAddr = e.RedisAddr()
+	return c
+}
+
+// BaseConfig is a configuration with fresh random keys, cheap password
+// hashing and no databases yet (tests and the simulator fill them in).
+func BaseConfig() config.Config {
 	return config.Config{
 		Env:               "test",
 		HTTPAddr:          "127.0.0.1:0",
 		PublicURL:         "http://localhost",
-		CatalogDSN:        e.DSN(d.Catalog),
-		CatalogReadDSN:    e.DSN(d.Catalog),
-		Shards:            shards,
+		Shards:            map[int]string{},
 		ShardReads:        map[int]string{},
 		DBMaxConns:        32,
-		RedisAddr:         e.RedisAddr(),
 		RedisPrefix:       "t" + randomHex(4) + ":",
 		SessionKeys:       []config.Key{NewKey("s1")},
 		AdmissionKeys:     []config.Key{NewKey("a1")},

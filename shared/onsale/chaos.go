@@ -1,0 +1,82 @@
+package onsale
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/catraca/catraca/shared/pspsim"
+)
+
+// Chaos modes Run understands.
+var ChaosModes = []string{"redis-kill", "pg-restart", "psp-outage", "dup-webhooks", "slow-psp"}
+
+// startChaos starts the chosen fault shortly after the draw and returns
+// a func that undoes what is still in effect.
+func (r *run) startChaos(ctx context.Context) (undo func()) {
+	sim := r.st.Sim
+	base := pspsim.Faults{RatePerSecond: 100}
+	undo = func() {}
+	after := func(d time.Duration, fn func()) {
+		go func() {
+			select {
+			case <-time.After(d):
+				fn()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	switch r.o.Chaos {
+	case "":
+	case "redis-kill":
+		after(r.settleDelay(), func() {
+			slog.Info("chaos: killing Redis")
+			r.rep.chaos("redis killed")
+			if err := r.env.KillRedis(); err != nil {
+				slog.Error("kill redis", "err", err)
+			}
+			time.Sleep(3 * time.Second)
+			if err := r.env.StartRedis(ctx); err != nil {
+				slog.Error("start redis", "err", err)
+			}
+			r.rep.chaos("redis back")
+		})
+	case "pg-restart":
+		after(r.settleDelay(), func() {
+			slog.Info("chaos: restarting PostgreSQL")
+			r.rep.chaos("postgres restarting")
+			if err := r.env.RestartPostgres(ctx); err != nil {
+				slog.Error("restart postgres", "err", err)
+			}
+			r.rep.chaos("postgres back")
+		})
+	case "psp-outage":
+		outage := 30 * time.Second
+		if r.o.Fans < 5000 {
+			outage = 5 * time.Second
+		}
+		after(r.settleDelay(), func() {
+			r.rep.chaos("psp down")
+			f := base
+			f.Outage, f.WebhookOutage = true, true
+			sim.SetFaults(f)
+			time.Sleep(outage)
+			sim.SetFaults(base)
+			r.rep.chaos("psp back")
+		})
+	case "dup-webhooks":
+		f := base
+		f.Duplicates, f.Reorder = 2, 2*time.Second
+		sim.SetFaults(f)
+		undo = func() { sim.SetFaults(base) }
+	case "slow-psp":
+		f := base
+		f.Latency = 800 * time.Millisecond
+		sim.SetFaults(f)
+		undo = func() { sim.SetFaults(base) }
+	}
+	return undo
+}
+
+// settleDelay lets the sale get going before a fault hits.
+func (r *run) settleDelay() time.Duration { return saleDelay(r.o.Fans) + 3*time.Second }

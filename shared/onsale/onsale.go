@@ -1,0 +1,324 @@
+// Package onsale plays an on-sale against a running local stack: N fans
+// with accounts made ahead join the pre-queue, get drawn, wait cheaply,
+// shop when admitted (a slightly stale map, so collisions happen), pay on
+// the PSP's page or walk away. Chaos can hit Redis, PostgreSQL or the PSP
+// mid-sale. Afterwards Check verifies the invariants straight against the
+// databases and the PSP simulator.
+package onsale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fan"
+	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/stack"
+	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// Options shape one on-sale.
+type Options struct {
+	Fans        int
+	Seats       int // reserved seats (at least)
+	GA          int // standing places
+	Ceiling     int // shoppers at once
+	Workers     int // concurrent HTTP clients
+	DeclineRate float64
+	AbandonRate float64
+	Chaos       string // "", redis-kill, pg-restart, psp-outage, dup-webhooks, slow-psp
+	Deadline    time.Duration
+	// HoldTTL and ActiveTTL (seconds) bound how long a walked-away fan
+	// keeps seats and a shopping slot.
+	HoldTTL, ActiveTTL int
+	Progress    func(Sample) // called about once a second
+}
+
+// Sample is one second of the run.
+type Sample struct {
+	T        float64 `json:"t"`
+	Waiting  int64   `json:"waiting"`
+	Active   int64   `json:"active"`
+	Admitted int64   `json:"admitted"`
+	Sold     int64   `json:"sold"`
+	Errors   int64   `json:"errors"`
+}
+
+// Run plays the on-sale on st; env is the servers chaos acts on.
+func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+	r := &run{st: st, env: env, o: o, lat: newLatencies(), rep: &Report{Options: o}}
+	if err := r.setup(ctx); err != nil {
+		return nil, err
+	}
+	rep, err := r.play(ctx)
+	if err != nil {
+		return rep, err
+	}
+	// Webhooks, refunds and emails settle asynchronously: check until the
+	// state converges (or report what is still wrong after 60 s).
+	check, done := context.WithTimeout(context.Background(), 90*time.Second)
+	defer done()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		vs, err := Check(check, r)
+		if err == nil && (len(vs) == 0 || time.Now().After(deadline)) {
+			rep.Violations = vs
+			return rep, nil
+		}
+		if err != nil && time.Now().After(deadline) {
+			return rep, err
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+type run struct {
+	st      *stack.Stack
+	env     localenv.Env
+	o       Options
+	event   int64
+	layout  venue.Layout
+	fans    []*shopper
+	lat     *latencies
+	rep     *Report
+	sold    atomic.Int64
+	errs    atomic.Int64
+	soldOut atomic.Bool
+	origin  atomic.Int64 // queue requests that reached the API
+	tr      *http.Transport
+}
+
+type shopper struct {
+	*fan.Fan
+	position int64
+	asked    time.Time
+	done     bool
+}
+
+func (r *run) setup(ctx context.Context) error {
+	a := r.st.App
+	org := organizer.New(a.Catalog, a.Shards)
+	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Simulated Stadium", "Rio de Janeiro", r.o.Seats, r.o.GA))
+	if err != nil {
+		return err
+	}
+	r.layout = l
+	acc, err := a.Accounts.SignUp(ctx, fmt.Sprintf("onsale-org-%d@catraca.dev", time.Now().UnixNano()), "organizer-password", "Organizer")
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	opens := now.Add(-time.Minute)
+	e, err := org.CreateEvent(ctx, acc.ID, organizer.EventSpec{VenueID: l.VenueID, LayoutVersion: l.Version, Name: "Simulated On-Sale",
+		Category: "music", StartsAt: now.Add(30 * 24 * time.Hour), SaleStartsAt: now.Add(saleDelay(r.o.Fans)), SaleEndsAt: now.Add(24 * time.Hour),
+		HoldTTL: r.o.HoldTTL, MaxPerHold: 4, MaxPerAccount: 4,
+		PriceLevels: []event.PriceLevel{{Code: "A", Name: "A", PriceCents: 45000}, {Code: "B", Name: "B", PriceCents: 32000},
+			{Code: "C", Name: "C", PriceCents: 18000}, {Code: "GA", Name: "Floor", PriceCents: 25000}},
+		WaitingRoom: event.WaitingRoom{Enabled: true, PrequeueOpensAt: &opens, Ceiling: r.o.Ceiling, ActiveTTL: r.o.ActiveTTL, AdmissionTTL: r.o.ActiveTTL}})
+	if err != nil {
+		return err
+	}
+	if err := org.SetStatus(ctx, e.ID, "on_sale"); err != nil {
+		return err
+	}
+	r.event = e.ID
+	// The admission ticker publishes the room's settings within a tick.
+	for wait := time.Now().Add(15 * time.Second); ; {
+		if p, err := a.Room.Progress(ctx, e.ID); err == nil && p.Ceiling > 0 {
+			break
+		}
+		if time.Now().After(wait) {
+			return fmt.Errorf("the waiting room of event %d was not published", e.ID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.rep.Event, r.rep.Tickets = e.ID, int64(l.SeatCount()+r.o.GA)
+
+	// Accounts made ahead: one row each, sessions signed as at log-in.
+	r.tr = &http.Transport{MaxIdleConnsPerHost: r.o.Workers * 2, MaxConnsPerHost: r.o.Workers * 2}
+	ids, err := createAccounts(ctx, a.Catalog, r.o.Fans)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		f := fan.New(r.st.URL, r.tr)
+		f.Account = id
+		raw, _, err := a.Sessions.Issue(token.Claims{Account: id, Role: "fan"}, 2*time.Hour)
+		if err != nil {
+			return err
+		}
+		f.SetSession(raw)
+		f.Observe = r.observe
+		r.fans = append(r.fans, &shopper{Fan: f})
+	}
+	return nil
+}
+
+// saleDelay leaves time for the pre-queue joins before the draw.
+func saleDelay(fans int) time.Duration {
+	return time.Duration(3+fans/4000) * time.Second
+}
+
+func (r *run) observe(route string, status int, d time.Duration) {
+	r.lat.add(route, d)
+	if status == 0 || status >= 500 && status != 503 {
+		r.errs.Add(1)
+	}
+}
+
+// pool runs fn over items with the configured number of workers.
+func pool[T any](ctx context.Context, workers int, items []T, fn func(T)) {
+	ch := make(chan T)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				fn(it)
+			}
+		}()
+	}
+	for _, it := range items {
+		select {
+		case ch <- it:
+		case <-ctx.Done():
+		}
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// retry repeats a call through 429 and 503 answers (fail-closed waiting
+// room, rate limits), honouring Retry-After, as the web client does.
+func retry[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := call()
+		var e *fan.Error
+		if err == nil || !errors.As(err, &e) || (e.Status != 429 && e.Status != 503) || attempt >= 20 || ctx.Err() != nil {
+			return v, err
+		}
+		wait := e.RetryAfter
+		if wait <= 0 || wait > 3*time.Second {
+			wait = time.Second
+		}
+		time.Sleep(wait/2 + rand.N(wait))
+	}
+}
+
+func (r *run) play(ctx context.Context) (*Report, error) {
+	start := time.Now()
+	stopSampling := r.sample(ctx, start)
+	defer stopSampling()
+
+	// Pre-queue: everyone joins before the draw.
+	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+		if _, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
+			r.errs.Add(1)
+			slog.Debug("join", "err", err)
+		}
+		r.origin.Add(1)
+	})
+	r.rep.JoinSeconds = time.Since(start).Seconds()
+	chaos := r.startChaos(ctx)
+
+	// Wait for the draw, then learn each fan's place once (jittered).
+	for ctx.Err() == nil {
+		p, err := r.fans[0].Progress(ctx, r.event)
+		if err == nil && p.Phase == "drawn" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	drawn := time.Now()
+	r.rep.DrawAt = drawn.Sub(start).Seconds()
+	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+		st, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
+		r.origin.Add(1)
+		if err == nil {
+			s.position = st.Position
+			if st.State == "admitted" {
+				s.position = 0
+			}
+		}
+	})
+
+	// The front of the line: fans the shared progress says are due ask
+	// for their own status; admitted ones shop.
+	var shoppers sync.WaitGroup
+	active := make(chan struct{}, r.o.Workers)
+	var lastProgress fan.Progress
+	for ctx.Err() == nil && !r.soldOut.Load() {
+		p, err := r.fans[0].Progress(ctx, r.event)
+		if err == nil {
+			lastProgress = p
+		}
+		if p.SoldOut || r.remaining(ctx) == 0 {
+			r.soldOut.Store(true)
+			break
+		}
+		due := []*shopper{}
+		for _, s := range r.fans {
+			// Near the front, a fan asks for its own status every 5 s.
+			if !s.done && s.position <= lastProgress.Admitted+int64(r.o.Ceiling) && time.Since(s.asked) > 5*time.Second {
+				due = append(due, s)
+			}
+		}
+		if len(due) == 0 && allDone(r.fans) {
+			break
+		}
+		pool(ctx, r.o.Workers, due, func(s *shopper) {
+			s.asked = time.Now()
+			st, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
+			r.origin.Add(1)
+			if err != nil {
+				return
+			}
+			switch st.State {
+			case "admitted":
+				s.done = true
+				shoppers.Add(1)
+				active <- struct{}{}
+				go func() {
+					defer shoppers.Done()
+					defer func() { <-active }()
+					began := time.Now()
+					r.shop(ctx, s)
+					r.rep.mu.Lock()
+					r.rep.shopSeconds = append(r.rep.shopSeconds, time.Since(began).Seconds())
+					r.rep.mu.Unlock()
+				}()
+			case "soldout", "expired", "none":
+				s.done = true
+			default:
+				s.position = st.Position + lastProgress.Admitted
+			}
+		})
+		time.Sleep(500 * time.Millisecond)
+	}
+	shoppers.Wait()
+	r.rep.SellOutSeconds = time.Since(drawn).Seconds()
+	chaos()
+	r.rep.finish(r, time.Since(start))
+	return r.rep, ctx.Err()
+}
+
+func allDone(fans []*shopper) bool {
+	for _, s := range fans {
+		if !s.done {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,34 @@
+package onsale
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/stack"
+	"github.com/catraca/catraca/shared/testenv"
+)
+
+// TestShortOnSaleWithPSPOutage is the short chaos run of make test: a few
+// hundred fans, a small venue, the PSP down for 5 s mid-sale.
+func TestShortOnSaleWithPSPOutage(t *testing.T) {
+	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
+	cfg.PSPRate = 80
+	st, err := stack.Start(context.Background(), cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	rep, err := Run(context.Background(), st, testenv.Servers(), Options{
+		Fans: 400, Seats: 100, GA: 40, Ceiling: 40, Workers: 32, DeclineRate: 0.1, AbandonRate: 0.05,
+		HoldTTL: 15, ActiveTTL: 30, Chaos: "psp-outage", Deadline: 3 * time.Minute,
+		Progress: func(s Sample) { t.Logf("t=%3.0fs waiting %d active %d admitted %d sold %d errors %d", s.T, s.Waiting, s.Active, s.Admitted, s.Sold, s.Errors) }})
+	require.NoError(t, err)
+	t.Log("\n" + rep.Markdown())
+	require.Empty(t, rep.Violations)
+	require.Positive(t, rep.Sold)
+	require.LessOrEqual(t, rep.MaxActive, int64(40))
+	require.Greater(t, rep.Sold, rep.Tickets/2, "most tickets sell")
+	require.Contains(t, rep.ChaosEvents[0], "psp down")
+}

@@ -1,0 +1,216 @@
+package onsale
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Report is what a run measured.
+type Report struct {
+	Options        Options                `json:"options"`
+	Event          int64                  `json:"event"`
+	Tickets        int64                  `json:"tickets"`
+	Sold           int64                  `json:"sold"`
+	JoinSeconds    float64                `json:"join_seconds"`
+	DrawAt         float64                `json:"draw_at_seconds"`
+	SellOutSeconds float64                `json:"sell_out_seconds"`
+	TheoreticalMin float64                `json:"theoretical_min_seconds"`
+	Collisions     int64                  `json:"collisions"`
+	Abandoned      int64                  `json:"abandoned"`
+	Errors         int64                  `json:"errors"`
+	OriginPerFan   float64                `json:"origin_requests_per_waiting_fan_per_minute"`
+	MaxActive      int64                  `json:"max_active"`
+	Latency        map[string]Percentiles `json:"latency_ms"`
+	Samples        []Sample               `json:"samples"`
+	ChaosEvents    []string               `json:"chaos_events"`
+	Violations     []string               `json:"violations"`
+	mu             sync.Mutex
+	shopSeconds    []float64
+}
+
+// Percentiles of one route, in milliseconds.
+type Percentiles struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+func (r *Report) addCollision() { r.mu.Lock(); r.Collisions++; r.mu.Unlock() }
+func (r *Report) addAbandon()   { r.mu.Lock(); r.Abandoned++; r.mu.Unlock() }
+func (r *Report) chaos(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ChaosEvents = append(r.ChaosEvents, time.Now().UTC().Format(time.TimeOnly)+" "+what)
+}
+
+type latencies struct {
+	mu sync.Mutex
+	by map[string][]time.Duration
+}
+
+func newLatencies() *latencies { return &latencies{by: map[string][]time.Duration{}} }
+
+func (l *latencies) add(route string, d time.Duration) {
+	l.mu.Lock()
+	l.by[route] = append(l.by[route], d)
+	l.mu.Unlock()
+}
+
+func (l *latencies) percentiles() map[string]Percentiles {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]Percentiles{}
+	for route, ds := range l.by {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		at := func(q float64) float64 { return float64(s[int(q*float64(len(s)-1))].Microseconds()) / 1000 }
+		out[route] = Percentiles{N: len(s), P50: at(0.5), P95: at(0.95), P99: at(0.99)}
+	}
+	return out
+}
+
+// sample records the sale once a second until stopped.
+func (r *run) sample(ctx context.Context, start time.Time) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			p, err := r.st.App.Room.Progress(ctx, r.event)
+			s := Sample{T: time.Since(start).Seconds(), Sold: r.sold.Load(), Errors: r.errs.Load()}
+			if err == nil {
+				s.Waiting, s.Active, s.Admitted = p.Waiting+p.Prequeue, p.Active, p.Admitted
+			}
+			r.rep.mu.Lock()
+			r.rep.Samples = append(r.rep.Samples, s)
+			r.rep.mu.Unlock()
+			if r.o.Progress != nil {
+				r.o.Progress(s)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (rep *Report) finish(r *run, total time.Duration) {
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	rep.Sold = r.sold.Load()
+	rep.Errors = r.errs.Load()
+	rep.Latency = r.lat.percentiles()
+	// Waiting fan-minutes: the area under the waiting curve.
+	var fanMinutes float64
+	for _, s := range rep.Samples {
+		fanMinutes += float64(s.Waiting) / 60
+		rep.MaxActive = max(rep.MaxActive, s.Active)
+	}
+	if fanMinutes > 0 {
+		rep.OriginPerFan = float64(r.origin.Load()) / fanMinutes
+	}
+	// The fastest possible sale keeps the ceiling full: tickets ÷
+	// (ceiling × tickets per shopper ÷ the median time a shopper takes).
+	if admitted := lastAdmitted(rep.Samples); admitted > 0 && rep.Sold > 0 && len(rep.shopSeconds) > 0 {
+		slices.Sort(rep.shopSeconds)
+		shop := rep.shopSeconds[len(rep.shopSeconds)/2] // median seconds from admission to done
+		perShopper := float64(rep.Sold) / float64(admitted)
+		rate := float64(r.o.Ceiling) * perShopper / shop
+		rep.TheoreticalMin = float64(rep.Sold) / rate
+	}
+	_ = total
+}
+
+func lastAdmitted(s []Sample) int64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)-1].Admitted
+}
+
+// Markdown renders the report for people.
+func (rep *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# On-sale simulation\n\n")
+	fmt.Fprintf(&b, "%d fans, %d tickets (%d reserved seats at least + %d standing), ceiling %d, chaos: %s.\n\n",
+		rep.Options.Fans, rep.Tickets, rep.Options.Seats, rep.Options.GA, rep.Options.Ceiling, or(rep.Options.Chaos, "none"))
+	fmt.Fprintf(&b, "| figure | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| tickets sold | %d of %d |\n", rep.Sold, rep.Tickets)
+	fmt.Fprintf(&b, "| pre-queue joins took | %.1f s |\n", rep.JoinSeconds)
+	fmt.Fprintf(&b, "| draw to sold out | %.1f s |\n", rep.SellOutSeconds)
+	if rep.TheoreticalMin > 0 {
+		fmt.Fprintf(&b, "| theoretical minimum | %.1f s (%.2f×) |\n", rep.TheoreticalMin, rep.SellOutSeconds/rep.TheoreticalMin)
+	}
+	fmt.Fprintf(&b, "| seat collisions (409, map resynced) | %d |\n", rep.Collisions)
+	fmt.Fprintf(&b, "| holds abandoned | %d |\n", rep.Abandoned)
+	fmt.Fprintf(&b, "| max shoppers at once | %d (ceiling %d) |\n", rep.MaxActive, rep.Options.Ceiling)
+	fmt.Fprintf(&b, "| origin queue requests per waiting fan per minute | %.2f |\n", rep.OriginPerFan)
+	fmt.Fprintf(&b, "| transport errors and 5xx | %d |\n", rep.Errors)
+	fmt.Fprintf(&b, "| invariant violations | %d |\n\n", len(rep.Violations))
+	for _, v := range rep.Violations {
+		fmt.Fprintf(&b, "- VIOLATION: %s\n", v)
+	}
+	fmt.Fprintf(&b, "## Latency per endpoint (ms)\n\n| endpoint | n | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
+	routes := make([]string, 0, len(rep.Latency))
+	for k := range rep.Latency {
+		routes = append(routes, k)
+	}
+	sort.Strings(routes)
+	for _, k := range routes {
+		p := rep.Latency[k]
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f |\n", k, p.N, p.P50, p.P95, p.P99)
+	}
+	if len(rep.ChaosEvents) > 0 {
+		fmt.Fprintf(&b, "\n## Chaos\n\n")
+		for _, e := range rep.ChaosEvents {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+	}
+	fmt.Fprintf(&b, "\n![queue, shoppers and tickets sold over time](onsale.svg)\n")
+	return b.String()
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// SVG plots queue length, active shoppers and tickets sold over time.
+func (rep *Report) SVG() string {
+	const w, h, pad = 720.0, 300.0, 40.0
+	var tMax, yMax float64 = 1, 1
+	for _, s := range rep.Samples {
+		tMax = max(tMax, s.T)
+		yMax = max(yMax, float64(s.Waiting), float64(s.Sold), float64(s.Active))
+	}
+	line := func(color string, y func(Sample) float64) string {
+		var pts []string
+		for _, s := range rep.Samples {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", pad+s.T/tMax*(w-2*pad), h-pad-y(s)/yMax*(h-2*pad)))
+		}
+		return fmt.Sprintf(`<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(pts, " "))
+	}
+	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">
+<rect width="100%%" height="100%%" fill="white"/>
+<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>
+<text x="%.0f" y="%.0f">%.0f s</text><text x="4" y="%.0f">%.0f</text>
+%s%s%s
+<text x="60" y="20" fill="#0b5cd5">queue (waiting)</text><text x="200" y="20" fill="#bc4c00">shoppers ×10</text><text x="330" y="20" fill="#116329">tickets sold</text>
+</svg>`, w, h, pad, h-pad, w-pad, h-pad, pad, pad, pad, h-pad, w-pad-30, h-pad+16, tMax, pad, yMax,
+		line("#0b5cd5", func(s Sample) float64 { return float64(s.Waiting) }),
+		line("#bc4c00", func(s Sample) float64 { return float64(s.Active * 10) }),
+		line("#116329", func(s Sample) float64 { return float64(s.Sold) }))
+}
