@@ -103,4 +103,3 @@ func run(ctx context.Context, o onsale.Options, out string) error {
 	}
 	return nil
 }
-

@@ -40,7 +40,7 @@ type Options struct {
 	// HoldTTL and ActiveTTL (seconds) bound how long a walked-away fan
 	// keeps seats and a shopping slot.
 	HoldTTL, ActiveTTL int
-	Progress    func(Sample) // called about once a second
+	Progress           func(Sample) // called about once a second
 }
 
 // Sample is one second of the run.

@@ -23,7 +23,9 @@ func TestShortOnSaleWithPSPOutage(t *testing.T) {
 	rep, err := Run(context.Background(), st, testenv.Servers(), Options{
 		Fans: 400, Seats: 100, GA: 40, Ceiling: 40, Workers: 32, DeclineRate: 0.1, AbandonRate: 0.05,
 		HoldTTL: 15, ActiveTTL: 30, Chaos: "psp-outage", Deadline: 3 * time.Minute,
-		Progress: func(s Sample) { t.Logf("t=%3.0fs waiting %d active %d admitted %d sold %d errors %d", s.T, s.Waiting, s.Active, s.Admitted, s.Sold, s.Errors) }})
+		Progress: func(s Sample) {
+			t.Logf("t=%3.0fs waiting %d active %d admitted %d sold %d errors %d", s.T, s.Waiting, s.Active, s.Admitted, s.Sold, s.Errors)
+		}})
 	require.NoError(t, err)
 	t.Log("\n" + rep.Markdown())
 	require.Empty(t, rep.Violations)
