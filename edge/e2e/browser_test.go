@@ -162,6 +162,15 @@ func (s *site) pay(t *testing.T, ctx context.Context, shotPrefix string) {
 	s.shot(t, ctx, shotPrefix+"-tickets")
 }
 
+// choose picks a quantity on the booking page and submits its form.
+func choose(t *testing.T, ctx context.Context, sel, quantity, button string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(sel), quantity),
+		chromedp.Click(`//button[. = "`+button+`"]`),
+	))
+}
+
 func evaluate[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
@@ -212,16 +221,21 @@ func TestBuyReservedSeatsFromTheMap(t *testing.T) {
 	require.False(t, overflow, "no sideways scrolling on a phone")
 }
 
-func TestBuyGeneralAdmission(t *testing.T) {
+// booking opens the booking page of a new event (no waiting room) as a
+// freshly signed-up fan.
+func booking(t *testing.T, name string, holdTTL int) (*site, context.Context) {
+	t.Helper()
 	s := newSite(t)
-	id := s.event(t, "Floor Party", false, 480)
+	id := s.event(t, name, false, holdTTL)
 	ctx := s.tab(t)
 	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//span[contains(., "60 left")]`),
-		chromedp.SetValue(chromedp.CSS(`#ga-FLOOR`), "3"),
-		chromedp.Click(`//button[. = "Get standing tickets"]`),
-	))
+	return s, ctx
+}
+
+func TestBuyGeneralAdmission(t *testing.T) {
+	s, ctx := booking(t, "Floor Party", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//span[contains(., "60 left")]`)))
+	choose(t, ctx, "#ga-FLOOR", "3", "Get standing tickets")
 	s.pay(t, ctx, "ga")
 	n := evaluate[int](t, ctx, `document.querySelectorAll('.ticket').length`)
 	require.Equal(t, 3, n, "one ticket per standing place")
@@ -231,7 +245,7 @@ func TestWaitingRoomAdmitsThenSells(t *testing.T) {
 	s := newSite(t)
 	id := s.event(t, "Waiting Room Night", true, 480)
 	first := newAPIFan(t, s.st.URL)
-	first.join(t, id)
+	first.join(t, s.st, id)
 	first.waitAdmitted(t, id) // takes the only shopping slot (ceiling 1)
 
 	ctx := s.tab(t)
@@ -250,18 +264,12 @@ func TestWaitingRoomAdmitsThenSells(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))))
 	path = evaluate[string](t, ctx, `location.pathname`)
 	require.Equal(t, fmt.Sprintf("/events/%d/book", id), path, "admitted fans move on by themselves")
-	require.NoError(t, chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS(`#best-q`), "2"),
-		chromedp.Click(`//button[. = "Find best seats"]`),
-	))
+	choose(t, ctx, "#best-q", "2", "Find best seats")
 	s.pay(t, ctx, "admitted")
 }
 
 func TestHoldExpiresWhileCheckingOut(t *testing.T) {
-	s := newSite(t)
-	id := s.event(t, "Short Hold", false, 6)
-	ctx := s.tab(t)
-	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	s, ctx := booking(t, "Short Hold", 6)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
 		chromedp.Click(`//button[. = "Find best seats"]`),

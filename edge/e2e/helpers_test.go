@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/fan"
+	"github.com/catraca/catraca/shared/stack"
 )
 
 // apiFan is a second fan, driven over HTTP through the same gateway.
@@ -22,35 +22,24 @@ func newAPIFan(t *testing.T, base string) apiFan {
 	return apiFan{f}
 }
 
-func (f apiFan) join(t *testing.T, event int64) {
+// join waits for the room to be published, then takes a place.
+func (f apiFan) join(t *testing.T, st *stack.Stack, event int64) {
 	t.Helper()
-	// The admission ticker publishes a new room within a tick or two.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := f.Join(context.Background(), event)
-		var e *fan.Error
-		if errors.As(err, &e) && (e.Code == "no-waiting-room" || e.Status == 429) && time.Now().Before(deadline) {
-			time.Sleep(time.Second)
-			continue
-		}
-		require.NoError(t, err)
-		return
-	}
+	ctx := context.Background()
+	require.NoError(t, st.WaitForRoom(ctx, event))
+	_, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Join(ctx, event) })
+	require.NoError(t, err)
 }
 
 func (f apiFan) waitAdmitted(t *testing.T, event int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := f.Status(context.Background(), event)
-		var e *fan.Error
-		if !errors.As(err, &e) || e.Status != 429 {
-			require.NoError(t, err)
-		}
+	ctx := context.Background()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Status(ctx, event) })
+		require.NoError(t, err)
 		if st.State == "admitted" {
 			return
 		}
-		time.Sleep(time.Second)
 	}
 	t.Fatalf("fan %d was not admitted to event %d", f.Account, event)
 }

@@ -15,15 +15,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/migrate"
 )
 
 func main() {
-	if err := app.ResolveSecrets(context.Background()); err != nil {
-		log.Fatal(err)
-	}
-	cfg, err := config.Load()
+	cfg, err := app.LoadConfig(context.Background())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -73,10 +73,7 @@ type App struct {
 // FromEnv loads the configuration from the environment and opens the app;
 // a Lambda's main calls it once, outside the handler, and exits on error.
 func FromEnv() *App {
-	if err := ResolveSecrets(context.Background()); err != nil {
-		log.Fatal(err)
-	}
-	cfg, err := config.Load()
+	cfg, err := LoadConfig(context.Background())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,10 +11,19 @@ import (
 	"github.com/catraca/catraca/shared/config"
 )
 
-// ResolveSecrets fills {{secret:…}} placeholders of the environment from
-// AWS Secrets Manager, once per cold start; without placeholders (the local
-// stack) it does nothing and needs no AWS credentials.
-func ResolveSecrets(ctx context.Context) error {
+// LoadConfig reads the configuration of a Lambda: {{secret:…}}
+// placeholders in the environment are filled from AWS Secrets Manager
+// first, once per cold start.
+func LoadConfig(ctx context.Context) (config.Config, error) {
+	if err := resolveSecrets(ctx); err != nil {
+		return config.Config{}, err
+	}
+	return config.Load()
+}
+
+// resolveSecrets fills the placeholders; without any (the local stack) it
+// does nothing and needs no AWS credentials.
+func resolveSecrets(ctx context.Context) error {
 	environ := os.Environ()
 	if !config.HasSecretRefs(environ) {
 		return nil

@@ -10,8 +10,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -278,4 +280,26 @@ func (f *Fan) SetSession(raw string) {
 		return
 	}
 	f.client.Jar.SetCookies(u, []*http.Cookie{{Name: "catraca_session", Value: raw, Path: "/"}})
+}
+
+// Retry repeats a call through 429 and 503 answers (rate limits, the
+// fail-closed waiting room) honouring Retry-After, as the web client does;
+// other answers and errors return at once.
+func Retry[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, err := call()
+		var e *Error
+		if err == nil || !errors.As(err, &e) || (e.Status != 429 && e.Status != 503) || attempt >= 20 || ctx.Err() != nil {
+			return v, err
+		}
+		wait := e.RetryAfter
+		if wait <= 0 || wait > 3*time.Second {
+			wait = time.Second
+		}
+		select {
+		case <-time.After(wait/2 + mrand.N(wait)):
+		case <-ctx.Done():
+			return v, ctx.Err()
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -70,7 +71,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Cached behaviors key on path and query only and forward nothing else.
 	r.Header.Del("Cookie")
 	r.Header.Del("Authorization")
-	g.cache.Serve(w, r, r.Method+" "+r.URL.RequestURI(), b.MinTTL, b.MaxTTL, b.DefaultTTL, origin)
+	g.cache.Serve(w, r, cacheKey(r), b.MinTTL, b.MaxTTL, b.DefaultTTL, origin)
+}
+
+// cacheKey is path and query plus the encoding the viewer accepts,
+// normalized to gzip or identity as CloudFront does when compression is on:
+// the origin compresses by Accept-Encoding, so one key must not serve both.
+func cacheKey(r *http.Request) string {
+	enc := "identity"
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		enc = "gzip"
+	}
+	return r.Method + " " + r.URL.RequestURI() + " " + enc
 }
 
 // viewerRequest turns an HTTP request into the CloudFront event shape.
@@ -100,13 +112,7 @@ func viewerRequest(r *http.Request) Request {
 func apply(r *http.Request, fr *Request) {
 	r.URL.Path, r.URL.RawPath = fr.URI, ""
 	q := url.Values{}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range fr.QueryString {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(fr.QueryString)) {
 		v := fr.QueryString[k]
 		if len(v.MultiValue) == 0 {
 			q.Add(k, v.Value)

@@ -170,3 +170,27 @@ func TestTTLFollowsCloudFrontRules(t *testing.T) {
 		require.Equal(t, c.want, got, c.cc)
 	}
 }
+
+func TestGatewayKeysOnAcceptedEncoding(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=1")
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+		}
+		w.Write([]byte(r.Header.Get("Accept-Encoding")))
+	})
+	get := func(enc string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/api/events/7/availability", nil)
+		if enc != "" {
+			r.Header.Set("Accept-Encoding", enc)
+		}
+		w := httptest.NewRecorder()
+		f.gw.ServeHTTP(w, r)
+		return w
+	}
+	require.Equal(t, "gzip", get("gzip").Header().Get("Content-Encoding"))
+	require.Empty(t, get("").Header().Get("Content-Encoding"), "a viewer that cannot gunzip never gets the gzip copy")
+	require.Equal(t, "gzip", get("gzip, deflate, br").Header().Get("Content-Encoding"))
+	require.Equal(t, int64(2), f.calls.Load(), "one cached copy per encoding")
+}

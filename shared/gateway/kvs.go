@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/catraca/catraca/shared/config"
@@ -54,7 +55,7 @@ func (s *KVS) Get(key string) (string, error) {
 func (s *KVS) SetGated(events []int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	maps.DeleteFunc(s.m, func(k, _ string) bool { return len(k) > 5 && k[:5] == "room:" })
+	maps.DeleteFunc(s.m, func(k, _ string) bool { return strings.HasPrefix(k, "room:") })
 	for _, id := range events {
 		s.m["room:"+strconv.FormatInt(id, 10)] = "1"
 	}

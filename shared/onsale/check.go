@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// Check verifies the invariants of a finished on-sale against the shard
+// check verifies the invariants of a finished on-sale against the shard
 // and the PSP simulator; it returns every violation found.
-func Check(ctx context.Context, r *run) ([]string, error) {
+func (r *run) check(ctx context.Context) ([]string, error) {
 	db, err := r.st.App.Shards.ForEvent(ctx, r.event)
 	if err != nil {
 		return nil, err

@@ -8,10 +8,8 @@ package onsale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -71,7 +69,7 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 	defer done()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		vs, err := Check(check, r)
+		vs, err := r.check(check)
 		if err == nil && (len(vs) == 0 || time.Now().After(deadline)) {
 			rep.Violations = vs
 			return rep, nil
@@ -133,15 +131,8 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	r.event = e.ID
-	// The admission ticker publishes the room's settings within a tick.
-	for wait := time.Now().Add(15 * time.Second); ; {
-		if p, err := a.Room.Progress(ctx, e.ID); err == nil && p.Ceiling > 0 {
-			break
-		}
-		if time.Now().After(wait) {
-			return fmt.Errorf("the waiting room of event %d was not published", e.ID)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := r.st.WaitForRoom(ctx, e.ID); err != nil {
+		return err
 	}
 	r.rep.Event, r.rep.Tickets = e.ID, int64(l.SeatCount()+r.o.GA)
 
@@ -172,7 +163,7 @@ func saleDelay(fans int) time.Duration {
 
 func (r *run) observe(route string, status int, d time.Duration) {
 	r.lat.add(route, d)
-	if status == 0 || status >= 500 && status != 503 {
+	if status == 0 || (status >= 500 && status != 503) {
 		r.errs.Add(1)
 	}
 }
@@ -200,23 +191,6 @@ func pool[T any](ctx context.Context, workers int, items []T, fn func(T)) {
 	wg.Wait()
 }
 
-// retry repeats a call through 429 and 503 answers (fail-closed waiting
-// room, rate limits), honouring Retry-After, as the web client does.
-func retry[T any](ctx context.Context, call func() (T, error)) (T, error) {
-	for attempt := 0; ; attempt++ {
-		v, err := call()
-		var e *fan.Error
-		if err == nil || !errors.As(err, &e) || (e.Status != 429 && e.Status != 503) || attempt >= 20 || ctx.Err() != nil {
-			return v, err
-		}
-		wait := e.RetryAfter
-		if wait <= 0 || wait > 3*time.Second {
-			wait = time.Second
-		}
-		time.Sleep(wait/2 + rand.N(wait))
-	}
-}
-
 func (r *run) play(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	stopSampling := r.sample(ctx, start)
@@ -224,7 +198,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 
 	// Pre-queue: everyone joins before the draw.
 	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
-		if _, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
+		if _, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
 			r.errs.Add(1)
 			slog.Debug("join", "err", err)
 		}
@@ -244,7 +218,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	drawn := time.Now()
 	r.rep.DrawAt = drawn.Sub(start).Seconds()
 	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
-		st, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
+		st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
 		r.origin.Add(1)
 		if err == nil {
 			s.position = st.Position
@@ -280,7 +254,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 		}
 		pool(ctx, r.o.Workers, due, func(s *shopper) {
 			s.asked = time.Now()
-			st, err := retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
+			st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
 			r.origin.Add(1)
 			if err != nil {
 				return
@@ -310,7 +284,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	shoppers.Wait()
 	r.rep.SellOutSeconds = time.Since(drawn).Seconds()
 	chaos()
-	r.rep.finish(r, time.Since(start))
+	r.rep.finish(r)
 	return r.rep, ctx.Err()
 }
 

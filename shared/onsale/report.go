@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/catraca/catraca/shared/app"
 )
 
 // Report is what a run measured.
@@ -81,14 +83,7 @@ func (r *run) sample(ctx context.Context, start time.Time) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		app.Every(ctx, time.Second, func(ctx context.Context) {
 			p, err := r.st.App.Room.Progress(ctx, r.event)
 			s := Sample{T: time.Since(start).Seconds(), Sold: r.sold.Load(), Errors: r.errs.Load()}
 			if err == nil {
@@ -100,12 +95,12 @@ func (r *run) sample(ctx context.Context, start time.Time) (stop func()) {
 			if r.o.Progress != nil {
 				r.o.Progress(s)
 			}
-		}
+		})
 	}()
 	return func() { cancel(); <-done }
 }
 
-func (rep *Report) finish(r *run, total time.Duration) {
+func (rep *Report) finish(r *run) {
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
 	rep.Sold = r.sold.Load()
@@ -129,7 +124,6 @@ func (rep *Report) finish(r *run, total time.Duration) {
 		rate := float64(r.o.Ceiling) * perShopper / shop
 		rep.TheoreticalMin = float64(rep.Sold) / rate
 	}
-	_ = total
 }
 
 func lastAdmitted(s []Sample) int64 {

@@ -73,15 +73,15 @@ func (r *run) hold(ctx context.Context, s *shopper) (fan.Hold, error) {
 	n := 1 + rand.IntN(4)
 	switch x := rand.Float64(); {
 	case x < 0.15 && r.o.GA > 0:
-		return retry(ctx, func() (fan.Hold, error) { return s.HoldGA(ctx, r.event, "FLOOR", n) })
+		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldGA(ctx, r.event, "FLOOR", n) })
 	case x < 0.35:
-		return retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
+		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
 	}
 	seats, err := r.pick(ctx, s, n)
 	if err != nil || len(seats) == 0 {
-		return retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
+		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
 	}
-	return retry(ctx, func() (fan.Hold, error) { return s.HoldSeats(ctx, r.event, seats) })
+	return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldSeats(ctx, r.event, seats) })
 }
 
 // pick chooses n seats of one row that the (edge-cached, up to ~2 s old)
@@ -123,7 +123,7 @@ func (r *run) pick(ctx context.Context, s *shopper, n int) ([]int64, error) {
 func (r *run) paymentURL(ctx context.Context, s *shopper, order int64) (string, error) {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		c, err := retry(ctx, func() (checkout, error) { u, o, err := s.Checkout(ctx, order); return checkout{u, o}, err })
+		c, err := fan.Retry(ctx, func() (checkout, error) { u, o, err := s.Checkout(ctx, order); return checkout{u, o}, err })
 		if err != nil {
 			return "", err
 		}

@@ -157,3 +157,21 @@ func listen(addr string) (net.Listener, error) {
 func localhost(a net.Addr) string {
 	return strings.Replace(a.String(), "127.0.0.1", "localhost", 1)
 }
+
+// WaitForRoom waits until the admission ticker has published the waiting
+// room of a new event (it does within a tick or two); joins before that
+// are refused with no-waiting-room.
+func (s *Stack) WaitForRoom(ctx context.Context, event int64) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		if p, err := s.App.Room.Progress(ctx, event); err == nil && p.Ceiling > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the waiting room of event %d was not published: %w", event, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

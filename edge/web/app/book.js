@@ -110,7 +110,7 @@ export async function render(main, [id]) {
     etag = res.headers.get('ETag') || '';
     const snap = await res.json();
     const lost = map.applySnapshot(snap.available, snap.seat_count);
-    if (lost.length) toast(`${lost.map((s) => s.label).join(', ')} was just taken by someone else.`, 'bad');
+    tellLost(lost);
     let left = map.available.reduce((a, b) => a + b, 0);
     for (const [code, g] of Object.entries(snap.ga || {})) {
       left += g.remaining;
@@ -138,7 +138,7 @@ export async function render(main, [id]) {
     stream.addEventListener('change', (m) => {
       const d = JSON.parse(m.data);
       const lost = map.applyDelta(d);
-      if (lost.length) toast(`${lost.map((s) => s.label).join(', ')} was just taken by someone else.`, 'bad');
+      tellLost(lost);
       for (const [code, n] of Object.entries(d.ga || {})) {
         const el = gaRemaining[code];
         if (el) el.textContent = ` ${Math.max(0, parseInt(el.textContent, 10) + n)} left`;
@@ -153,4 +153,9 @@ export async function render(main, [id]) {
     clearInterval(poll);
     if (stream) stream.close();
   };
+}
+
+// tellLost says which selected seats went to someone else meanwhile.
+function tellLost(lost) {
+  if (lost.length) toast(`${lost.map((s) => s.label).join(', ')} was just taken by someone else.`, 'bad');
 }

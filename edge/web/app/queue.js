@@ -73,11 +73,16 @@ export async function render(main, [id]) {
       none: 'You are not in this line.',
     };
     headline.textContent = mine.message || messages[st] || st;
-    if (st === 'expired' || st === 'none') {
+    const rejoin = () => h('button', { type: 'button', onclick: join }, 'Join the line');
+    const next = {
+      expired: rejoin,
+      none: rejoin,
+      closed: () => h('a', { class: 'button', href: `/events/${id}/book` }, 'Choose seats'),
+    }[st];
+    if (next) {
       note.hidden = false;
-      note.replaceChildren(h('button', { type: 'button', onclick: join }, 'Join the line'));
+      note.replaceChildren(next());
     }
-    if (st === 'closed') note.hidden = false, note.replaceChildren(h('a', { class: 'button', href: `/events/${id}/book` }, 'Choose seats'));
   }
 
   function add(k, v) {
