@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -43,6 +44,9 @@ type AppStack struct {
 	Functions map[string]awslambda.Function
 	APIURL    awslambda.FunctionUrl
 	Secrets   map[string]awssecretsmanager.Secret
+	// EdgeKeys is the store the viewer-request function reads; the admit
+	// function keeps it in sync (signing keys, gated events).
+	EdgeKeys awscloudfront.KeyValueStore
 }
 
 // Functions are the folders of functions/, each built to dist/<name>/bootstrap.
@@ -72,6 +76,8 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
 	})
 
+	a.EdgeKeys = awscloudfront.NewKeyValueStore(st, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
+		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
 	env := a.environment(props)
 	for _, name := range Functions {
 		timeout, memory := 30.0, 512.0
@@ -106,6 +112,10 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 		a.Functions[name] = fn
 	}
 
+	a.Functions["admit"].AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:ListKeys", "cloudfront-keyvaluestore:UpdateKeys"),
+		Resources: &[]*string{a.EdgeKeys.KeyValueStoreArn()},
+	}))
 	// Only the API enqueues PSP calls; only the consumer reads them.
 	props.Async.PSPCalls.GrantSendMessages(a.Functions["api"])
 	consumer := a.Functions["pspqueue"]
@@ -161,6 +171,7 @@ func (a *AppStack) environment(props *AppStackProps) map[string]*string {
 		"CATRACA_SESSION_KEYS":        key("session"),
 		"CATRACA_ADMISSION_KEYS":      key("admission"),
 		"CATRACA_TICKET_KEY":          key("ticket"),
+		"CATRACA_EDGE_KVS_ARN":        *a.EdgeKeys.KeyValueStoreArn(),
 	}
 	out := map[string]*string{}
 	for k, v := range env {

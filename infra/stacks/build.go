@@ -56,7 +56,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		// WAF for CloudFront and the function's key-value store live in us-east-1.
 		edgeProps.Env = &awscdk.Environment{Account: jsii.String(c.Account), Region: jsii.String("us-east-1")}
 	}
-	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: edgeProps, APIURL: d.App.APIURL,
+	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: edgeProps, APIURL: d.App.APIURL, Keys: d.App.EdgeKeys,
 		OriginShieldRegion: c.Region, Production: c.Production})
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations})
 	return d

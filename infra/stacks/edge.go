@@ -19,6 +19,8 @@ import (
 type EdgeStackProps struct {
 	awscdk.StackProps
 	APIURL awslambda.IFunctionUrl
+	// Keys is the KeyValueStore of the viewer-request function.
+	Keys awscloudfront.IKeyValueStore
 	// OriginShieldRegion is the region of the API (one origin request per
 	// cache key and second for the whole distribution).
 	OriginShieldRegion string
@@ -34,7 +36,6 @@ type EdgeStack struct {
 	awscdk.Stack
 	Distribution awscloudfront.Distribution
 	Site         awss3.Bucket
-	Keys         awscloudfront.KeyValueStore
 }
 
 // NewEdgeStack builds the distribution from edge.Behaviors, the same table
@@ -54,11 +55,9 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 		EnforceSSL: jsii.Bool(true), ObjectOwnership: awss3.ObjectOwnership_OBJECT_WRITER, RemovalPolicy: removal,
 		LifecycleRules: &[]*awss3.LifecycleRule{{Expiration: awscdk.Duration_Days(jsii.Number(90))}}})
 
-	e.Keys = awscloudfront.NewKeyValueStore(st, jsii.String("Keys"), &awscloudfront.KeyValueStoreProps{
-		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
 	fn := awscloudfront.NewFunction(st, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
 		Code: awscloudfront.FunctionCode_FromInline(jsii.String(edge.FunctionSource())), Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
-		KeyValueStore: e.Keys, Comment: jsii.String("session and admission checks, cache-key hygiene, app routes")})
+		KeyValueStore: props.Keys, Comment: jsii.String("session and admission checks, cache-key hygiene, app routes")})
 	assoc := &[]*awscloudfront.FunctionAssociation{{Function: fn, EventType: awscloudfront.FunctionEventType_VIEWER_REQUEST}}
 	headers := responseHeaders(st)
 
@@ -118,7 +117,6 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
 	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
 	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})
-	awscdk.NewCfnOutput(st, jsii.String("KeyValueStoreArn"), &awscdk.CfnOutputProps{Value: e.Keys.KeyValueStoreArn()})
 	return e
 }
 

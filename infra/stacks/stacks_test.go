@@ -154,8 +154,26 @@ func TestTemplates(t *testing.T) {
 		})
 		each(all, "AWS::CloudFront::Function", func(_, _ string, r resource) {
 			require.Equal(t, "cloudfront-js-2.0", r.Properties["FunctionConfig"].(map[string]any)["Runtime"])
+			require.Len(t, r.Properties["FunctionConfig"].(map[string]any)["KeyValueStoreAssociations"], 1, "the function reads the key-value store")
 			require.LessOrEqual(t, len(r.Properties["FunctionCode"].(string)), 10240)
 		})
+	})
+
+	t.Run("the admit function keeps the edge key-value store in sync", func(t *testing.T) {
+		require.Equal(t, 1, each(all, "AWS::CloudFront::KeyValueStore", func(string, string, resource) {}))
+		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
+			vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+			require.NotNil(t, vars["CATRACA_EDGE_KVS_ARN"], id)
+		})
+		granted := 0
+		each(all, "AWS::IAM::Policy", func(_, id string, r resource) {
+			b, _ := json.Marshal(r.Properties["PolicyDocument"])
+			if strings.Contains(string(b), "cloudfront-keyvaluestore:UpdateKeys") {
+				require.True(t, strings.HasPrefix(id, "AdmitServiceRole"), "only admit writes the store, not %s", id)
+				granted++
+			}
+		})
+		require.Equal(t, 1, granted)
 	})
 
 	t.Run("operations: alarms, dashboard, migrations, PSP concurrency", func(t *testing.T) {

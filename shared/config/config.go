@@ -72,6 +72,9 @@ type Config struct {
 	// PSPQueueURL, when set, queues PSP calls on this SQS FIFO queue
 	// instead of the in-process queue.
 	PSPQueueURL string
+	// EdgeKVSARN, when set, is the CloudFront KeyValueStore the admit
+	// function keeps in sync (signing keys, gated events).
+	EdgeKVSARN string
 }
 
 // Key is one HMAC key with the id that travels in the JWT header.
@@ -109,6 +112,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c.Mailbox = r.str("CATRACA_MAILBOX", "")
 	c.MailFrom = r.str("CATRACA_MAIL_FROM", "")
 	c.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL", "")
+	c.EdgeKVSARN = r.str("CATRACA_EDGE_KVS_ARN", "")
 	c.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS")
 	c.TicketKey = r.keys("CATRACA_TICKET_KEY")
 	c.SessionKeys = r.keys("CATRACA_SESSION_KEYS")

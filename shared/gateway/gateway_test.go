@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -15,12 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/edgekeys"
 	"github.com/catraca/catraca/shared/token"
 )
 
 type fixture struct {
 	gw        *Gateway
 	kvs       *KVS
+	keys      func(gated ...int64) // publishes the keys and these gated events
 	session   *token.Signer
 	admission *token.Signer
 	calls     atomic.Int64
@@ -31,7 +34,8 @@ func newFixture(t *testing.T, origin http.HandlerFunc) *fixture {
 	t.Helper()
 	sk := []config.Key{{ID: "s1", Secret: []byte("0123456789abcdef0123456789abcdef")}}
 	ak := []config.Key{{ID: "a1", Secret: []byte("fedcba9876543210fedcba9876543210")}}
-	f := &fixture{kvs: NewKVS(sk, ak)}
+	f := &fixture{kvs: NewKVS(edgekeys.Entries(sk, ak, nil))}
+	f.keys = func(gated ...int64) { f.kvs.Sync(context.Background(), edgekeys.Entries(sk, ak, gated)) }
 	var err error
 	f.session, err = token.NewSigner(token.AudienceSession, sk)
 	require.NoError(t, err)
@@ -63,7 +67,7 @@ func ok(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`))
 func TestGatewayRunsTheEdgeFunction(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, ok)
-	f.kvs.SetGated([]int64{7})
+	f.keys(7)
 	sess, _, err := f.session.Issue(token.Claims{Account: 42, Role: "fan"}, time.Hour)
 	require.NoError(t, err)
 
@@ -87,7 +91,7 @@ func TestGatewayRunsTheEdgeFunction(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusForbidden, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission": other}).Code)
 
-	f.kvs.SetGated(nil) // the room closed: a session is enough
+	f.keys() // the room closed: a session is enough
 	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess}).Code)
 
 	w = f.do(t, "GET", "/events/7/book", nil)

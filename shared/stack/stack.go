@@ -17,6 +17,7 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/edgekeys"
 	"github.com/catraca/catraca/shared/gateway"
 	"github.com/catraca/catraca/shared/pspsim"
 )
@@ -66,7 +67,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 		a.Logger = o.Logger
 	}
 	s.App = a
-	s.KVS = gateway.NewKVS(cfg.SessionKeys, cfg.AdmissionKeys)
+	s.KVS = gateway.NewKVS(nil)
 	gw, err := gateway.New(s.KVS, a.Handler(), a.Logger)
 	if err != nil {
 		a.Close()
@@ -82,8 +83,8 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	}
 	go ctl.Run(ctx, time.Time{})
 	a.RunWorkers(ctx)
-	go app.Every(ctx, time.Second, s.syncGated)
-	s.syncGated(ctx)
+	go app.Every(ctx, time.Second, s.publishKeys)
+	s.publishKeys(ctx)
 
 	servers := []*http.Server{
 		{Handler: gw, ReadHeaderTimeout: 10 * time.Second},
@@ -116,23 +117,13 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	return s, nil
 }
 
-// syncGated publishes the events whose waiting room is on to the store the
-// edge function reads (in AWS the admit function writes the real store).
-func (s *Stack) syncGated(ctx context.Context) {
-	evs, err := s.App.Events.WaitingRoomEvents(ctx, time.Now())
-	if err != nil {
-		if ctx.Err() == nil {
-			s.App.Logger.Warn("sync gated events", "err", err)
-		}
-		return
+// publishKeys keeps the edge store current: signing keys and the events
+// whose waiting room is on (in AWS the admit function does the same with the
+// real KeyValueStore).
+func (s *Stack) publishKeys(ctx context.Context) {
+	if err := edgekeys.Publish(ctx, s.App.Events, s.KVS, s.App.Config, time.Now()); err != nil && ctx.Err() == nil {
+		s.App.Logger.Warn("publish edge keys", "err", err)
 	}
-	ids := make([]int64, 0, len(evs))
-	for _, e := range evs {
-		if e.WaitingRoom.Enabled {
-			ids = append(ids, e.ID)
-		}
-	}
-	s.KVS.SetGated(ids)
 }
 
 // Close stops everything once; later calls wait for the first.
