@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/catraca/catraca/shared/metrics"
 )
 
 // OpsStackProps names what operations watches.
@@ -25,10 +27,6 @@ type OpsStackProps struct {
 	// migration resources.
 	Migrations string
 }
-
-// Namespace is the CloudWatch namespace of the metrics the functions emit
-// as Embedded Metric Format log lines (shared/metrics).
-const Namespace = "Catraca"
 
 // NewOpsStack runs migrations on deployment (a custom resource per
 // database, served by the migrate function itself: no extra runtime) and
@@ -48,7 +46,7 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	}
 
 	metric := func(name, stat string) awscloudwatch.Metric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(Namespace), MetricName: jsii.String(name),
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
 			Statistic: jsii.String(stat), Period: awscdk.Duration_Minutes(jsii.Number(1))})
 	}
 	depth := func(q awssqs.Queue) awscloudwatch.Metric {
@@ -63,13 +61,13 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	}
 	dash := awscloudwatch.NewDashboard(st, jsii.String("OnSale"), &awscloudwatch.DashboardProps{DashboardName: jsii.String(id + "-on-sale")})
 	dash.AddWidgets(
-		graph("Waiting room: queue depth", metric("QueueWaiting", "Maximum")),
-		graph("Admitted per minute", metric("Admitted", "Sum")),
-		graph("Holds per minute", metric("Holds", "Sum"), metric("HoldConflicts", "Sum")),
+		graph("Waiting room: queue depth", metric(metrics.QueueWaiting, "Maximum")),
+		graph("Admitted per minute", metric(metrics.Admitted, "Sum")),
+		graph("Holds per minute", metric(metrics.Holds, "Sum"), metric(metrics.HoldConflicts, "Sum")),
 	)
 	dash.AddWidgets(
-		graph("PSP errors", metric("PSPErrors", "Sum")),
-		graph("HTTP 5xx", metric("HTTP5xx", "Sum")),
+		graph("PSP errors", metric(metrics.PSPErrors, "Sum")),
+		graph("HTTP 5xx", metric(metrics.HTTP5xx, "Sum")),
 		graph("PSP call queue", depth(props.Async.PSPCalls), depth(props.Async.PSPCallsDLQ)),
 	)
 	dash.AddWidgets(graph("Lambda throttles", throttles...))
@@ -80,14 +78,14 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING})
 	}
-	alarm("FiveXX", metric("HTTP5xx", "Sum"), 50, 3, "The API answers 5xx: check the dashboard and the function logs")
-	alarm("PSPErrors", metric("PSPErrors", "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")
+	alarm("FiveXX", metric(metrics.HTTP5xx, "Sum"), 50, 3, "The API answers 5xx: check the dashboard and the function logs")
+	alarm("PSPErrors", metric(metrics.PSPErrors, "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")
 	alarm("PSPDeadLetters", depth(props.Async.PSPCallsDLQ), 1, 1, "A PSP call failed five times: redrive after checking the order")
 	alarm("FailedInvocations", depth(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
 	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(nil), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
 	alarm("AdmitStalled", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression:   jsii.String("IF(waiting > 0 AND admitted == 0, 1, 0)"),
-		UsingMetrics: &map[string]awscloudwatch.IMetric{"waiting": metric("QueueWaiting", "Maximum"), "admitted": metric("Admitted", "Sum")},
+		UsingMetrics: &map[string]awscloudwatch.IMetric{"waiting": metric(metrics.QueueWaiting, "Maximum"), "admitted": metric(metrics.Admitted, "Sum")},
 		Period:       awscdk.Duration_Minutes(jsii.Number(1))}), 1, 3, "Fans wait but nobody is admitted: check the admit schedule")
 	return st
 }

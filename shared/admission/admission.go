@@ -11,6 +11,7 @@ import (
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/queue"
 )
 
@@ -99,8 +100,11 @@ func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult,
 	in.SoldOut = err == nil && available == 0 && held == 0
 	in.Paused = in.Paused || (available == 0 && held > 0)
 	res, err := c.Room.Tick(ctx, e.ID, in)
-	if err == nil && res.Admitted > 0 {
-		c.Log.Info("admission", "event", e.ID, "admitted", res.Admitted, "active", res.Active, "waiting", res.Waiting, "ceiling", res.Ceiling)
+	if err == nil && (res.Admitted > 0 || res.Waiting > 0) {
+		c.Log.LogAttrs(ctx, slog.LevelInfo, "admission", append([]slog.Attr{
+			slog.Int64("event", e.ID), slog.Int64("admitted", int64(res.Admitted)), slog.Int64("active", int64(res.Active)),
+			slog.Int64("waiting", int64(res.Waiting)), slog.Int64("ceiling", int64(res.Ceiling))},
+			metrics.Attrs(map[string]float64{metrics.Admitted: float64(res.Admitted), metrics.QueueWaiting: float64(res.Waiting)})...)...)
 	}
 	return res, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/problem"
 )
 
@@ -44,8 +45,12 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		s.reportHealth(e.ID, time.Since(start), err)
 	}
 	if err != nil {
+		if errors.Is(err, inventory.ErrSeatsTaken) {
+			metrics.Add(r.Context(), metrics.HoldConflicts, 1)
+		}
 		return s.explainSeats(r.Context(), err)
 	}
+	metrics.Add(r.Context(), metrics.Holds, 1)
 	status := http.StatusCreated
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"regexp"
 	"time"
+
+	"github.com/catraca/catraca/shared/metrics"
 )
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -57,6 +59,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}
+		ctx, set := metrics.With(r.Context())
+		r = r.WithContext(ctx)
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBodyBytes)
 		}
@@ -67,13 +71,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 				s.fail(rec, r, fmt.Errorf("panic: %v", v))
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
+			if rec.status >= 500 {
+				set.Add(metrics.HTTP5xx, 1)
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{
 				slog.String("request_id", id),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status),
 				slog.Int("bytes", rec.bytes),
-				slog.Duration("duration", time.Since(start)))
+				slog.Duration("duration", time.Since(start))}, set.Attrs()...)...)
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/shard"
@@ -143,7 +144,13 @@ func (s *Service) callPSP(ctx context.Context, block bool, call func() error) er
 			return errQueued
 		}
 	}
-	return call()
+	err := call()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// One line per failed PSP call: the dashboard's PSP errors.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "psp call failed", append([]slog.Attr{slog.String("err", err.Error())},
+			metrics.Attrs(map[string]float64{metrics.PSPErrors: 1})...)...)
+	}
+	return err
 }
 
 // EventOf returns the event of an order its owner may see, without
