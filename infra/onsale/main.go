@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -37,12 +38,23 @@ func main() {
 	flag.StringVar(&o.Chaos, "chaos", "", "one of: "+strings.Join(onsale.ChaosModes, ", "))
 	flag.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "stop after this long")
 	out := flag.String("out", "docs/onsale", "report folder")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (stack and fans) here")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	log.SetFlags(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, o, *out); err != nil {
-		log.Fatalf("onsale: %v", err)
+		log.Printf("onsale: %v", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
 	}
 }
 

@@ -84,16 +84,25 @@ func FromEnv() *App {
 	return a
 }
 
+// Option adjusts how Open builds the app.
+type Option func(*App)
+
+// WithLogger makes every service log to l (JSON on stderr by default).
+func WithLogger(l *slog.Logger) Option { return func(a *App) { a.Logger = l } }
+
 // Open connects everything cfg names. Connections are lazy: a Lambda cold
 // start does not wait for every shard.
-func Open(ctx context.Context, cfg config.Config) (*App, error) {
+func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, error) {
 	a := &App{Config: cfg, Logger: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
+	for _, o := range options {
+		o(a)
+	}
 	var err error
 	if a.Catalog, err = a.pool(ctx, cfg.CatalogDSN); err != nil {
 		return nil, err
 	}
 	a.CatalogRO = a.Catalog
-	if cfg.CatalogReadDSN != cfg.CatalogDSN {
+	if cfg.CatalogReadDSN != "" && cfg.CatalogReadDSN != cfg.CatalogDSN {
 		if a.CatalogRO, err = a.pool(ctx, cfg.CatalogReadDSN); err != nil {
 			return nil, err
 		}

@@ -20,12 +20,13 @@ func New(t testing.TB, shards int, options ...func(*config.Config)) *app.App {
 	for _, o := range options {
 		o(&cfg)
 	}
-	a, err := app.Open(context.Background(), cfg)
+	var opts []app.Option
+	if !testing.Verbose() {
+		opts = append(opts, app.WithLogger(slog.New(slog.DiscardHandler)))
+	}
+	a, err := app.Open(context.Background(), cfg, opts...)
 	if err != nil {
 		t.Fatalf("apptest: open app: %v", err)
-	}
-	if !testing.Verbose() {
-		a.Logger = slog.New(slog.DiscardHandler)
 	}
 	t.Cleanup(a.Close)
 	return a

@@ -38,7 +38,7 @@ type Options struct {
 	// HoldTTL and ActiveTTL (seconds) bound how long a walked-away fan
 	// keeps seats and a shopping slot.
 	HoldTTL, ActiveTTL int
-	Progress           func(Sample) // called about once a second
+	Progress           func(Sample) `json:"-"` // called about once a second
 }
 
 // Sample is one second of the run.
@@ -99,9 +99,9 @@ type run struct {
 
 type shopper struct {
 	*fan.Fan
-	position int64
-	asked    time.Time
-	done     bool
+	place int64 // number in line
+	asked time.Time
+	done  bool
 }
 
 func (r *run) setup(ctx context.Context) error {
@@ -207,7 +207,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	r.rep.JoinSeconds = time.Since(start).Seconds()
 	chaos := r.startChaos(ctx)
 
-	// Wait for the draw, then learn each fan's place once (jittered).
+	// Wait for the draw.
 	for ctx.Err() == nil {
 		p, err := r.fans[0].Progress(ctx, r.event)
 		if err == nil && p.Phase == "drawn" {
@@ -217,76 +217,77 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	}
 	drawn := time.Now()
 	r.rep.DrawAt = drawn.Sub(start).Seconds()
-	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+
+	// Every fan reads its rank once after the draw (jittered by the pool);
+	// its place is the served count then plus the rank. From then on it
+	// asks for its own status only when the shared progress says the line
+	// reached it, or as the ~minute heartbeat that keeps its place.
+	var shoppers sync.WaitGroup
+	var progress fan.Progress
+	var soldOutAt time.Time
+	ask := func(s *shopper) {
+		s.asked = time.Now()
 		st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
 		r.origin.Add(1)
-		if err == nil {
-			s.position = st.Position
-			if st.State == "admitted" {
-				s.position = 0
-			}
+		if err != nil {
+			return
 		}
-	})
-
-	// The front of the line: fans the shared progress says are due ask
-	// for their own status; admitted ones shop.
-	var shoppers sync.WaitGroup
-	active := make(chan struct{}, r.o.Workers)
-	var lastProgress fan.Progress
-	for ctx.Err() == nil && !r.soldOut.Load() {
-		p, err := r.fans[0].Progress(ctx, r.event)
-		if err == nil {
-			lastProgress = p
+		switch st.State {
+		case "admitted":
+			s.done = true
+			shoppers.Add(1)
+			go func() {
+				defer shoppers.Done()
+				began := time.Now()
+				r.shop(ctx, s)
+				r.rep.mu.Lock()
+				r.rep.shopSeconds = append(r.rep.shopSeconds, time.Since(began).Seconds())
+				r.rep.mu.Unlock()
+			}()
+		case "soldout", "expired", "none":
+			s.done = true
+		default:
+			s.place = progress.Served + st.Position
 		}
-		if p.SoldOut || r.remaining(ctx) == 0 {
+	}
+	for ctx.Err() == nil {
+		if p, err := r.fans[0].Progress(ctx, r.event); err == nil {
+			progress = p
+		}
+		if progress.SoldOut || r.remaining(ctx) == 0 {
+			soldOutAt = time.Now()
 			r.soldOut.Store(true)
 			break
 		}
-		due := []*shopper{}
+		var due []*shopper
 		for _, s := range r.fans {
-			// Near the front, a fan asks for its own status every 5 s.
-			if !s.done && s.position <= lastProgress.Admitted+int64(r.o.Ceiling) && time.Since(s.asked) > 5*time.Second {
+			if s.done {
+				continue
+			}
+			since := time.Since(s.asked)
+			if (s.place <= progress.Served && since > 2*time.Second) || since > heartbeat {
 				due = append(due, s)
 			}
 		}
 		if len(due) == 0 && allDone(r.fans) {
 			break
 		}
-		pool(ctx, r.o.Workers, due, func(s *shopper) {
-			s.asked = time.Now()
-			st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
-			r.origin.Add(1)
-			if err != nil {
-				return
-			}
-			switch st.State {
-			case "admitted":
-				s.done = true
-				shoppers.Add(1)
-				active <- struct{}{}
-				go func() {
-					defer shoppers.Done()
-					defer func() { <-active }()
-					began := time.Now()
-					r.shop(ctx, s)
-					r.rep.mu.Lock()
-					r.rep.shopSeconds = append(r.rep.shopSeconds, time.Since(began).Seconds())
-					r.rep.mu.Unlock()
-				}()
-			case "soldout", "expired", "none":
-				s.done = true
-			default:
-				s.position = st.Position + lastProgress.Admitted
-			}
-		})
+		pool(ctx, r.o.Workers, due, ask)
 		time.Sleep(500 * time.Millisecond)
 	}
+	if soldOutAt.IsZero() {
+		soldOutAt = time.Now()
+	}
+	r.rep.SellOutSeconds = soldOutAt.Sub(drawn).Seconds()
 	shoppers.Wait()
-	r.rep.SellOutSeconds = time.Since(drawn).Seconds()
 	chaos()
 	r.rep.finish(r)
 	return r.rep, ctx.Err()
 }
+
+// heartbeat is how often a waiting fan reads its own status regardless
+// (the room drops fans silent for 3 minutes).
+const heartbeat = 60 * time.Second
 
 func allDone(fans []*shopper) bool {
 	for _, s := range fans {

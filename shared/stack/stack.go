@@ -57,14 +57,15 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	}
 	s := &Stack{URL: "http://" + localhost(web.Addr()), PSPURL: "http://" + localhost(pspL.Addr()), done: make(chan struct{})}
 	cfg.PublicURL, cfg.PSPURL = s.URL, "http://"+pspL.Addr().String()
-	a, err := app.Open(ctx, cfg)
+	var opts []app.Option
+	if o.Logger != nil {
+		opts = append(opts, app.WithLogger(o.Logger))
+	}
+	a, err := app.Open(ctx, cfg, opts...)
 	if err != nil {
 		web.Close()
 		pspL.Close()
 		return nil, err
-	}
-	if o.Logger != nil {
-		a.Logger = o.Logger
 	}
 	s.App = a
 	s.KVS = gateway.NewKVS(nil)
