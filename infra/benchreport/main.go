@@ -44,6 +44,7 @@ var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 func main() {
 	count := flag.Int("count", 3, "runs per benchmark (the report shows medians)")
 	out := flag.String("out", "docs/benchmarks.md", "report path")
+	fans := flag.Int("onsale-fans", 5000, "fans of the on-sale simulation run after the benchmarks (0: none)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if len(pkgs) == 0 {
@@ -109,6 +110,11 @@ func main() {
 				continue
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %d |\n", strings.TrimPrefix(name, "Benchmark"), k, format(median(samples[name][k])), len(samples[name][k]))
+		}
+	}
+	if *fans > 0 {
+		if err := onsaleSummary(&b, *fans); err != nil {
+			log.Fatal(err)
 		}
 	}
 	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
