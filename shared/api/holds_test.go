@@ -79,6 +79,14 @@ func organizerFan(t testing.TB, a *app.App, srv *httptest.Server) *fan {
 	return o
 }
 
+// importVenue imports a layout as a new venue and returns its id.
+func importVenue(t testing.TB, o *fan, l venue.Layout) int64 {
+	t.Helper()
+	r := o.do(http.MethodPost, "/api/venues", l)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	return int64(r.Body["venue_id"].(float64))
+}
+
 func createEvent(t testing.TB, o *fan, venueID int64, name string, waitingRoom bool) int64 {
 	now := time.Now().UTC()
 	r := o.do(http.MethodPost, "/api/events", map[string]any{
@@ -118,12 +126,8 @@ func TestHoldsOverHTTP(t *testing.T) {
 	t.Cleanup(srv.Close)
 	o := organizerFan(t, a, srv)
 
-	r := o.do(http.MethodPost, "/api/venues", venue.Stadium("HTTP Arena", "Salvador", 100, 5))
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
-	venueID := int64(r.Body["venue_id"].(float64))
-	r = o.do(http.MethodPost, "/api/venues", venue.Stadium("Other Arena", "Natal", 100, 5))
-	require.Equal(t, http.StatusCreated, r.Status)
-	otherVenue := int64(r.Body["venue_id"].(float64))
+	venueID := importVenue(t, o, venue.Stadium("HTTP Arena", "Salvador", 100, 5))
+	otherVenue := importVenue(t, o, venue.Stadium("Other Arena", "Natal", 100, 5))
 	eventID := createEvent(t, o, venueID, "Open Show", false)
 	gatedID := createEvent(t, o, venueID, "Gated Show", true)
 	seats, foreign := seatIDs(t, a, venueID), seatIDs(t, a, otherVenue)
@@ -138,7 +142,7 @@ func TestHoldsOverHTTP(t *testing.T) {
 		http.StatusUnauthorized, "unauthenticated")
 	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}), http.StatusBadRequest, "idempotency-key-required")
 
-	r = ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:2]}, "Idempotency-Key", "k1")
+	r := ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:2]}, "Idempotency-Key", "k1")
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	holdID := int64(r.Body["hold_id"].(float64))
 	items := r.Body["items"].([]any)

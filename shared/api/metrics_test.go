@@ -38,9 +38,7 @@ func TestRequestLogCarriesMetrics(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	o := organizerFan(t, a, srv)
-	r := o.do(http.MethodPost, "/api/venues", venue.Stadium("Metrics Arena", "Recife", 100, 5))
-	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
-	venueID := int64(r.Body["venue_id"].(float64))
+	venueID := importVenue(t, o, venue.Stadium("Metrics Arena", "Recife", 100, 5))
 	eventID := createEvent(t, o, venueID, "Metrics Show", false)
 	seat := seatIDs(t, a, venueID)[0]
 

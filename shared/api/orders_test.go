@@ -69,9 +69,7 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	s.app.RunWorkers(ctx)
 
 	o := organizerFan(t, s.app, s.srv)
-	r := o.do(http.MethodPost, "/api/venues", venue.Stadium("Pay Arena", "Manaus", 600, 50))
-	require.Equal(t, http.StatusCreated, r.Status)
-	venueID := int64(r.Body["venue_id"].(float64))
+	venueID := importVenue(t, o, venue.Stadium("Pay Arena", "Manaus", 600, 50))
 	s.eventID = createEvent(t, o, venueID, "Paid Show", false)
 	s.seats = seatIDs(t, s.app, venueID)
 	return s
