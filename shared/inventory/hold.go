@@ -138,8 +138,7 @@ func (r *Request) fingerprint(eventID int64) []byte {
 // transaction); best-available and a GA pool near sell-out need a short
 // interactive transaction.
 func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold, replayed bool, err error) {
-	n, err := req.count(e)
-	if err != nil {
+	if _, err := req.count(e); err != nil {
 		return Hold{}, false, err
 	}
 	pool, err := s.shards.Pool(e.Shard)
@@ -153,17 +152,16 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		}
 		return Hold{}, false, ErrSalesClosed
 	}
-	pre := prelude(e, req, fp, n)
+	pre := insertHold(e, req, fp)
 	switch {
 	case len(req.Seats) > 0:
 		seats := slices.Clone(req.Seats)
 		slices.Sort(seats)
-		steps := slices.Concat(pre, orderSteps(e, seatSource, e.ID, seats), takeSeats(e.ID, seats))
-		h, err = pipeline(ctx, pool, e, steps)
+		h, err = pipeline(ctx, pool, e, pre, takeSeats(e, req.Account, seats))
 	case req.Best != nil:
-		h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, until time.Time) ([]step, error) {
+		h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, until time.Time) (step, error) {
 			ids, err := holdBest(ctx, tx, e.ID, holdID, until, req.Best.Quantity, req.Best.Section)
-			return orderSteps(e, seatSource, e.ID, ids), err
+			return orderStep(e, req.Account, seatSource, []any{e.ID, ids}, len(ids), stateTaken, "seats taken"), err
 		})
 	default:
 		var meta poolMeta
@@ -174,8 +172,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		// buyers: retry with fresh random starts. Only when no single slot
 		// has enough (near sell-out) does the slow path lock them all.
 		for try := 0; try < 20; try++ {
-			steps := slices.Concat(pre, orderSteps(e, poolSource, meta.id, req.Quantity), takeGAFast(meta, req.Quantity))
-			h, err = pipeline(ctx, pool, e, steps)
+			h, err = pipeline(ctx, pool, e, pre, takeGAFast(e, req.Account, meta, req.Quantity))
 			if state, _ := sqlState(err); state != stateNoSlot {
 				break
 			}
@@ -187,9 +184,9 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 			time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
 		}
 		if state, _ := sqlState(err); state == stateNoSlot {
-			h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, _ time.Time) ([]step, error) {
+			h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, _ time.Time) (step, error) {
 				err := holdGASlow(ctx, tx, e.ID, holdID, meta, req.Pool, req.Quantity)
-				return orderSteps(e, poolSource, meta.id, req.Quantity), err
+				return orderStep(e, req.Account, poolSource, []any{meta.id, req.Quantity}, req.Quantity, stateNoSlot, "no slot with enough places"), err
 			})
 		}
 	}
@@ -228,36 +225,24 @@ func (s *Service) replay(ctx context.Context, pool *pgxpool.Pool, req Request, f
 	return load(ctx, pool, id)
 }
 
-// interactive runs the prelude, a take that needs decisions between
-// statements, and the order steps the take returns, in one short transaction.
-func interactive(ctx context.Context, pool *pgxpool.Pool, e event.Event, pre []step,
-	take func(tx pgx.Tx, holdID int64, until time.Time) ([]step, error)) (Hold, error) {
+// interactive inserts the hold, runs a take that needs decisions between
+// statements, and the order step the take returns, in one short transaction.
+func interactive(ctx context.Context, pool *pgxpool.Pool, e event.Event, hold step,
+	take func(tx pgx.Tx, holdID int64, until time.Time) (step, error)) (Hold, error) {
 	h := Hold{EventID: e.ID, Status: "active", OrderStatus: "pending", Currency: e.Currency}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		for i, st := range pre {
-			var err error
-			if i == 2 { // the hold insert
-				err = tx.QueryRow(ctx, st.sql, st.args...).Scan(&h.ID, &h.ExpiresAt)
-			} else {
-				_, err = tx.Exec(ctx, st.sql, st.args...)
-			}
-			if err != nil {
-				return err
-			}
+		if err := tx.QueryRow(ctx, hold.sql, hold.args...).Scan(&h.ID, &h.ExpiresAt); err != nil {
+			return err
 		}
 		order, err := take(tx, h.ID, h.ExpiresAt)
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, order[0].sql, order[0].args...).Scan(&h.OrderID, &h.TotalCents); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, order[1].sql, order[1].args...)
+		rows, err := tx.Query(ctx, order.sql, order.args...)
 		if err != nil {
 			return err
 		}
-		h.Items, err = scanItems(rows)
-		return err
+		return scanOrder(rows, &h)
 	})
 	h.ExpiresAt = h.ExpiresAt.UTC()
 	return h, err

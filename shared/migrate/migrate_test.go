@@ -44,6 +44,11 @@ func TestShardIDsCarryTheirShard(t *testing.T) {
 	var id int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT nextval('holds_seq') * 1024 + shard_id()`).Scan(&id))
 	require.EqualValues(t, 2, id%1024)
+	var volatility, planCache string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT provolatile FROM pg_proc WHERE proname = 'shard_id'`).Scan(&volatility))
+	require.Equal(t, "i", volatility, "shard_id() is pinned as a constant once the shard is known")
+	require.NoError(t, conn.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&planCache))
+	require.Equal(t, "force_generic_plan", planCache, "shard sessions reuse generic plans")
 
 	_, err = migrate.Up(ctx, d.DSN(d.Shards[2]), migrate.Shard, 1)
 	require.ErrorContains(t, err, "already belongs to shard 2", "a shard database must not be re-labelled")
