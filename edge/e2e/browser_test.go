@@ -268,6 +268,26 @@ func TestWaitingRoomAdmitsThenSells(t *testing.T) {
 	s.pay(t, ctx, "admitted")
 }
 
+func TestLeavingTheLine(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Leave Early", true, 480)
+	first := newAPIFan(t, s.st.URL)
+	first.join(t, s.st, id)
+	first.waitAdmitted(t, id)
+
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/queue", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "ahead of you") or contains(., "You are next")]`),
+		chromedp.Click(`//button[. = "Leave the line"]`),
+		chromedp.WaitVisible(`//h1[. = "Leave Early"]`),
+	))
+	require.Equal(t, fmt.Sprintf("/events/%d", id), evaluate[string](t, ctx, `location.pathname`))
+	p, err := s.st.App.Room.Progress(context.Background(), id)
+	require.NoError(t, err)
+	require.Zero(t, p.Waiting, "the fan who left is out of the line")
+}
+
 func TestHoldExpiresWhileCheckingOut(t *testing.T) {
 	s, ctx := booking(t, "Short Hold", 6)
 	require.NoError(t, chromedp.Do(ctx,

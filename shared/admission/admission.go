@@ -21,7 +21,7 @@ type Controller struct {
 	Events    *event.Directory
 	Inventory *inventory.Service
 	Log       *slog.Logger
-	// Interval between ticks (about a second).
+	// Interval between ticks (a fraction of a second).
 	Interval time.Duration
 	// Abandon is how long a fan may go without a heartbeat.
 	Abandon time.Duration

@@ -107,6 +107,7 @@ func New(d Deps) http.Handler {
 	s.route("GET /api/venues/{id}/layouts/{version}", s.getLayout)
 	s.route("POST /api/events/{id}/queue", s.joinQueue)
 	s.route("GET /api/events/{id}/queue", s.queueStatus)
+	s.route("DELETE /api/events/{id}/queue", s.leaveQueue)
 	s.route("GET /api/events/{id}/queue/progress", s.queueProgress)
 	s.route("POST /api/orders/{id}/checkout", s.checkout)
 	s.route("GET /api/orders/{id}", s.getOrder)

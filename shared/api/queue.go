@@ -166,6 +166,24 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // queueStatus serves GET /api/events/{id}/queue: the fan's own state and
+// leaveQueue serves DELETE /api/events/{id}/queue: a fan who is done (or
+// gives up) hands the shopping slot to the next fan now instead of when the
+// session times out. Leaving twice is fine.
+func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
+		return queueError(err)
+	}
+	// The queue ticket would put the fan back in line at the next status.
+	http.SetCookie(w, &http.Cookie{Name: queueTicketCookie(id), Path: "/api/events/" + itoa(id), MaxAge: -1,
+		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // heartbeat, and the admission token once admitted.
 func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.sessionAndID(r)

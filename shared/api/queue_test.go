@@ -112,6 +112,45 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 }
 
+func TestLeavingTheRoomLetsTheNextFanIn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := apptest.New(t, 1)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Leave Arena", "Natal", 20, 10)), "Gated", true)
+	e, err := a.Events.Get(ctx, id)
+	require.NoError(t, err)
+	e.WaitingRoom.Ceiling = 1
+	ctl := a.Admission()
+	tick := func() {
+		t.Helper()
+		_, err := ctl.Tick(ctx, e)
+		require.NoError(t, err)
+	}
+	queueURL := "/api/events/" + itoa(id) + "/queue"
+	ana, bia := newFan(t, srv), newFan(t, srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	tick()
+	ana.do(http.MethodPost, queueURL, nil)
+	tick()
+	bia.do(http.MethodPost, queueURL, nil)
+	tick()
+	require.Equal(t, "admitted", ana.do(http.MethodGet, queueURL, nil).Body["state"])
+	require.Equal(t, "waiting", bia.do(http.MethodGet, queueURL, nil).Body["state"])
+
+	anon := newFan(t, srv)
+	requireProblem(t, anon.do(http.MethodDelete, queueURL, nil), http.StatusUnauthorized, "unauthenticated")
+	r := ana.do(http.MethodDelete, queueURL, nil)
+	require.Equal(t, http.StatusNoContent, r.Status, string(r.Raw))
+	require.Equal(t, http.StatusNoContent, ana.do(http.MethodDelete, queueURL, nil).Status, "leaving twice is fine")
+	tick()
+	require.Equal(t, "admitted", bia.do(http.MethodGet, queueURL, nil).Body["state"], "Ana's slot went to Bia at once")
+	require.Equal(t, "none", ana.do(http.MethodGet, queueURL, nil).Body["state"])
+}
+
 func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)

@@ -211,10 +211,15 @@ func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return p, nil
 }
 
+// admitInterval is the admission tick: short ticks hand freed slots on
+// sooner and admit in small batches instead of a burst each second (the
+// ceiling itself still adapts once a second).
+const admitInterval = 250 * time.Millisecond
+
 // Admission returns the admission controller over this app's clients.
 func (a *App) Admission() *admission.Controller {
 	return &admission.Controller{Room: a.Room, Events: event.NewDirectory(a.Catalog), Inventory: a.Inventory,
-		Log: a.Logger, Interval: time.Second, Abandon: 3 * time.Minute, Owner: newOwnerID()}
+		Log: a.Logger, Interval: admitInterval, Abandon: 3 * time.Minute, Owner: newOwnerID()}
 }
 
 // Handler returns the API handler over this app's clients.

@@ -165,6 +165,11 @@ func (f *Fan) Status(ctx context.Context, event int64) (QueueStatus, error) {
 	return s, f.Call(ctx, "queue.status", http.MethodGet, fmt.Sprintf("/api/events/%d/queue", event), nil, &s)
 }
 
+// Leave gives up the fan's place or shopping slot.
+func (f *Fan) Leave(ctx context.Context, event int64) error {
+	return f.Call(ctx, "queue.leave", http.MethodDelete, fmt.Sprintf("/api/events/%d/queue", event), nil, nil)
+}
+
 // Progress reads the shared progress.
 func (f *Fan) Progress(ctx context.Context, event int64) (Progress, error) {
 	var p Progress

@@ -31,6 +31,8 @@ type Options struct {
 	GA          int // standing places
 	Ceiling     int // shoppers at once
 	Workers     int // concurrent HTTP clients
+	// Think is the longest a fan looks at the map before holding.
+	Think time.Duration
 	DeclineRate float64
 	AbandonRate float64
 	Chaos       string // "", redis-kill, pg-restart, psp-outage, dup-webhooks, slow-psp

@@ -23,6 +23,7 @@ type Report struct {
 	SellOutSeconds float64                `json:"sell_out_seconds"`
 	Sold95Seconds  float64                `json:"sold_95_seconds"`
 	TheoreticalMin float64                `json:"theoretical_min_seconds"`
+	ShopSeconds    float64                `json:"mean_shop_seconds"`
 	Collisions     int64                  `json:"collisions"`
 	Abandoned      int64                  `json:"abandoned"`
 	Errors         int64                  `json:"errors"`
@@ -119,13 +120,17 @@ func (rep *Report) finish(r *run) {
 	if fanMinutes > 0 {
 		rep.OriginPerFan = float64(r.origin.Load()) / fanMinutes
 	}
-	// The fastest possible sale keeps the ceiling full: tickets ÷
-	// (ceiling × tickets per shopper ÷ the median time a shopper takes).
+	// The fastest possible sale keeps the ceiling full: by Little's law
+	// shoppers leave at ceiling ÷ mean time a shopper takes, so the
+	// minimum is tickets ÷ (that × tickets per shopper).
 	if admitted := lastAdmitted(rep.Samples); admitted > 0 && rep.Sold > 0 && len(rep.shopSeconds) > 0 {
-		slices.Sort(rep.shopSeconds)
-		shop := rep.shopSeconds[len(rep.shopSeconds)/2] // median seconds from admission to done
+		var total float64
+		for _, d := range rep.shopSeconds {
+			total += d
+		}
+		rep.ShopSeconds = total / float64(len(rep.shopSeconds))
 		perShopper := float64(rep.Sold) / float64(admitted)
-		rate := float64(r.o.Ceiling) * perShopper / shop
+		rate := float64(r.o.Ceiling) * perShopper / rep.ShopSeconds
 		rep.TheoreticalMin = float64(rep.Sold) / rate
 	}
 }
@@ -151,7 +156,8 @@ func (rep *Report) Markdown() string {
 		fmt.Fprintf(&b, "| draw to 95 %% of tickets paid | %.1f s |\n", rep.Sold95Seconds)
 	}
 	if rep.TheoreticalMin > 0 {
-		fmt.Fprintf(&b, "| theoretical minimum | %.1f s (%.2f×) |\n", rep.TheoreticalMin, rep.SellOutSeconds/rep.TheoreticalMin)
+		fmt.Fprintf(&b, "| mean time a shopper holds a slot | %.1f s |\n", rep.ShopSeconds)
+		fmt.Fprintf(&b, "| theoretical minimum (ceiling full, Little's law) | %.1f s (%.2f×) |\n", rep.TheoreticalMin, rep.SellOutSeconds/rep.TheoreticalMin)
 	}
 	fmt.Fprintf(&b, "| seat collisions (409, map resynced) | %d |\n", rep.Collisions)
 	fmt.Fprintf(&b, "| holds abandoned | %d |\n", rep.Abandoned)

@@ -20,20 +20,24 @@ const (
 	declinedCard = "4000000000000002"
 )
 
-// shop is one admitted fan: pick from a stale map, hold, pay or walk away.
+// shop is one admitted fan: look at the map, think, hold (fewer tickets
+// when the wanted number is not there), pay or walk away. A fan who ends
+// without tickets leaves the room, as closing the page with "leave" would.
 func (r *run) shop(ctx context.Context, s *shopper) {
-	var h fan.Hold
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		h, err = r.hold(ctx, s)
-		var e *fan.Error
-		if err == nil || !errors.As(err, &e) || e.Code != "seats-taken" {
-			break
+	paid := false
+	defer func() {
+		if !paid {
+			s.Leave(ctx, r.event)
 		}
-		r.rep.addCollision()
-	}
-	var e *fan.Error
+	}()
+	snap, err := r.snapshot(ctx, s)
 	if err != nil {
+		return
+	}
+	think(ctx, r.o.Think)
+	h, err := r.hold(ctx, s, snap, 1+rand.IntN(4))
+	if err != nil {
+		var e *fan.Error
 		if errors.As(err, &e) && e.Code == "sold-out" {
 			r.soldOut.Store(r.remaining(ctx) == 0)
 		}
@@ -63,40 +67,76 @@ func (r *run) shop(ctx context.Context, s *shopper) {
 		}
 		if o := r.settle(ctx, s, h.OrderID); o.Status == "paid" {
 			r.sold.Add(int64(len(o.Tickets)))
+			paid = true // the purchase itself frees the slot
 			return
 		}
 		card = goodCard // declined once: try the other card, like a fan would
 	}
 }
 
-func (r *run) hold(ctx context.Context, s *shopper) (fan.Hold, error) {
-	n := 1 + rand.IntN(4)
+// think waits a fan's reaction time, uniformly up to max.
+func think(ctx context.Context, max time.Duration) {
+	if max <= 0 {
+		return
+	}
+	select {
+	case <-time.After(rand.N(max)):
+	case <-ctx.Done():
+	}
+}
+
+// hold tries n tickets, then fewer: a collision on picked seats re-picks
+// from the refreshed map, a sold-out answer tries one ticket less.
+func (r *run) hold(ctx context.Context, s *shopper, snap []byte, n int) (fan.Hold, error) {
+	var h fan.Hold
+	var err error
+	for attempt := 0; attempt < 6 && n > 0; attempt++ {
+		h, err = r.holdOnce(ctx, s, snap, n)
+		var e *fan.Error
+		switch {
+		case err == nil || !errors.As(err, &e):
+			return h, err
+		case e.Code == "seats-taken":
+			r.rep.addCollision()
+			if fresh, ferr := r.snapshot(ctx, s); ferr == nil {
+				snap = fresh
+			}
+		case e.Code == "sold-out" && r.remaining(ctx) > 0:
+			n-- // not n together any more: take fewer
+		default:
+			return h, err
+		}
+	}
+	return h, err
+}
+
+func (r *run) holdOnce(ctx context.Context, s *shopper, snap []byte, n int) (fan.Hold, error) {
 	switch x := rand.Float64(); {
 	case x < 0.15 && r.o.GA > 0:
 		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldGA(ctx, r.event, "FLOOR", n) })
 	case x < 0.35:
 		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
 	}
-	seats, err := r.pick(ctx, s, n)
-	if err != nil || len(seats) == 0 {
+	seats := r.pick(snap, n)
+	if len(seats) == 0 {
 		return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldBest(ctx, r.event, n, "") })
 	}
 	return fan.Retry(ctx, func() (fan.Hold, error) { return s.HoldSeats(ctx, r.event, seats) })
 }
 
-// pick chooses n seats of one row that the (edge-cached, up to ~2 s old)
-// snapshot shows free.
-func (r *run) pick(ctx context.Context, s *shopper, n int) ([]int64, error) {
+// snapshot reads the (edge-cached, up to ~2 s old) availability bitmap.
+func (r *run) snapshot(ctx context.Context, s *shopper) ([]byte, error) {
 	var snap struct {
 		Available string `json:"available"`
 	}
 	if err := s.Call(ctx, "availability", "GET", fmt.Sprintf("/api/events/%d/availability", r.event), nil, &snap); err != nil {
 		return nil, err
 	}
-	bits, err := base64.StdEncoding.DecodeString(snap.Available)
-	if err != nil {
-		return nil, err
-	}
+	return base64.StdEncoding.DecodeString(snap.Available)
+}
+
+// pick chooses n seats of one row that the snapshot shows free.
+func (r *run) pick(bits []byte, n int) []int64 {
 	free := func(i int) bool { return i/8 < len(bits) && bits[i/8]>>(i%8)&1 == 1 }
 	secs := r.layout.Sections
 	for tries := 0; tries < 20; tries++ {
@@ -110,32 +150,34 @@ func (r *run) pick(ctx context.Context, s *shopper, n int) ([]int64, error) {
 			if free(seat.Index) {
 				out = append(out, seat.ID)
 				if len(out) == n {
-					return out, nil
+					return out
 				}
 			} else {
 				out = out[:0]
 			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
+// paymentURL starts the payment once, then, while it waits behind the PSP
+// quota, reads the order until the payment page is there (as the web app
+// does).
 func (r *run) paymentURL(ctx context.Context, s *shopper, order int64) (string, error) {
+	c, err := fan.Retry(ctx, func() (checkout, error) { u, o, err := s.Checkout(ctx, order); return checkout{u, o}, err })
+	url, o := c.url, c.order
 	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		c, err := fan.Retry(ctx, func() (checkout, error) { u, o, err := s.Checkout(ctx, order); return checkout{u, o}, err })
-		if err != nil {
-			return "", err
+	for err == nil && url == "" && time.Now().Before(deadline) && ctx.Err() == nil {
+		if o.Payment != nil && o.Payment.URL != "" {
+			return o.Payment.URL, nil
 		}
-		if c.url != "" {
-			return c.url, nil
-		}
-		if c.order.Payment != nil && c.order.Payment.URL != "" {
-			return c.order.Payment.URL, nil
+		if o.Status != "pending" || (o.Payment != nil && o.Payment.Status == "failed") {
+			return "", nil
 		}
 		time.Sleep(time.Second) // queued behind the PSP quota
+		o, err = s.Order(ctx, order)
 	}
-	return "", ctx.Err()
+	return url, err
 }
 
 type checkout struct {
@@ -158,7 +200,7 @@ func (r *run) settle(ctx context.Context, s *shopper, order int64) fan.Order {
 				return o
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(time.Second) // the web app reads every 1.5 s
 	}
 	return o
 }

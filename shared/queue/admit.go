@@ -81,6 +81,7 @@ const (
 	healthyLatency   = 250 * time.Millisecond
 	healthyErrorRate = 0.02
 	decrease         = 0.7
+	adjustPeriod     = time.Second
 )
 
 // Tick runs one admission step for an event: the draw when it is due, the
@@ -113,33 +114,36 @@ func (r *Room) Tick(ctx context.Context, eventID int64, in TickInput) (TickResul
 	if ceiling == 0 {
 		ceiling = maxCeiling
 	}
-	// The ceiling follows backend health reported by the hold endpoint.
-	health, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HGetAll(ctx, k[8])
-		p.Del(ctx, k[8])
-		return nil
-	})
-	if err != nil {
-		return res, unavailable(err)
-	}
-	h := health[0].(*redis.MapStringStringCmd).Val()
+	// The ceiling follows backend health reported by the hold endpoint,
+	// judged once per adjustPeriod however often the controller ticks.
 	healthy := true
-	if n := num(h, "n"); n > 0 {
-		avg := time.Duration(num(h, "lat_us")/n) * time.Microsecond
-		healthy = avg <= healthyLatency && float64(num(h, "err"))/float64(n) <= healthyErrorRate
-	}
-	active, err := r.rdb.ZCount(ctx, k[5], strconv.FormatInt(now.UnixMilli(), 10), "+inf").Result()
-	if err != nil {
-		return res, unavailable(err)
-	}
-	switch {
-	case !healthy:
-		ceiling = max(maxCeiling/10, 1, int64(float64(ceiling)*decrease))
-	case active >= ceiling*9/10:
-		ceiling = min(maxCeiling, ceiling+max(1, maxCeiling/20))
-	}
-	if err := r.rdb.HSet(ctx, k[1], "ceiling", ceiling).Err(); err != nil {
-		return res, unavailable(err)
+	if now.UnixMilli()-num(st, "adjusted") >= adjustPeriod.Milliseconds() {
+		health, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HGetAll(ctx, k[8])
+			p.Del(ctx, k[8])
+			return nil
+		})
+		if err != nil {
+			return res, unavailable(err)
+		}
+		h := health[0].(*redis.MapStringStringCmd).Val()
+		if n := num(h, "n"); n > 0 {
+			avg := time.Duration(num(h, "lat_us")/n) * time.Microsecond
+			healthy = avg <= healthyLatency && float64(num(h, "err"))/float64(n) <= healthyErrorRate
+		}
+		active, err := r.rdb.ZCount(ctx, k[5], strconv.FormatInt(now.UnixMilli(), 10), "+inf").Result()
+		if err != nil {
+			return res, unavailable(err)
+		}
+		switch {
+		case !healthy:
+			ceiling = max(maxCeiling/10, 1, int64(float64(ceiling)*decrease))
+		case active >= ceiling*9/10:
+			ceiling = min(maxCeiling, ceiling+max(1, maxCeiling/20))
+		}
+		if err := r.rdb.HSet(ctx, k[1], "ceiling", ceiling, "adjusted", now.UnixMilli()).Err(); err != nil {
+			return res, unavailable(err)
+		}
 	}
 	// When the active count itself was lost, admit only at the steady
 	// turnover rate until every pre-loss session would have expired.

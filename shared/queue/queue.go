@@ -264,8 +264,8 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	return p, nil
 }
 
-// Leave frees an admitted fan's active slot at once (hold released or
-// purchase completed).
+// Leave takes a fan out of the room at once (purchase completed, hold
+// released, or the fan gave up): its active slot goes to the next fan.
 func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
 	return unavailable(leaveScript.Run(ctx, r.rdb, r.keys(eventID), account).Err())
 }

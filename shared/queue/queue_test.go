@@ -239,6 +239,44 @@ func TestSoldOutStopsAdmission(t *testing.T) {
 	require.NoError(t, err)
 }
 
+func TestLeavingHandsTheSlotOnAndDropsThePlace(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 9, Settings{Ceiling: 1})
+	ctx := context.Background()
+	for a := int64(1); a <= 3; a++ {
+		_, err := f.room.Join(ctx, 9, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	res, err := f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Admitted)
+	first := firstAdmitted(t, f, 9)
+	waiting, err := f.rdb.ZRange(ctx, f.room.keys(9)[3], 0, -1).Result()
+	require.NoError(t, err)
+	require.Len(t, waiting, 2)
+	second, _ := strconv.ParseInt(waiting[0], 10, 64)
+	third, _ := strconv.ParseInt(waiting[1], 10, 64)
+
+	res, err = f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.Zero(t, res.Admitted, "the slot is still taken")
+	require.NoError(t, f.room.Leave(ctx, 9, first))
+	require.NoError(t, f.room.Leave(ctx, 9, first), "leaving twice is fine")
+	st, err := f.room.Status(ctx, 9, first, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateNone, st.State, "a fan who left is out, not admitted again")
+
+	require.NoError(t, f.room.Leave(ctx, 9, second), "a waiting fan may leave the line too")
+	res, err = f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Admitted)
+	st, err = f.room.Status(ctx, 9, third, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateAdmitted, st.State, "the freed slot went to the next fan still in line")
+	require.Zero(t, res.Waiting)
+}
+
 func TestAbandonedFansLoseTheirPlace(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 5, Settings{Ceiling: 1, Abandon: 90 * time.Second})
@@ -305,22 +343,29 @@ func TestCeilingAdaptsToBackendHealth(t *testing.T) {
 	res, err := f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	require.EqualValues(t, 100, res.Ceiling)
-	// Slow holds: the ceiling backs off multiplicatively.
+	// Slow holds: the ceiling backs off multiplicatively, once per second
+	// however often the controller ticks.
 	for range 10 {
 		require.NoError(t, f.room.RecordHold(ctx, 7, 900*time.Millisecond, false))
 	}
+	res, err = f.room.Tick(ctx, 7, TickInput{Interval: 250 * time.Millisecond})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, res.Ceiling, "judged at most once a second")
+	f.clock.add(time.Second)
 	res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	require.EqualValues(t, 70, res.Ceiling)
 	for range 10 {
 		require.NoError(t, f.room.RecordHold(ctx, 7, 10*time.Millisecond, true))
 	}
+	f.clock.add(time.Second)
 	res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	require.EqualValues(t, 49, res.Ceiling, "errors back off too")
 	// Healthy and full: additive increase, never above the configured ceiling.
 	for range 20 {
 		require.NoError(t, f.room.RecordHold(ctx, 7, 20*time.Millisecond, false))
+		f.clock.add(time.Second)
 		res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
 		require.NoError(t, err)
 		if res.Admitted > 0 {

@@ -170,8 +170,15 @@ redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now - 60000)
 return {n, active, redis.call('ZCARD', KEYS[4]), ceiling}
 `)
 
-// leaveScript frees an admitted fan's active slot: ARGV member.
+// leaveScript takes a fan out of the room: its active slot (given to the
+// next fan at the next tick), its unclaimed admission and its place in line.
+// ARGV member.
 var leaveScript = redis.NewScript(`
-redis.call('ZREM', KEYS[6], ARGV[1])
+local m = ARGV[1]
+redis.call('ZREM', KEYS[6], m)
+redis.call('ZREM', KEYS[7], m)
+redis.call('ZREM', KEYS[4], m)
+redis.call('SREM', KEYS[3], m)
+redis.call('ZREM', KEYS[5], m)
 return 1
 `)

@@ -26,7 +26,7 @@ import (
 type Options struct {
 	Addr, PSPAddr string
 	PSPFaults     pspsim.Faults
-	// AdmitInterval is the admission tick (one second when zero).
+	// AdmitInterval is the admission tick (the app's default when zero).
 	AdmitInterval time.Duration
 	Logger        *slog.Logger
 }

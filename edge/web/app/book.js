@@ -16,7 +16,14 @@ export async function render(main, [id]) {
   const live = h('p', { class: 'muted small', role: 'status' }, 'Connecting to live availability…');
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
-    'Sold out: every ticket is held or sold right now. Unpaid holds come back on sale within minutes; this map updates by itself.');
+    'Sold out: every ticket is held or sold right now. Unpaid holds come back on sale within minutes; this map updates by itself. ');
+  if (e.waiting_room.enabled) {
+    // Done here: hand the shopping slot to the next fan in line.
+    soldOut.append(h('button', { type: 'button', class: 'link', onclick: async () => {
+      await api('DELETE', `/api/events/${id}/queue`).catch(() => {});
+      navigate(`/events/${id}`);
+    } }, 'Leave and let the next fan in'));
+  }
 
   const map = new SeatMap(layout, e.price_levels || [], {
     onToggle: () => showSelection(),

@@ -12,8 +12,9 @@ export async function render(main, [id]) {
   const bar = h('progress', { max: 100, value: 0, 'aria-label': 'Your progress in the line' });
   const facts = h('dl', { class: 'facts' });
   const note = h('p', { class: 'notice', hidden: true, role: 'status' });
+  const leave = h('button', { type: 'button', class: 'link', onclick: leaveLine }, 'Leave the line');
   main.append(
-    h('h1', {}, `Waiting room · ${e.name}`), headline, bar, facts, note,
+    h('h1', {}, `Waiting room · ${e.name}`), headline, bar, facts, note, h('p', {}, leave),
     h('section', { class: 'tips', 'aria-label': 'While you wait' },
       h('h2', {}, 'While you wait'),
       h('ul', {},
@@ -33,6 +34,7 @@ export async function render(main, [id]) {
     const st = mine && mine.state;
     note.hidden = true;
     facts.replaceChildren();
+    leave.hidden = !['prequeue', 'waiting'].includes(st);
     if (!st) return;
     if (st === 'admitted') {
       headline.textContent = 'It is your turn! Taking you to the seat map…';
@@ -82,6 +84,19 @@ export async function render(main, [id]) {
     if (next) {
       note.hidden = false;
       note.replaceChildren(next());
+    }
+  }
+
+  // Leaving gives the place (or the shopping slot) to the next fan now.
+  async function leaveLine() {
+    leave.disabled = true;
+    try {
+      await api('DELETE', `/api/events/${id}/queue`);
+      stopped = true;
+      navigate(`/events/${id}`);
+    } catch (err) {
+      headline.textContent = err.message;
+      leave.disabled = false;
     }
   }
 
