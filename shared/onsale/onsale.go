@@ -26,13 +26,13 @@ import (
 
 // Options shape one on-sale.
 type Options struct {
-	Fans        int
-	Seats       int // reserved seats (at least)
-	GA          int // standing places
-	Ceiling     int // shoppers at once
-	Workers     int // concurrent HTTP clients
+	Fans    int
+	Seats   int // reserved seats (at least)
+	GA      int // standing places
+	Ceiling int // shoppers at once
+	Workers int // concurrent HTTP clients
 	// Think is the longest a fan looks at the map before holding.
-	Think time.Duration
+	Think       time.Duration
 	DeclineRate float64
 	AbandonRate float64
 	Chaos       string // "", redis-kill, pg-restart, psp-outage, dup-webhooks, slow-psp
