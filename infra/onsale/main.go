@@ -29,9 +29,10 @@ func main() {
 	flag.IntVar(&o.Fans, "fans", 5000, "fans in line (the issue's full run: -fans 100000)")
 	flag.IntVar(&o.Seats, "seats", 5000, "reserved seats (at least; the stadium generator rounds up)")
 	flag.IntVar(&o.GA, "ga", 1000, "standing places")
-	flag.IntVar(&o.Ceiling, "ceiling", 150, "shoppers at once (on 2 cores with an 80/s PSP quota, 300 only queues more fans behind the PSP)")
+	flag.IntVar(&o.Ceiling, "ceiling", 500, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
 	flag.IntVar(&o.Workers, "workers", 64, "concurrent HTTP clients")
-	flag.DurationVar(&o.Think, "think", 2*time.Second, "longest a fan looks at the map before holding")
+	flag.IntVar(&o.PSPRate, "psp-rate", 100, "the PSP's API limit, operations per second (Stripe's default live-mode limit is 100)")
+	flag.DurationVar(&o.Think, "think", 10*time.Second, "longest a fan looks at the map before holding, and at the order before paying")
 	flag.Float64Var(&o.DeclineRate, "decline", 0.05, "share of first payments declined")
 	flag.Float64Var(&o.AbandonRate, "abandon", 0.05, "share of holds abandoned")
 	flag.IntVar(&o.HoldTTL, "hold-ttl", 60, "hold lifetime, seconds")
@@ -39,6 +40,7 @@ func main() {
 	flag.StringVar(&o.Chaos, "chaos", "", "one of: "+strings.Join(onsale.ChaosModes, ", "))
 	flag.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "stop after this long")
 	out := flag.String("out", "docs/onsale", "report folder")
+	admitDelay := flag.Duration("admit-delay", -1, "admission starts this long after the draw (default: onsale.AdmitDelay for -fans)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (stack and fans) here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -52,14 +54,17 @@ func main() {
 	log.SetFlags(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, o, *out); err != nil {
+	if *admitDelay < 0 {
+		*admitDelay = onsale.AdmitDelay(o.Fans)
+	}
+	if err := run(ctx, o, *admitDelay, *out); err != nil {
 		log.Printf("onsale: %v", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, o onsale.Options, out string) error {
+func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out string) error {
 	root := testenv.RepoRoot()
 	env := localenv.Env{Dir: localenv.DataDir(root, ".local/onsale"), PGPort: 54349, RedisPort: 63799}
 	log.Printf("starting PostgreSQL on :%d and Redis on :%d", env.PGPort, env.RedisPort)
@@ -79,7 +84,8 @@ func run(ctx context.Context, o onsale.Options, out string) error {
 	cfg.Shards = map[int]string{1: env.DSN(dbs["1"]), 2: env.DSN(dbs["2"])}
 	cfg.RedisAddr = env.RedisAddr()
 	cfg.RedisPrefix = "onsale" + stamp + ":"
-	cfg.PSPRate = 80
+	cfg.PSPRate = float64(o.PSPRate)
+	cfg.RoomAdmitDelay = admitDelay
 	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ type Controller struct {
 	Interval time.Duration
 	// Abandon is how long a fan may go without a heartbeat.
 	Abandon time.Duration
+	// AdmitDelay starts admission this long after the draw, so a large
+	// room learns its places (one read per fan) before the sale's load.
+	AdmitDelay time.Duration
 	// Owner names this controller for the per-event lease.
 	Owner string
 }
@@ -72,7 +75,9 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 
 // Tick runs one admission step for one event.
 func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult, error) {
-	fresh, err := c.Room.Publish(ctx, e.ID, queue.SettingsOf(e, c.Abandon))
+	settings := queue.SettingsOf(e, c.Abandon)
+	settings.AdmitFrom = settings.DrawAt.Add(c.AdmitDelay)
+	fresh, err := c.Room.Publish(ctx, e.ID, settings)
 	if err != nil {
 		return queue.TickResult{}, err
 	}

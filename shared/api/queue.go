@@ -12,10 +12,10 @@ import (
 )
 
 // Polling the designed way: the shared progress (edge-cached) every couple
-// of seconds, the per-fan status (origin, also the heartbeat) once a minute.
+// of seconds, the per-fan status (origin, also the heartbeat) every 2.5 min.
 const (
 	progressPoll = 2 * time.Second
-	heartbeat    = 70 * time.Second
+	heartbeat    = 150 * time.Second
 	ticketTTL    = 24 * time.Hour
 )
 
@@ -232,7 +232,9 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	w.Header().Set("Cache-Control", "public, max-age=1, stale-while-revalidate=2")
+	// No stale-while-revalidate: fans near the front judge from served when
+	// to pick up their turn, and a stale count costs shopping-slot time.
+	w.Header().Set("Cache-Control", "public, max-age=1")
 	writeJSON(w, http.StatusOK, struct {
 		queue.Progress
 		Now time.Time `json:"now"`

@@ -216,10 +216,14 @@ func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 // ceiling itself still adapts once a second).
 const admitInterval = 250 * time.Millisecond
 
+// abandonAfter drops a waiting fan silent this long: four missed heartbeats
+// (the web app reads its status every 2.5 min while far from the front).
+const abandonAfter = 10 * time.Minute
+
 // Admission returns the admission controller over this app's clients.
 func (a *App) Admission() *admission.Controller {
 	return &admission.Controller{Room: a.Room, Events: event.NewDirectory(a.Catalog), Inventory: a.Inventory,
-		Log: a.Logger, Interval: admitInterval, Abandon: 3 * time.Minute, Owner: newOwnerID()}
+		Log: a.Logger, Interval: admitInterval, Abandon: abandonAfter, AdmitDelay: a.Config.RoomAdmitDelay, Owner: newOwnerID()}
 }
 
 // Handler returns the API handler over this app's clients.

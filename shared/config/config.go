@@ -61,6 +61,8 @@ type Config struct {
 	PSPAPIKey string
 	// PSPWebhookSecrets verify webhook signatures; several during rotation.
 	PSPWebhookSecrets []Key
+	// RoomAdmitDelay starts waiting-room admission this long after the draw.
+	RoomAdmitDelay time.Duration
 	// PSPRate is the provider's operations-per-second quota we stay under.
 	PSPRate float64
 	// TicketKey signs ticket codes.
@@ -109,6 +111,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
 	c.PSPAPIKey = r.str("CATRACA_PSP_API_KEY", "sk_test_catraca")
 	c.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
+	c.RoomAdmitDelay = r.duration("CATRACA_ROOM_ADMIT_DELAY", 0)
 	c.Mailbox = r.str("CATRACA_MAILBOX", "")
 	c.MailFrom = r.str("CATRACA_MAIL_FROM", "")
 	c.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL", "")

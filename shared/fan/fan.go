@@ -150,7 +150,10 @@ type Progress struct {
 	Active   int64  `json:"active"`
 	Ceiling  int64  `json:"ceiling"`
 	Admitted int64  `json:"admitted_total"`
+	PerMin   int64  `json:"admitted_last_minute"`
 	SoldOut  bool   `json:"sold_out"`
+	// AdmitAt is when admission starts (at or a little after the draw).
+	AdmitAt time.Time `json:"admission_starts_at"`
 }
 
 // Join takes a place in the event's waiting room.
@@ -220,9 +223,10 @@ func (f *Fan) Release(ctx context.Context, hold int64) error {
 
 // Order is the part of an order the clients read.
 type Order struct {
-	ID      int64  `json:"id"`
-	EventID int64  `json:"event_id"`
-	Status  string `json:"status"`
+	ID      int64      `json:"id"`
+	EventID int64      `json:"event_id"`
+	Status  string     `json:"status"`
+	PaidAt  *time.Time `json:"paid_at"`
 	Payment *struct {
 		Status string `json:"status"`
 		URL    string `json:"url"`

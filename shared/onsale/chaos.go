@@ -11,11 +11,14 @@ import (
 // Chaos modes Run understands.
 var ChaosModes = []string{"redis-kill", "pg-restart", "psp-outage", "dup-webhooks", "slow-psp"}
 
-// startChaos starts the chosen fault shortly after the draw and returns
-// a func that undoes what is still in effect.
-func (r *run) startChaos(ctx context.Context) (undo func()) {
+// startChaos sets the PSP's rate limit, starts the chosen fault a few
+// seconds into admission and returns a func that undoes what is still in
+// effect.
+func (r *run) startChaos(ctx context.Context, admitting time.Time) (undo func()) {
 	sim := r.st.Sim
-	base := pspsim.Faults{RatePerSecond: 100}
+	base := pspsim.Faults{RatePerSecond: r.o.PSPRate}
+	sim.SetFaults(base)
+	settle := time.Until(admitting) + 5*time.Second
 	undo = func() {}
 	after := func(d time.Duration, fn func()) {
 		go func() {
@@ -29,7 +32,7 @@ func (r *run) startChaos(ctx context.Context) (undo func()) {
 	switch r.o.Chaos {
 	case "":
 	case "redis-kill":
-		after(r.settleDelay(), func() {
+		after(settle, func() {
 			slog.Info("chaos: killing Redis")
 			r.rep.chaos("redis killed")
 			if err := r.env.KillRedis(); err != nil {
@@ -42,7 +45,7 @@ func (r *run) startChaos(ctx context.Context) (undo func()) {
 			r.rep.chaos("redis back")
 		})
 	case "pg-restart":
-		after(r.settleDelay(), func() {
+		after(settle, func() {
 			slog.Info("chaos: restarting PostgreSQL")
 			r.rep.chaos("postgres restarting")
 			if err := r.env.RestartPostgres(ctx); err != nil {
@@ -55,7 +58,7 @@ func (r *run) startChaos(ctx context.Context) (undo func()) {
 		if r.o.Fans < 5000 {
 			outage = 5 * time.Second
 		}
-		after(r.settleDelay(), func() {
+		after(settle, func() {
 			r.rep.chaos("psp down")
 			f := base
 			f.Outage, f.WebhookOutage = true, true
@@ -77,6 +80,3 @@ func (r *run) startChaos(ctx context.Context) (undo func()) {
 	}
 	return undo
 }
-
-// settleDelay lets the sale get going before a fault hits.
-func (r *run) settleDelay() time.Duration { return saleDelay(r.o.Fans) + 3*time.Second }

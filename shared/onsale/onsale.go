@@ -31,8 +31,12 @@ type Options struct {
 	GA      int // standing places
 	Ceiling int // shoppers at once
 	Workers int // concurrent HTTP clients
-	// Think is the longest a fan looks at the map before holding.
-	Think       time.Duration
+	// Think is the longest a fan looks at the map before holding, and
+	// again at the order before paying.
+	Think time.Duration
+	// PSPRate is the provider's API limit (operations per second); the
+	// stack must be configured to stay under it.
+	PSPRate     int
 	DeclineRate float64
 	AbandonRate float64
 	Chaos       string // "", redis-kill, pg-restart, psp-outage, dup-webhooks, slow-psp
@@ -48,6 +52,7 @@ type Sample struct {
 	T        float64 `json:"t"`
 	Waiting  int64   `json:"waiting"`
 	Active   int64   `json:"active"`
+	Ceiling  int64   `json:"ceiling"` // the adaptive ceiling's current value
 	Admitted int64   `json:"admitted"`
 	Sold     int64   `json:"sold"`
 	Errors   int64   `json:"errors"`
@@ -118,6 +123,24 @@ func (r *run) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Accounts made ahead: one row each, sessions signed as at log-in.
+	r.tr = &http.Transport{MaxIdleConnsPerHost: r.o.Workers * 2, MaxConnsPerHost: r.o.Workers * 2}
+	ids, err := createAccounts(ctx, a.Catalog, r.o.Fans)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		f := fan.New(r.st.URL, r.tr)
+		f.Account = id
+		raw, _, err := a.Sessions.Issue(token.Claims{Account: id, Role: "fan"}, 2*time.Hour)
+		if err != nil {
+			return err
+		}
+		f.SetSession(raw)
+		f.Observe = r.observe
+		r.fans = append(r.fans, &shopper{Fan: f})
+	}
+	// The sale starts once the accounts exist, with time for every join.
 	now := time.Now().UTC()
 	opens := now.Add(-time.Minute)
 	e, err := org.CreateEvent(ctx, acc.ID, organizer.EventSpec{VenueID: l.VenueID, LayoutVersion: l.Version, Name: "Simulated On-Sale",
@@ -137,30 +160,19 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	r.rep.Event, r.rep.Tickets = e.ID, int64(l.SeatCount()+r.o.GA)
-
-	// Accounts made ahead: one row each, sessions signed as at log-in.
-	r.tr = &http.Transport{MaxIdleConnsPerHost: r.o.Workers * 2, MaxConnsPerHost: r.o.Workers * 2}
-	ids, err := createAccounts(ctx, a.Catalog, r.o.Fans)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		f := fan.New(r.st.URL, r.tr)
-		f.Account = id
-		raw, _, err := a.Sessions.Issue(token.Claims{Account: id, Role: "fan"}, 2*time.Hour)
-		if err != nil {
-			return err
-		}
-		f.SetSession(raw)
-		f.Observe = r.observe
-		r.fans = append(r.fans, &shopper{Fan: f})
-	}
 	return nil
+}
+
+// AdmitDelay is how long after the draw admission should start for a room
+// of n fans on this machine: time for every fan to read its place (about
+// 2,500 reads a second here) before the sale's own load begins.
+func AdmitDelay(fans int) time.Duration {
+	return time.Duration(2+fans/2500) * time.Second
 }
 
 // saleDelay leaves time for the pre-queue joins before the draw.
 func saleDelay(fans int) time.Duration {
-	return time.Duration(3+fans/4000) * time.Second
+	return time.Duration(12+fans/3000) * time.Second // the ticker finds new events within 10 s
 }
 
 func (r *run) observe(route string, status int, d time.Duration) {
@@ -207,7 +219,6 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 		r.origin.Add(1)
 	})
 	r.rep.JoinSeconds = time.Since(start).Seconds()
-	chaos := r.startChaos(ctx)
 
 	// Wait for the draw.
 	for ctx.Err() == nil {
@@ -219,11 +230,19 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	}
 	drawn := time.Now()
 	r.rep.DrawAt = drawn.Sub(start).Seconds()
+	// Admission starts a little after the draw (Options.AdmitDelay): the
+	// sale is timed from there.
+	admitting := drawn
+	if p, err := r.fans[0].Progress(ctx, r.event); err == nil && p.AdmitAt.After(drawn) {
+		admitting = p.AdmitAt
+	}
+	r.rep.AdmitAt = admitting.Sub(start).Seconds()
+	chaos := r.startChaos(ctx, admitting)
 
 	// Every fan reads its rank once after the draw (jittered by the pool);
 	// its place is the served count then plus the rank. From then on it
 	// asks for its own status only when the shared progress says the line
-	// reached it, or as the ~minute heartbeat that keeps its place.
+	// reached it, or as the heartbeat (every 2.5 min) that keeps its place.
 	var shoppers sync.WaitGroup
 	var progress fan.Progress
 	var soldOutAt time.Time
@@ -241,9 +260,9 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 			go func() {
 				defer shoppers.Done()
 				began := time.Now()
-				r.shop(ctx, s)
+				freed := r.shop(ctx, s)
 				r.rep.mu.Lock()
-				r.rep.shopSeconds = append(r.rep.shopSeconds, time.Since(began).Seconds())
+				r.rep.shops = append(r.rep.shops, shopTime{began.Sub(start).Seconds(), freed.Sub(began).Seconds()})
 				r.rep.mu.Unlock()
 			}()
 		case "soldout", "expired", "none":
@@ -267,7 +286,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 				continue
 			}
 			since := time.Since(s.asked)
-			if (s.place <= progress.Served && since > 2*time.Second) || since > heartbeat {
+			if (s.place <= progress.Served+near(progress) && since > nearPoll) || since > heartbeat {
 				due = append(due, s)
 			}
 		}
@@ -275,21 +294,30 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 			break
 		}
 		pool(ctx, r.o.Workers, due, ask)
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(nearPoll / 2)
 	}
 	if soldOutAt.IsZero() {
 		soldOutAt = time.Now()
 	}
-	r.rep.SellOutSeconds = soldOutAt.Sub(drawn).Seconds()
+	r.rep.SellOutSeconds = soldOutAt.Sub(admitting).Seconds()
 	shoppers.Wait()
 	chaos()
 	r.rep.finish(r)
 	return r.rep, ctx.Err()
 }
 
+// near is how close to the front (in places past the shared, up to ~1 s
+// old, served count: two seconds of admissions) a fan reads its own status every nearPoll, as the web app
+// does: the turn is picked up about when it comes, not a progress poll later.
+func near(p fan.Progress) int64 {
+	return 20 + max(p.Ceiling/4, p.PerMin/30)
+}
+
+const nearPoll = time.Second
+
 // heartbeat is how often a waiting fan reads its own status regardless
 // (the room drops fans silent for 3 minutes).
-const heartbeat = 60 * time.Second
+const heartbeat = 150 * time.Second
 
 func allDone(fans []*shopper) bool {
 	for _, s := range fans {

@@ -16,12 +16,12 @@ import (
 // hundred fans, a small venue, the PSP down for 5 s mid-sale.
 func TestShortOnSaleWithPSPOutage(t *testing.T) {
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
-	cfg.PSPRate = 80
+	cfg.PSPRate = 100
 	st, err := stack.Start(context.Background(), cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	rep, err := Run(context.Background(), st, testenv.Servers(), Options{
-		Fans: 400, Seats: 100, GA: 40, Ceiling: 40, Workers: 32, DeclineRate: 0.1, AbandonRate: 0.05,
+		Fans: 400, Seats: 100, GA: 40, Ceiling: 40, Workers: 32, PSPRate: 100, DeclineRate: 0.1, AbandonRate: 0.05,
 		HoldTTL: 15, ActiveTTL: 30, Chaos: "psp-outage", Deadline: 3 * time.Minute,
 		Progress: func(s Sample) {
 			t.Logf("t=%3.0fs waiting %d active %d admitted %d sold %d errors %d", s.T, s.Waiting, s.Active, s.Admitted, s.Sold, s.Errors)

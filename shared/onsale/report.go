@@ -20,6 +20,7 @@ type Report struct {
 	Sold           int64                  `json:"sold"`
 	JoinSeconds    float64                `json:"join_seconds"`
 	DrawAt         float64                `json:"draw_at_seconds"`
+	AdmitAt        float64                `json:"admission_start_seconds"`
 	SellOutSeconds float64                `json:"sell_out_seconds"`
 	Sold95Seconds  float64                `json:"sold_95_seconds"`
 	TheoreticalMin float64                `json:"theoretical_min_seconds"`
@@ -34,8 +35,12 @@ type Report struct {
 	ChaosEvents    []string               `json:"chaos_events"`
 	Violations     []string               `json:"violations"`
 	mu             sync.Mutex
-	shopSeconds    []float64
+	shops          []shopTime
 }
+
+// shopTime is when an admitted fan started shopping (seconds into the run)
+// and for how long it held its slot.
+type shopTime struct{ start, seconds float64 }
 
 // Percentiles of one route, in milliseconds.
 type Percentiles struct {
@@ -89,7 +94,7 @@ func (r *run) sample(ctx context.Context, start time.Time) (stop func()) {
 			p, err := r.st.App.Room.Progress(ctx, r.event)
 			s := Sample{T: time.Since(start).Seconds(), Sold: r.sold.Load(), Errors: r.errs.Load()}
 			if err == nil {
-				s.Waiting, s.Active, s.Admitted = p.Waiting+p.Prequeue, p.Active, p.Admitted
+				s.Waiting, s.Active, s.Ceiling, s.Admitted = p.Waiting+p.Prequeue, p.Active, p.Ceiling, p.Admitted
 			}
 			r.rep.mu.Lock()
 			r.rep.Samples = append(r.rep.Samples, s)
@@ -112,7 +117,7 @@ func (rep *Report) finish(r *run) {
 	var fanMinutes float64
 	for _, s := range rep.Samples {
 		if rep.Sold95Seconds == 0 && float64(s.Sold) >= 0.95*float64(rep.Tickets) {
-			rep.Sold95Seconds = s.T - rep.DrawAt
+			rep.Sold95Seconds = s.T - rep.AdmitAt
 		}
 		fanMinutes += float64(s.Waiting) / 60
 		rep.MaxActive = max(rep.MaxActive, s.Active)
@@ -120,26 +125,36 @@ func (rep *Report) finish(r *run) {
 	if fanMinutes > 0 {
 		rep.OriginPerFan = float64(r.origin.Load()) / fanMinutes
 	}
-	// The fastest possible sale keeps the ceiling full: by Little's law
-	// shoppers leave at ceiling ÷ mean time a shopper takes, so the
-	// minimum is tickets ÷ (that × tickets per shopper).
-	if admitted := lastAdmitted(rep.Samples); admitted > 0 && rep.Sold > 0 && len(rep.shopSeconds) > 0 {
-		var total float64
-		for _, d := range rep.shopSeconds {
-			total += d
+	// The fastest possible sale keeps the ceiling full. By Little's law
+	// fans pass through at ceiling ÷ the mean time one holds a slot; the
+	// fans admitted by sell-out took every ticket, so the minimum is that
+	// many fans × the mean slot time ÷ the ceiling. Only shoppers who began
+	// before sell-out count (later ones just learn it is sold out).
+	soldOutAt := rep.AdmitAt + rep.SellOutSeconds
+	var total float64
+	var n int
+	for _, s := range rep.shops {
+		if s.start <= soldOutAt {
+			total += s.seconds
+			n++
 		}
-		rep.ShopSeconds = total / float64(len(rep.shopSeconds))
-		perShopper := float64(rep.Sold) / float64(admitted)
-		rate := float64(r.o.Ceiling) * perShopper / rep.ShopSeconds
-		rep.TheoreticalMin = float64(rep.Sold) / rate
+	}
+	if admitted := admittedBy(rep.Samples, soldOutAt); admitted > 0 && n > 0 {
+		rep.ShopSeconds = total / float64(n)
+		rep.TheoreticalMin = float64(admitted) * rep.ShopSeconds / float64(r.o.Ceiling)
 	}
 }
 
-func lastAdmitted(s []Sample) int64 {
-	if len(s) == 0 {
-		return 0
+// admittedBy is how many fans had been admitted at second t of the run.
+func admittedBy(samples []Sample, t float64) int64 {
+	var n int64
+	for _, s := range samples {
+		if s.T > t {
+			break
+		}
+		n = s.Admitted
 	}
-	return s[len(s)-1].Admitted
+	return n
 }
 
 // Markdown renders the report for people.
@@ -151,9 +166,10 @@ func (rep *Report) Markdown() string {
 	fmt.Fprintf(&b, "| figure | value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| tickets sold | %d of %d |\n", rep.Sold, rep.Tickets)
 	fmt.Fprintf(&b, "| pre-queue joins took | %.1f s |\n", rep.JoinSeconds)
-	fmt.Fprintf(&b, "| draw to sold out (nothing left to hold) | %.1f s |\n", rep.SellOutSeconds)
+	fmt.Fprintf(&b, "| draw to admission start (fans learn their places) | %.1f s |\n", rep.AdmitAt-rep.DrawAt)
+	fmt.Fprintf(&b, "| admission start to sold out (nothing left to hold) | %.1f s |\n", rep.SellOutSeconds)
 	if rep.Sold95Seconds > 0 {
-		fmt.Fprintf(&b, "| draw to 95 %% of tickets paid | %.1f s |\n", rep.Sold95Seconds)
+		fmt.Fprintf(&b, "| admission start to 95 %% of tickets paid | %.1f s |\n", rep.Sold95Seconds)
 	}
 	if rep.TheoreticalMin > 0 {
 		fmt.Fprintf(&b, "| mean time a shopper holds a slot | %.1f s |\n", rep.ShopSeconds)

@@ -21,13 +21,15 @@ const (
 )
 
 // shop is one admitted fan: look at the map, think, hold (fewer tickets
-// when the wanted number is not there), pay or walk away. A fan who ends
+// when the wanted number is not there), think again, pay or walk away. A fan who ends
 // without tickets leaves the room, as closing the page with "leave" would.
-func (r *run) shop(ctx context.Context, s *shopper) {
-	paid := false
+// It returns when the fan's shopping slot was freed: at payment, or when it
+// left.
+func (r *run) shop(ctx context.Context, s *shopper) (freed time.Time) {
 	defer func() {
-		if !paid {
+		if freed.IsZero() {
 			s.Leave(ctx, r.event)
+			freed = time.Now()
 		}
 	}()
 	snap, err := r.snapshot(ctx, s)
@@ -47,6 +49,7 @@ func (r *run) shop(ctx context.Context, s *shopper) {
 		r.rep.addAbandon()
 		return // walks away: the hold expires and the seats come back
 	}
+	think(ctx, r.o.Think) // reviews the order, types the card
 	card := goodCard
 	if rand.Float64() < r.o.DeclineRate {
 		card = declinedCard
@@ -67,11 +70,15 @@ func (r *run) shop(ctx context.Context, s *shopper) {
 		}
 		if o := r.settle(ctx, s, h.OrderID); o.Status == "paid" {
 			r.sold.Add(int64(len(o.Tickets)))
-			paid = true // the purchase itself frees the slot
-			return
+			freed = time.Now()
+			if o.PaidAt != nil {
+				freed = *o.PaidAt // the purchase itself freed the slot
+			}
+			return freed
 		}
 		card = goodCard // declined once: try the other card, like a fan would
 	}
+	return freed
 }
 
 // think waits a fan's reaction time, uniformly up to max.

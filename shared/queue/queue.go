@@ -73,10 +73,13 @@ func unavailable(err error) error {
 // Settings are the per-event waiting-room settings kept in Redis, so the
 // functions that take the queue spike never read the database.
 type Settings struct {
-	Enabled      bool
-	OpensAt      time.Time // pre-queue opens
-	DrawAt       time.Time // sale start: the draw
-	Ceiling      int       // most active shoppers
+	Enabled bool
+	OpensAt time.Time // pre-queue opens
+	DrawAt  time.Time // sale start: the draw
+	// AdmitFrom is when admission starts (the draw or a little later, so
+	// fans learn their places before anyone is let in).
+	AdmitFrom    time.Time
+	Ceiling      int // most active shoppers
 	ActiveTTL    time.Duration
 	AdmissionTTL time.Duration
 	Abandon      time.Duration // no heartbeat for this long loses the place
@@ -90,7 +93,7 @@ func SettingsOf(e event.Event, abandon time.Duration) Settings {
 	}
 	return Settings{
 		Enabled: e.WaitingRoom.Enabled && e.Status != "cancelled" && e.Status != "closed",
-		OpensAt: opens, DrawAt: e.SaleStartsAt, Ceiling: e.WaitingRoom.Ceiling,
+		OpensAt: opens, DrawAt: e.SaleStartsAt, AdmitFrom: e.SaleStartsAt, Ceiling: e.WaitingRoom.Ceiling,
 		ActiveTTL:    time.Duration(e.WaitingRoom.ActiveTTL) * time.Second,
 		AdmissionTTL: time.Duration(e.WaitingRoom.AdmissionTTL) * time.Second,
 		Abandon:      abandon,
@@ -109,7 +112,7 @@ func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bo
 	}
 	var created *redis.BoolCmd
 	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k[0], "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "ceiling", s.Ceiling,
+		p.HSet(ctx, k[0], "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "admit", max(ms(s.AdmitFrom), ms(s.DrawAt)), "ceiling", s.Ceiling,
 			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds())
 		created = p.HSetNX(ctx, k[1], "created", ms(r.now()))
 		return nil
@@ -195,6 +198,7 @@ func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Sta
 type Progress struct {
 	Phase        string    `json:"phase"` // "" (before the draw), drawing, drawn
 	DrawAt       time.Time `json:"draw_at"`
+	AdmitAt      time.Time `json:"admission_starts_at"`
 	Served       int64     `json:"served"` // highest place number admitted so far
 	Waiting      int64     `json:"waiting"`
 	Prequeue     int64     `json:"prequeue"`
@@ -229,7 +233,7 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	var ticks *redis.StringSliceCmd
 	now := ms(r.now())
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cfg = p.HMGet(ctx, k[0], "draw", "ceiling", "active_ttl")
+		cfg = p.HMGet(ctx, k[0], "draw", "ceiling", "active_ttl", "admit")
 		st = p.HMGet(ctx, k[1], "phase", "served", "ceiling", "admitted", "abandoned", "soldout")
 		waiting = p.ZCard(ctx, k[3])
 		pre = p.SCard(ctx, k[2])
@@ -247,7 +251,7 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	}
 	c, s := cfg.Val(), st.Val()
 	p := Progress{
-		DrawAt: time.UnixMilli(num(c[0])).UTC(), Ceiling: num(c[1]), ActiveTTLSec: num(c[2]) / 1000,
+		DrawAt: time.UnixMilli(num(c[0])).UTC(), AdmitAt: time.UnixMilli(num(c[3])).UTC(), Ceiling: num(c[1]), ActiveTTLSec: num(c[2]) / 1000,
 		Served: num(s[1]), Admitted: num(s[3]), Abandoned: num(s[4]), SoldOut: num(s[5]) == 1,
 		Waiting: waiting.Val(), Prequeue: pre.Val(), Active: active.Val(),
 	}

@@ -277,6 +277,36 @@ func TestLeavingHandsTheSlotOnAndDropsThePlace(t *testing.T) {
 	require.Zero(t, res.Waiting)
 }
 
+func TestAdmissionWaitsForItsStartAfterTheDraw(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 10, Settings{Ceiling: 5})
+	ctx := context.Background()
+	s := Settings{Enabled: true, OpensAt: f.drawAt.Add(-time.Hour), DrawAt: f.drawAt, AdmitFrom: f.drawAt.Add(30 * time.Second),
+		Ceiling: 5, ActiveTTL: time.Minute, AdmissionTTL: time.Minute, Abandon: time.Hour}
+	_, err := f.room.Publish(ctx, 10, s)
+	require.NoError(t, err)
+	for a := int64(1); a <= 3; a++ {
+		_, err := f.room.Join(ctx, 10, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute) // the draw is due
+	res, err := f.room.Tick(ctx, 10, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, res.Drawn, "places are drawn at sale start")
+	require.Zero(t, res.Admitted, "nobody is let in before admission starts")
+	st, err := f.room.Status(ctx, 10, 1, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateWaiting, st.State)
+	require.Positive(t, st.Position, "fans learn their places meanwhile")
+	p, err := f.room.Progress(ctx, 10)
+	require.NoError(t, err)
+	require.Equal(t, s.AdmitFrom.UnixMilli(), p.AdmitAt.UnixMilli())
+	f.clock.add(30 * time.Second)
+	res, err = f.room.Tick(ctx, 10, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, res.Admitted)
+}
+
 func TestAbandonedFansLoseTheirPlace(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 5, Settings{Ceiling: 1, Abandon: 90 * time.Second})

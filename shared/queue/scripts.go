@@ -146,6 +146,7 @@ local ceiling = tonumber(redis.call('HGET', KEYS[2], 'ceiling') or redis.call('H
 local active = redis.call('ZCARD', KEYS[6])
 local slack = ceiling - active
 if ARGV[6] == '1' or ARGV[7] == '1' or redis.call('HGET', KEYS[2], 'phase') ~= 'drawn' then slack = 0 end
+if now < tonumber(redis.call('HGET', KEYS[1], 'admit') or '0') then slack = 0 end
 local cap = tonumber(ARGV[5])
 if cap > 0 and slack > cap then slack = cap end
 local n = 0

@@ -1,6 +1,6 @@
 // The waiting room. Cheap by design: the shared progress (cached at the edge
-// for a second) every 2 s, the fan's own status about once a minute or when
-// the line reaches them. The admission token arrives as a cookie with the
+// for a second) every 2 s, the fan's own status every couple of minutes or
+// when the line reaches them. The admission token arrives as a cookie with the
 // status that admits the fan; then the page moves on to the booking page.
 import { api, when } from './api.js';
 import { h } from './dom.js';
@@ -134,15 +134,26 @@ export async function render(main, [id]) {
     }
     show();
     const every = (mine.poll && mine.poll.status_every_ms) || 60000;
-    if (mine.state === 'prequeue') later(status, Math.max(1000, new Date(mine.draw_at) - Date.now() + 1500 + Math.random() * 3000));
+    if (mine.state === 'prequeue') {
+      // Everyone asks for their place after the draw, spread over the time
+      // before admission starts so the origin is not hit all at once.
+      const draw = new Date(mine.draw_at);
+      later(() => {
+        const admit = progress && progress.admission_starts_at ? new Date(progress.admission_starts_at) : draw;
+        later(status, Math.random() * Math.max(3000, admit - Date.now() - 2000));
+      }, Math.max(1000, draw - Date.now() + 1500));
+    }
     else if (['waiting'].includes(mine.state)) later(status, every);
   }
 
   async function tick() {
     try {
       progress = await api('GET', `/api/events/${id}/queue/progress`, undefined, { retries: 0 });
-      const reached = mine && mine.state === 'waiting' && base !== null && progress.served - base >= (mine.position || 1) - 1;
-      if (reached && Date.now() - asked > 5000) await status();
+      // Near the front (the shared counters are about a second old) the page
+      // asks for its own status every second, so the turn is picked up when
+      // it comes.
+      const reached = mine && mine.state === 'waiting' && base !== null && progress.served - base + near(progress) >= (mine.position || 1) - 1;
+      if (reached && Date.now() - asked > 900) await status();
       else if (mine && (mine.state === 'waiting' || mine.state === 'prequeue')) show();
       if (progress.sold_out && mine && mine.state !== 'admitted') {
         mine = { state: 'soldout' };
@@ -152,7 +163,9 @@ export async function render(main, [id]) {
     } catch {
       // the shared counters are a nicety; keep going
     }
-    later(tick, (mine && mine.poll && mine.poll.progress_every_ms) || 2000);
+    const nearFront = mine && mine.state === 'waiting' && progress && base !== null &&
+      progress.served - base + near(progress) >= (mine.position || 1) - 1;
+    later(tick, nearFront ? 1000 : (mine && mine.poll && mine.poll.progress_every_ms) || 2000);
   }
 
   await join();
@@ -165,5 +178,10 @@ export async function render(main, [id]) {
     clearInterval(everySecond);
   };
 }
+
+// near is how many places past the shared served count (about a second old)
+// still counts as the front: two seconds of admissions, at least a quarter
+// of the ceiling.
+const near = (p) => 20 + Math.max(Math.floor((p.ceiling || 0) / 4), Math.floor((p.admitted_last_minute || 0) / 30));
 
 const clock = (s) => `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
