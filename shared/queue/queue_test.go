@@ -210,26 +210,42 @@ func firstAdmitted(t *testing.T, f *roomFixture, eventID int64) int64 {
 	return id
 }
 
+// joinThenTick puts fans 1..n in line, moves past the draw and runs one tick.
+func joinThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResult {
+	t.Helper()
+	ctx := context.Background()
+	for a := int64(1); a <= n; a++ {
+		_, err := f.room.Join(ctx, eventID, a, 0)
+		require.NoError(t, err)
+	}
+	f.clock.add(time.Minute)
+	res, err := f.room.Tick(ctx, eventID, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	return res
+}
+
+// inLine lists the fans still waiting, first in line first.
+func inLine(t *testing.T, f *roomFixture, eventID int64) []int64 {
+	t.Helper()
+	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID)[3], 0, -1).Result()
+	require.NoError(t, err)
+	ids := make([]int64, len(m))
+	for i, s := range m {
+		ids[i], _ = strconv.ParseInt(s, 10, 64)
+	}
+	return ids
+}
+
 func TestSoldOutStopsAdmission(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 4, Settings{Ceiling: 5})
 	ctx := context.Background()
-	for a := int64(1); a <= 20; a++ {
-		_, err := f.room.Join(ctx, 4, a, 0)
-		require.NoError(t, err)
-	}
-	f.clock.add(time.Minute)
-	res, err := f.room.Tick(ctx, 4, TickInput{Interval: time.Second})
-	require.NoError(t, err)
-	require.EqualValues(t, 5, res.Admitted)
+	require.EqualValues(t, 5, joinThenTick(t, f, 4, 20).Admitted)
 	require.NoError(t, f.room.Leave(ctx, 4, firstAdmitted(t, f, 4)))
-	res, err = f.room.Tick(ctx, 4, TickInput{SoldOut: true, Interval: time.Second})
+	res, err := f.room.Tick(ctx, 4, TickInput{SoldOut: true, Interval: time.Second})
 	require.NoError(t, err)
 	require.Zero(t, res.Admitted, "nobody is admitted to a sold-out event")
-	waiting, err := f.rdb.ZRange(ctx, f.room.keys(4)[3], 0, 0).Result()
-	require.NoError(t, err)
-	fan, _ := strconv.ParseInt(waiting[0], 10, 64)
-	st, err := f.room.Status(ctx, 4, fan, 0)
+	st, err := f.room.Status(ctx, 4, inLine(t, f, 4)[0], 0)
 	require.NoError(t, err)
 	require.Equal(t, StateSoldOut, st.State, "the remaining queue is told")
 	p, err := f.room.Progress(ctx, 4)
@@ -243,22 +259,13 @@ func TestLeavingHandsTheSlotOnAndDropsThePlace(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 9, Settings{Ceiling: 1})
 	ctx := context.Background()
-	for a := int64(1); a <= 3; a++ {
-		_, err := f.room.Join(ctx, 9, a, 0)
-		require.NoError(t, err)
-	}
-	f.clock.add(time.Minute)
-	res, err := f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
-	require.NoError(t, err)
-	require.EqualValues(t, 1, res.Admitted)
+	require.EqualValues(t, 1, joinThenTick(t, f, 9, 3).Admitted)
 	first := firstAdmitted(t, f, 9)
-	waiting, err := f.rdb.ZRange(ctx, f.room.keys(9)[3], 0, -1).Result()
-	require.NoError(t, err)
+	waiting := inLine(t, f, 9)
 	require.Len(t, waiting, 2)
-	second, _ := strconv.ParseInt(waiting[0], 10, 64)
-	third, _ := strconv.ParseInt(waiting[1], 10, 64)
+	second, third := waiting[0], waiting[1]
 
-	res, err = f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
+	res, err := f.room.Tick(ctx, 9, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	require.Zero(t, res.Admitted, "the slot is still taken")
 	require.NoError(t, f.room.Leave(ctx, 9, first))
