@@ -189,6 +189,19 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 	require.Contains(t, string(mail), code)
 }
 
+func TestCheckoutQueuesWhenTheQuotaIsUnreadable(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	_, orderID := s.hold(t, ana, "h1", s.seats[0])
+	require.NoError(t, s.app.Redis.Close()) // this app's Redis is gone
+	r := ana.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil)
+	require.Equal(t, http.StatusAccepted, r.Status, "queued, not a 500: %s", r.Raw)
+	require.Equal(t, true, r.Body["queued"])
+	require.Equal(t, "pending", s.orderStatus(t, ana, orderID).Body["status"], "nothing lost")
+}
+
 func TestWebhookSignature(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})

@@ -138,7 +138,10 @@ func (s *Service) callPSP(ctx context.Context, block bool, call func() error) er
 	} else {
 		wait, err := s.limiter.Allow(ctx, "psp", capacity, rate)
 		if err != nil {
-			return err
+			// The quota's bucket is unreadable (Redis down): queue the call;
+			// the consumer waits for quota and retries until it can.
+			s.log.Warn("psp quota unknown, payment queued", "err", err)
+			return errQueued
 		}
 		if wait > 0 {
 			return errQueued
