@@ -5,11 +5,16 @@ package api
 
 import (
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -160,8 +165,28 @@ func translate(err error) error {
 		return problem.New(http.StatusNotFound, "event-not-found", "No such event.")
 	case errors.Is(err, event.ErrBadCursor):
 		return problem.New(http.StatusBadRequest, "invalid-cursor", "The cursor is not valid; start from the first page.")
+	case databaseUnavailable(err):
+		p := problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
+			"We could not reach our database for a moment. Try again in a few seconds; a retry with the same Idempotency-Key is safe.")
+		p.RetryAfter = 2
+		return p.Wrap(err)
 	}
 	return err
+}
+
+// databaseUnavailable tells a database that is down, restarting or failing
+// over (which clients should retry) from a bug (which they should not).
+func databaseUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 57P01-03: shutting down, crashed,
+		// not accepting connections yet.
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // pathID parses a positive integer path value.
