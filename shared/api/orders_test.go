@@ -75,6 +75,15 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	return s
 }
 
+// buyer signs a fan up and holds one seat for it.
+func (s *shop) buyer(t testing.TB, email string) (*fan, int64) {
+	t.Helper()
+	f := newFan(t, s.srv)
+	f.signUp(email)
+	_, orderID := s.hold(t, f, "h-"+email, s.seats[0])
+	return f, orderID
+}
+
 func (s *shop) hold(t testing.TB, f *fan, key string, seats ...int64) (holdID, orderID int64) {
 	t.Helper()
 	r := f.do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/holds", map[string]any{"seats": seats}, "Idempotency-Key", key)
@@ -192,9 +201,7 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 func TestCheckoutQueuesWhenTheQuotaIsUnreadable(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
-	ana := newFan(t, s.srv)
-	ana.signUp("ana@example.com")
-	_, orderID := s.hold(t, ana, "h1", s.seats[0])
+	ana, orderID := s.buyer(t, "ana@example.com")
 	require.NoError(t, s.app.Redis.Close()) // this app's Redis is gone
 	r := ana.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil)
 	require.Equal(t, http.StatusAccepted, r.Status, "queued, not a 500: %s", r.Raw)
@@ -205,9 +212,7 @@ func TestCheckoutQueuesWhenTheQuotaIsUnreadable(t *testing.T) {
 func TestWebhookSignature(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
-	f := newFan(t, s.srv)
-	f.signUp("sig@example.com")
-	_, orderID := s.hold(t, f, "h", s.seats[0])
+	_, orderID := s.buyer(t, "sig@example.com")
 	body, _ := json.Marshal(psp.Event{ID: "evt_forged", Type: psp.EventSucceeded, Created: time.Now(),
 		Payment: psp.Payment{ID: "pay_x", OrderID: orderID, Reference: "order-x", Amount: 1, Currency: "BRL", Status: "succeeded"}})
 	post := func(sig string) response {
