@@ -73,8 +73,8 @@ type Service struct {
 // New returns the inventory service.
 func New(shards *shard.Router) *Service { return &Service{shards: shards, now: time.Now} }
 
-// count validates the shape of r and returns how many tickets it asks for.
-func (r *Request) count(e event.Event) (int, error) {
+// validate checks the shape of r and the per-hold maximum.
+func (r *Request) validate(e event.Event) error {
 	shapes := 0
 	n := 0
 	if len(r.Seats) > 0 {
@@ -83,7 +83,7 @@ func (r *Request) count(e event.Event) (int, error) {
 		seen := map[int64]bool{}
 		for _, id := range r.Seats {
 			if id <= 0 || seen[id] {
-				return 0, invalid("seat ids must be positive and listed once")
+				return invalid("seat ids must be positive and listed once")
 			}
 			seen[id] = true
 		}
@@ -91,30 +91,30 @@ func (r *Request) count(e event.Event) (int, error) {
 	if r.Pool != "" || r.Quantity != 0 {
 		shapes++
 		if r.Pool == "" {
-			return 0, invalid("quantity needs a pool")
+			return invalid("quantity needs a pool")
 		}
 		if r.Quantity <= 0 {
-			return 0, invalid("quantity must be at least 1")
+			return invalid("quantity must be at least 1")
 		}
 		n = r.Quantity
 	}
 	if r.Best != nil {
 		shapes++
 		if r.Best.Quantity <= 0 {
-			return 0, invalid("best.quantity must be at least 1")
+			return invalid("best.quantity must be at least 1")
 		}
 		n = r.Best.Quantity
 	}
 	if shapes != 1 {
-		return 0, invalid(`send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
+		return invalid(`send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
 	}
 	if n > e.MaxPerHold {
-		return 0, invalid("at most %d tickets per hold", e.MaxPerHold)
+		return invalid("at most %d tickets per hold", e.MaxPerHold)
 	}
 	if r.Key == "" || len(r.Key) > 255 {
-		return 0, invalid("an Idempotency-Key of 1 to 255 characters is required")
+		return invalid("an Idempotency-Key of 1 to 255 characters is required")
 	}
-	return n, nil
+	return nil
 }
 
 // fingerprint identifies the request body for idempotency.
@@ -138,7 +138,7 @@ func (r *Request) fingerprint(eventID int64) []byte {
 // transaction); best-available and a GA pool near sell-out need a short
 // interactive transaction.
 func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold, replayed bool, err error) {
-	if _, err := req.count(e); err != nil {
+	if err := req.validate(e); err != nil {
 		return Hold{}, false, err
 	}
 	pool, err := s.shards.Pool(e.Shard)
@@ -152,14 +152,14 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		}
 		return Hold{}, false, ErrSalesClosed
 	}
-	pre := insertHold(e, req, fp)
+	hold := insertHold(e, req, fp)
 	switch {
 	case len(req.Seats) > 0:
 		seats := slices.Clone(req.Seats)
 		slices.Sort(seats)
-		h, err = pipeline(ctx, pool, e, pre, takeSeats(e, req.Account, seats))
+		h, err = pipeline(ctx, pool, e, hold, takeSeats(e, req.Account, seats))
 	case req.Best != nil:
-		h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, until time.Time) (step, error) {
+		h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, until time.Time) (step, error) {
 			ids, err := holdBest(ctx, tx, e.ID, holdID, until, req.Best.Quantity, req.Best.Section)
 			return orderStep(e, req.Account, seatSource, []any{e.ID, ids}, len(ids), stateTaken, "seats taken"), err
 		})
@@ -172,7 +172,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		// buyers: retry with fresh random starts. Only when no single slot
 		// has enough (near sell-out) does the slow path lock them all.
 		for try := 0; try < 20; try++ {
-			h, err = pipeline(ctx, pool, e, pre, takeGAFast(e, req.Account, meta, req.Quantity))
+			h, err = pipeline(ctx, pool, e, hold, takeGAFast(e, req.Account, meta, req.Quantity))
 			if state, _ := sqlState(err); state != stateNoSlot {
 				break
 			}
@@ -184,7 +184,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 			time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
 		}
 		if state, _ := sqlState(err); state == stateNoSlot {
-			h, err = interactive(ctx, pool, e, pre, func(tx pgx.Tx, holdID int64, _ time.Time) (step, error) {
+			h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, _ time.Time) (step, error) {
 				err := holdGASlow(ctx, tx, e.ID, holdID, meta, req.Pool, req.Quantity)
 				return orderStep(e, req.Account, poolSource, []any{meta.id, req.Quantity}, req.Quantity, stateNoSlot, "no slot with enough places"), err
 			})
