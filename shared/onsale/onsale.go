@@ -230,7 +230,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	}
 	drawn := time.Now()
 	r.rep.DrawAt = drawn.Sub(start).Seconds()
-	// Admission starts a little after the draw (Options.AdmitDelay): the
+	// Admission starts a little after the draw (the stack's RoomAdmitDelay): the
 	// sale is timed from there.
 	admitting := drawn
 	if p, err := r.fans[0].Progress(ctx, r.event); err == nil && p.AdmitAt.After(drawn) {
