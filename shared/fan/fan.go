@@ -193,8 +193,9 @@ type Hold struct {
 }
 
 // HoldSeats holds seats by id; HoldBest and HoldGA the other two shapes.
+// Each reports its latency as "hold.<shape>".
 func (f *Fan) HoldSeats(ctx context.Context, event int64, seats []int64) (Hold, error) {
-	return f.hold(ctx, event, map[string]any{"seats": seats})
+	return f.hold(ctx, event, "seats", map[string]any{"seats": seats})
 }
 
 // HoldBest holds the best n adjacent seats ("" section: anywhere).
@@ -203,17 +204,17 @@ func (f *Fan) HoldBest(ctx context.Context, event int64, n int, section string) 
 	if section != "" {
 		best["section"] = section
 	}
-	return f.hold(ctx, event, map[string]any{"best": best})
+	return f.hold(ctx, event, "best", map[string]any{"best": best})
 }
 
 // HoldGA holds n places of a general-admission pool.
 func (f *Fan) HoldGA(ctx context.Context, event int64, pool string, n int) (Hold, error) {
-	return f.hold(ctx, event, map[string]any{"pool": pool, "quantity": n})
+	return f.hold(ctx, event, "ga", map[string]any{"pool": pool, "quantity": n})
 }
 
-func (f *Fan) hold(ctx context.Context, event int64, body map[string]any) (Hold, error) {
+func (f *Fan) hold(ctx context.Context, event int64, shape string, body map[string]any) (Hold, error) {
 	var h Hold
-	return h, f.Call(ctx, "hold", http.MethodPost, fmt.Sprintf("/api/events/%d/holds", event), body, &h, "Idempotency-Key", newKey())
+	return h, f.Call(ctx, "hold."+shape, http.MethodPost, fmt.Sprintf("/api/events/%d/holds", event), body, &h, "Idempotency-Key", newKey())
 }
 
 // Release lets a hold go.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,6 +178,9 @@ func saleDelay(fans int) time.Duration {
 
 func (r *run) observe(route string, status int, d time.Duration) {
 	r.lat.add(route, d)
+	if strings.HasPrefix(route, "hold.") {
+		r.lat.add("hold", d) // every shape together, for the target
+	}
 	if status == 0 || (status >= 500 && status != 503) {
 		r.errs.Add(1)
 	}
