@@ -21,6 +21,12 @@ const (
 
 func queueTicketCookie(eventID int64) string { return "catraca_queue_" + itoa(eventID) }
 
+// ticketCookie is the queue ticket's cookie for an event, without a value.
+func ticketCookie(r *http.Request, eventID int64) *http.Cookie {
+	return &http.Cookie{Name: queueTicketCookie(eventID), Path: "/api/events/" + itoa(eventID),
+		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode}
+}
+
 type queueView struct {
 	State      string     `json:"state"`
 	Position   int64      `json:"position,omitempty"`
@@ -94,8 +100,9 @@ func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueVie
 		return err
 	}
 	v.Ticket = raw
-	http.SetCookie(w, &http.Cookie{Name: queueTicketCookie(eventID), Value: raw, Path: "/api/events/" + itoa(eventID),
-		Expires: exp, HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	c := ticketCookie(r, eventID)
+	c.Value, c.Expires = raw, exp
+	http.SetCookie(w, c)
 	return nil
 }
 
@@ -178,8 +185,9 @@ func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 		return queueError(err)
 	}
 	// The queue ticket would put the fan back in line at the next status.
-	http.SetCookie(w, &http.Cookie{Name: queueTicketCookie(id), Path: "/api/events/" + itoa(id), MaxAge: -1,
-		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
+	c := ticketCookie(r, id)
+	c.MaxAge = -1
+	http.SetCookie(w, c)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -161,7 +161,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 	case req.Best != nil:
 		h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, until time.Time) (step, error) {
 			ids, err := holdBest(ctx, tx, e.ID, holdID, until, req.Best.Quantity, req.Best.Section)
-			return orderStep(e, req.Account, seatSource, []any{e.ID, ids}, len(ids), stateTaken, "seats taken"), err
+			return orderStep(e, req.Account, seatSource, []any{e.ID, ids}, len(ids), seatsTaken), err
 		})
 	default:
 		var meta poolMeta
@@ -186,7 +186,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		if state, _ := sqlState(err); state == stateNoSlot {
 			h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, _ time.Time) (step, error) {
 				err := holdGASlow(ctx, tx, e.ID, holdID, meta, req.Pool, req.Quantity)
-				return orderStep(e, req.Account, poolSource, []any{meta.id, req.Quantity}, req.Quantity, stateNoSlot, "no slot with enough places"), err
+				return orderStep(e, req.Account, poolSource, []any{meta.id, req.Quantity}, req.Quantity, noSlot), err
 			})
 		}
 	}

@@ -22,13 +22,18 @@ const (
 	stateNoSlot = "CT003" // no GA slot could give the whole quantity at once
 )
 
-// The hold and order ids of the transaction in flight: holds and orders are
-// inserted with nextval, so currval names them in later statements of the
-// same pipeline without a round trip. The sub-select makes the planner
-// compute the volatile currval once, so index scans on the id still work.
-const (
-	curHold  = `(SELECT currval('holds_seq') * 1024 + shard_id())`
-	curOrder = `(SELECT currval('orders_seq') * 1024 + shard_id())`
+// curHold is the id of the hold in flight: holds are inserted with nextval,
+// so currval names it in the next statement of the same pipeline without a
+// round trip. The sub-select makes the planner compute the volatile currval
+// once, so index scans on the id still work.
+const curHold = `(SELECT currval('holds_seq') * 1024 + shard_id())`
+
+// shortfall is the error a take raises when it gets less than asked.
+type shortfall struct{ code, message string }
+
+var (
+	seatsTaken = shortfall{stateTaken, "seats taken"}
+	noSlot     = shortfall{stateNoSlot, "no slot with enough places"}
 )
 
 type step struct {
@@ -54,8 +59,8 @@ func insertHold(e event.Event, req Request, fp []byte) step {
 // around the take itself, so limit, take, order and items are one
 // statement; a take should require (SELECT ok FROM lim) so it locks nothing
 // for a request over the limit. Unless src adds up to want tickets, the
-// statement fails with SQLSTATE code.
-func orderStep(e event.Event, account int64, ctes string, args []any, want int, code, message string) step {
+// statement fails with short.
+func orderStep(e event.Event, account int64, ctes string, args []any, want int, short shortfall) step {
 	n := len(args)
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
 	return step{`WITH lim AS (
@@ -79,7 +84,7 @@ func orderStep(e event.Event, account int64, ctes string, args []any, want int, 
 		FROM ins JOIN src ON src.event_seat_id IS NOT DISTINCT FROM ins.event_seat_id AND src.pool_id IS NOT DISTINCT FROM ins.pool_id
 		CROSS JOIN o
 		ORDER BY src.seat_index NULLS LAST, ins.id`,
-		append(args, e.ID, account, e.Currency, want, code, message, e.MaxPerAccount)}
+		append(args, e.ID, account, e.Currency, want, short.code, short.message, e.MaxPerAccount)}
 }
 
 // seatColumns turns the event_seats columns of alias t into src columns
@@ -93,10 +98,15 @@ func seatColumns(t string) string {
 // seatSource selects seats of an event by layout seat id ($2) for orderStep.
 var seatSource = `src AS (SELECT ` + seatColumns("s") + ` FROM event_seats s WHERE s.event_id = $1 AND s.seat_id = ANY($2))`
 
+// poolColumns turns ga_pools alias t and a quantity expression into src
+// columns for orderStep.
+func poolColumns(t, quantity string) string {
+	return `NULL::bigint AS event_seat_id, ` + t + `.id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, ` + t + `.code AS pool_code,
+		` + quantity + ` AS quantity, ` + t + `.name || ' × ' || ` + quantity + ` AS label, ` + t + `.price_level, ` + t + `.price_cents`
+}
+
 // poolSource selects $2 places of pool $1 for orderStep.
-const poolSource = `src AS (SELECT NULL::bigint AS event_seat_id, id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, code AS pool_code,
-	$2::int AS quantity, name || ' × ' || $2::int AS label, price_level, price_cents
-	FROM ga_pools WHERE id = $1)`
+var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int") + ` FROM ga_pools p WHERE p.id = $1)`
 
 // takeSeats is the compare-and-set on seat rows, locked in id order: only
 // seats that are available or whose hold has expired flip to this hold, and
@@ -111,7 +121,7 @@ func takeSeats(e event.Event, account int64, seatIDs []int64) step {
 			FROM target
 			WHERE s.id = target.id AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < now()))
 			RETURNING `+seatColumns("s")+`
-		)`, []any{e.ID, seatIDs, e.HoldTTL}, len(seatIDs), stateTaken, "seats taken")
+		)`, []any{e.ID, seatIDs, e.HoldTTL}, len(seatIDs), seatsTaken)
 }
 
 // takeGAFast claims quantity from one slot of a pool and orders it: with
@@ -127,10 +137,8 @@ func takeGAFast(e event.Event, account int64, p poolMeta, quantity int) step {
 		u AS (UPDATE ga_slots g SET remaining = g.remaining - $2 FROM c
 		      WHERE g.pool_id = $1 AND g.slot = c.slot AND g.remaining >= $2 RETURNING g.slot),
 		hg AS (INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT `+curHold+`, $1, slot, $2 FROM u RETURNING quantity),
-		src AS (SELECT NULL::bigint AS event_seat_id, p.id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, p.code AS pool_code,
-			hg.quantity, p.name || ' × ' || hg.quantity AS label, p.price_level, p.price_cents
-			FROM ga_pools p, hg WHERE p.id = $1)`,
-		[]any{p.id, quantity, rand.IntN(p.slots), p.slots}, quantity, stateNoSlot, "no slot with enough places")
+		src AS (SELECT `+poolColumns("p", "hg.quantity")+` FROM ga_pools p, hg WHERE p.id = $1)`,
+		[]any{p.id, quantity, rand.IntN(p.slots), p.slots}, quantity, noSlot)
 }
 
 func scanItems(rows pgx.Rows) ([]Item, error) {

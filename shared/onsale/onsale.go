@@ -90,19 +90,19 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 }
 
 type run struct {
-	st      *stack.Stack
-	env     localenv.Env
-	o       Options
-	event   int64
-	layout  venue.Layout
-	fans    []*shopper
-	lat     *latencies
-	rep     *Report
-	sold    atomic.Int64
-	errs    atomic.Int64
-	soldOut atomic.Bool
-	origin  atomic.Int64 // queue requests that reached the API
-	tr      *http.Transport
+	st     *stack.Stack
+	env    localenv.Env
+	o      Options
+	event  int64
+	layout venue.Layout
+	fans   []*shopper
+	lat    *latencies
+	rep    *Report
+	sold   atomic.Int64
+	errs   atomic.Int64
+	left   atomic.Int64 // tickets left to hold, as the main loop last counted
+	origin atomic.Int64 // queue requests that reached the API
+	tr     *http.Transport
 }
 
 type shopper struct {
@@ -279,9 +279,10 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 		if p, err := r.fans[0].Progress(ctx, r.event); err == nil {
 			progress = p
 		}
-		if progress.SoldOut || r.remaining(ctx) == 0 {
+		left := r.remaining(ctx)
+		r.left.Store(left)
+		if progress.SoldOut || left == 0 {
 			soldOutAt = time.Now()
-			r.soldOut.Store(true)
 			break
 		}
 		var due []*shopper

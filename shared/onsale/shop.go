@@ -39,10 +39,6 @@ func (r *run) shop(ctx context.Context, s *shopper) (freed time.Time) {
 	think(ctx, r.o.Think)
 	h, err := r.hold(ctx, s, snap, 1+rand.IntN(4))
 	if err != nil {
-		var e *fan.Error
-		if errors.As(err, &e) && e.Code == "sold-out" {
-			r.soldOut.Store(r.remaining(ctx) == 0)
-		}
 		return
 	}
 	if rand.Float64() < r.o.AbandonRate {
@@ -108,7 +104,7 @@ func (r *run) hold(ctx context.Context, s *shopper, snap []byte, n int) (fan.Hol
 			if fresh, ferr := r.snapshot(ctx, s); ferr == nil {
 				snap = fresh
 			}
-		case e.Code == "sold-out" && r.remaining(ctx) > 0:
+		case e.Code == "sold-out" && r.left.Load() > 0:
 			n-- // not n together any more: take fewer
 		default:
 			return h, err

@@ -146,14 +146,16 @@ export async function render(main, [id]) {
     else if (['waiting'].includes(mine.state)) later(status, every);
   }
 
+  // Near the front (the shared counters are about a second old) the page
+  // asks for its own status every second, so the turn is picked up when it
+  // comes.
+  const nearFront = () => mine && mine.state === 'waiting' && progress && base !== null &&
+    progress.served - base + near(progress) >= (mine.position || 1) - 1;
+
   async function tick() {
     try {
       progress = await api('GET', `/api/events/${id}/queue/progress`, undefined, { retries: 0 });
-      // Near the front (the shared counters are about a second old) the page
-      // asks for its own status every second, so the turn is picked up when
-      // it comes.
-      const reached = mine && mine.state === 'waiting' && base !== null && progress.served - base + near(progress) >= (mine.position || 1) - 1;
-      if (reached && Date.now() - asked > 900) await status();
+      if (nearFront() && Date.now() - asked > 900) await status();
       else if (mine && (mine.state === 'waiting' || mine.state === 'prequeue')) show();
       if (progress.sold_out && mine && mine.state !== 'admitted') {
         mine = { state: 'soldout' };
@@ -163,9 +165,7 @@ export async function render(main, [id]) {
     } catch {
       // the shared counters are a nicety; keep going
     }
-    const nearFront = mine && mine.state === 'waiting' && progress && base !== null &&
-      progress.served - base + near(progress) >= (mine.position || 1) - 1;
-    later(tick, nearFront ? 1000 : (mine && mine.poll && mine.poll.progress_every_ms) || 2000);
+    later(tick, nearFront() ? 1000 : (mine && mine.poll && mine.poll.progress_every_ms) || 2000);
   }
 
   await join();
