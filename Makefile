@@ -77,7 +77,7 @@ clean:
 	rm -rf dist
 
 onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
-	$(GO) run ./infra/onsale $(ARGS)
+	$(GO) run ./infra/onsale -fans 5000 $(ARGS)
 
 bench: ## every Go benchmark (3 runs, medians) and a 5,000-fan on-sale summary → docs/benchmarks.md
 	$(GO) run ./infra/benchreport -count 3 -onsale-fans 5000 ./shared/...

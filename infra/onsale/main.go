@@ -26,7 +26,7 @@ import (
 
 func main() {
 	o := onsale.Options{}
-	flag.IntVar(&o.Fans, "fans", 5000, "fans in line (the issue's full run: -fans 100000)")
+	flag.IntVar(&o.Fans, "fans", 100000, "fans in line (make onsale passes -fans 5000 for a quick demo)")
 	flag.IntVar(&o.Seats, "seats", 5000, "reserved seats (at least; the stadium generator rounds up)")
 	flag.IntVar(&o.GA, "ga", 1000, "standing places")
 	flag.IntVar(&o.Ceiling, "ceiling", 500, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
