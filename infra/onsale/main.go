@@ -86,6 +86,7 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	cfg.RedisPrefix = "onsale" + stamp + ":"
 	cfg.PSPRate = float64(o.PSPRate)
 	cfg.RoomAdmitDelay = admitDelay
+	cfg.DBMinConns = cfg.DBMaxConns
 	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
 		return err
 	}

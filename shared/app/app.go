@@ -19,6 +19,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -98,23 +99,23 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 		o(a)
 	}
 	var err error
-	if a.Catalog, err = a.pool(ctx, cfg.CatalogDSN); err != nil {
+	if a.Catalog, err = a.pool(ctx, cfg.CatalogDSN, nil); err != nil {
 		return nil, err
 	}
 	a.CatalogRO = a.Catalog
 	if cfg.CatalogReadDSN != "" && cfg.CatalogReadDSN != cfg.CatalogDSN {
-		if a.CatalogRO, err = a.pool(ctx, cfg.CatalogReadDSN); err != nil {
+		if a.CatalogRO, err = a.pool(ctx, cfg.CatalogReadDSN, nil); err != nil {
 			return nil, err
 		}
 	}
 	primary, reader := map[int]*pgxpool.Pool{}, map[int]*pgxpool.Pool{}
 	for id, dsn := range cfg.Shards {
-		if primary[id], err = a.pool(ctx, dsn); err != nil {
+		if primary[id], err = a.pool(ctx, dsn, inventory.Warm); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", id, err)
 		}
 	}
 	for id, dsn := range cfg.ShardReads {
-		if reader[id], err = a.pool(ctx, dsn); err != nil {
+		if reader[id], err = a.pool(ctx, dsn, nil); err != nil {
 			return nil, fmt.Errorf("shard %d reader: %w", id, err)
 		}
 	}
@@ -196,13 +197,16 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 	return a, nil
 }
 
-func (a *App) pool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+// pool opens a pool on dsn; warm, unless nil, prepares each new connection.
+func (a *App) pool(ctx context.Context, dsn string, warm func(context.Context, *pgx.Conn) error) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, errors.New("invalid database DSN") // the DSN may hold a password: do not echo it
 	}
 	pc.MaxConns = a.Config.DBMaxConns
+	pc.MinConns = min(a.Config.DBMinConns, pc.MaxConns)
 	pc.MaxConnIdleTime = 5 * time.Minute
+	pc.AfterConnect = warm
 	p, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, err

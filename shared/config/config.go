@@ -34,6 +34,10 @@ type Config struct {
 	ShardReads map[int]string
 	// DBMaxConns caps each pool: Lambdas keep it small (RDS Proxy does the rest).
 	DBMaxConns int32
+	// DBMinConns are opened at start and kept: a new PostgreSQL backend
+	// costs tens of milliseconds of CPU (fork, catalog caches, planning
+	// the hold statements), which an on-sale burst should not pay.
+	DBMinConns int32
 
 	// RedisAddr is host:port of Redis (ElastiCache in AWS).
 	RedisAddr string
@@ -100,6 +104,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		RedisTLS:        r.boolean("CATRACA_REDIS_TLS", false),
 		RedisPrefix:     r.str("CATRACA_REDIS_PREFIX", ""),
 		DBMaxConns:      int32(r.integer("CATRACA_DB_MAX_CONNS", 8)),
+		DBMinConns:      int32(r.integer("CATRACA_DB_MIN_CONNS", 0)),
 		SessionTTL:      r.duration("CATRACA_SESSION_TTL", 2*time.Hour),
 		Argon2MemoryKiB: uint32(r.integer("CATRACA_ARGON2_MEMORY_KIB", 19*1024)),
 		Argon2Time:      uint32(r.integer("CATRACA_ARGON2_TIME", 2)),

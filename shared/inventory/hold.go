@@ -177,8 +177,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 				break
 			}
 			var enough bool
-			if pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`,
-				meta.id, req.Quantity).Scan(&enough); !enough {
+			if pool.QueryRow(ctx, slotWithEnough, meta.id, req.Quantity).Scan(&enough); !enough {
 				break
 			}
 			time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
@@ -248,11 +247,13 @@ func interactive(ctx context.Context, pool *pgxpool.Pool, e event.Event, hold st
 	return h, err
 }
 
+// seatStates tells, per requested seat ($2) of event $1, whether it is free.
+const seatStates = `SELECT seat_id, status = 'available' OR (status = 'held' AND held_until < now())
+	FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`
+
 // explainMissing tells which requested seats are unknown or taken.
 func explainMissing(ctx context.Context, pool *pgxpool.Pool, eventID int64, seatIDs []int64) error {
-	rows, err := pool.Query(ctx, `
-		SELECT seat_id, status = 'available' OR (status = 'held' AND held_until < now())
-		FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`, eventID, seatIDs)
+	rows, err := pool.Query(ctx, seatStates, eventID, seatIDs)
 	if err != nil {
 		return err
 	}
@@ -290,6 +291,25 @@ func explainMissing(ctx context.Context, pool *pgxpool.Pool, eventID int64, seat
 // bestWindow is how many candidate seats one scan looks at.
 const bestWindow = 400
 
+// bestCandidates pages through the free seats of event $1 (section $2 or
+// any), best first.
+const bestCandidates = `SELECT id, seat_id, section_code, row_label, seat_number FROM event_seats
+	WHERE event_id = $1 AND ($2 = '' OR section_code = $2)
+	  AND (status = 'available' OR (status = 'held' AND held_until < now()))
+	ORDER BY section_rank, row_rank, section_code, row_label, seat_number
+	LIMIT $3 OFFSET $4`
+
+// bestClaim holds seats $1 for hold $2 until $3 only if all $4 of them are
+// free and not locked by another buyer.
+const bestClaim = `WITH claim AS (
+		SELECT id FROM event_seats WHERE id = ANY($1)
+		  AND (status = 'available' OR (status = 'held' AND held_until < now()))
+		ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
+	), n AS (SELECT count(*) AS c FROM claim)
+	UPDATE event_seats s SET status = 'held', hold_id = $2, held_until = $3, updated_at = now()
+	FROM claim, n
+	WHERE s.id = claim.id AND n.c = $4`
+
 // holdBest picks quantity adjacent seats (consecutive numbers in one row) in
 // the best-ranked rows. Candidates come from a plain read; a run is claimed
 // with FOR NO KEY UPDATE SKIP LOCKED, so concurrent buyers skip each other's runs
@@ -303,12 +323,7 @@ func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.
 		number  int
 	}
 	for page := 0; page < 25; page++ {
-		rows, err := tx.Query(ctx, `
-			SELECT id, seat_id, section_code, row_label, seat_number FROM event_seats
-			WHERE event_id = $1 AND ($2 = '' OR section_code = $2)
-			  AND (status = 'available' OR (status = 'held' AND held_until < now()))
-			ORDER BY section_rank, row_rank, section_code, row_label, seat_number
-			LIMIT $3 OFFSET $4`, eventID, section, bestWindow, page*bestWindow)
+		rows, err := tx.Query(ctx, bestCandidates, eventID, section, bestWindow, page*bestWindow)
 		if err != nil {
 			return nil, fmt.Errorf("best available candidates: %w", err)
 		}
@@ -337,16 +352,7 @@ func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.
 			for i, c := range run {
 				ids[i] = c.id
 			}
-			tag, err := tx.Exec(ctx, `
-				WITH claim AS (
-					SELECT id FROM event_seats WHERE id = ANY($1)
-					  AND (status = 'available' OR (status = 'held' AND held_until < now()))
-					ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
-				), n AS (SELECT count(*) AS c FROM claim)
-				UPDATE event_seats s SET status = 'held', hold_id = $2, held_until = $3, updated_at = now()
-				FROM claim, n
-				WHERE s.id = claim.id AND n.c = $4`,
-				ids, holdID, until, quantity)
+			tag, err := tx.Exec(ctx, bestClaim, ids, holdID, until, quantity)
 			if err != nil {
 				return nil, fmt.Errorf("claim best seats: %w", err)
 			}
@@ -387,18 +393,24 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, eventID, holdID int64, p poolMet
 	for slot, q := range taken {
 		slotsCol, qtyCol = append(slotsCol, slot), append(qtyCol, q)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`,
-		holdID, p.id, slotsCol, qtyCol); err != nil {
+	if _, err := tx.Exec(ctx, recordSlots, holdID, p.id, slotsCol, qtyCol); err != nil {
 		return fmt.Errorf("record GA hold: %w", err)
 	}
 	return nil
 }
 
+// Statements of the GA slow path.
+const (
+	lockSlots    = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
+	takeFromSlot = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
+	recordSlots  = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
+)
+
 // takeGA returns slot → quantity taken, or nil when the pool lacks quantity.
 // It locks every slot of the pool in slot order, so concurrent slow paths
 // queue up instead of deadlocking, and prefers one slot that has enough.
 func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, quantity int) (map[int]int, error) {
-	rows, err := tx.Query(ctx, `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`, poolID)
+	rows, err := tx.Query(ctx, lockSlots, poolID)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +442,7 @@ func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, quantity int) (map[int
 		}
 	}
 	for slot, q := range taken {
-		if _, err := tx.Exec(ctx, `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`, poolID, slot, q); err != nil {
+		if _, err := tx.Exec(ctx, takeFromSlot, poolID, slot, q); err != nil {
 			return nil, err
 		}
 	}

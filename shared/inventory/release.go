@@ -141,12 +141,14 @@ func endFreed(ctx context.Context, tx pgx.Tx, ids []int64, status string) (map[i
 	return freed, nil
 }
 
+// expiredOfEvent locks a batch of event $1's expired holds.
+const expiredOfEvent = `SELECT id FROM holds WHERE event_id = $1 AND status = 'active' AND expires_at < now()
+	ORDER BY expires_at LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED`
+
 // reclaim expires up to a batch of expired holds of one event inside tx,
 // skipping any another transaction is working on.
 func reclaim(ctx context.Context, tx pgx.Tx, eventID int64) (int, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT id FROM holds WHERE event_id = $1 AND status = 'active' AND expires_at < now()
-		ORDER BY expires_at LIMIT 200 FOR NO KEY UPDATE SKIP LOCKED`, eventID)
+	rows, err := tx.Query(ctx, expiredOfEvent, eventID)
 	if err != nil {
 		return 0, err
 	}
