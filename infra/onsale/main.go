@@ -29,7 +29,7 @@ func main() {
 	flag.IntVar(&o.Fans, "fans", 100000, "fans in line (make onsale passes -fans 5000 for a quick demo)")
 	flag.IntVar(&o.Seats, "seats", 5000, "reserved seats (at least; the stadium generator rounds up)")
 	flag.IntVar(&o.GA, "ga", 1000, "standing places")
-	flag.IntVar(&o.Ceiling, "ceiling", 500, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
+	flag.IntVar(&o.Ceiling, "ceiling", 300, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
 	flag.IntVar(&o.Workers, "workers", 64, "concurrent HTTP clients")
 	flag.IntVar(&o.PSPRate, "psp-rate", 100, "the PSP's API limit, operations per second (Stripe's default live-mode limit is 100)")
 	flag.DurationVar(&o.Think, "think", 10*time.Second, "longest a fan looks at the map before holding, and at the order before paying")
