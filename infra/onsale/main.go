@@ -29,7 +29,7 @@ func main() {
 	flag.IntVar(&o.Fans, "fans", 100000, "fans in line (make onsale passes -fans 5000 for a quick demo)")
 	flag.IntVar(&o.Seats, "seats", 5000, "reserved seats (at least; the stadium generator rounds up)")
 	flag.IntVar(&o.GA, "ga", 1000, "standing places")
-	flag.IntVar(&o.Ceiling, "ceiling", 300, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
+	flag.IntVar(&o.Ceiling, "ceiling", 250, "shoppers at once (see docs/simulator.md, Choosing the ceiling)")
 	flag.IntVar(&o.Workers, "workers", 64, "concurrent HTTP clients")
 	flag.IntVar(&o.PSPRate, "psp-rate", 100, "the PSP's API limit, operations per second (Stripe's default live-mode limit is 100)")
 	flag.DurationVar(&o.Think, "think", 10*time.Second, "longest a fan looks at the map before holding, and at the order before paying")
@@ -74,6 +74,15 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	defer env.Down()
 	stamp := time.Now().Format("150405")
 	dbs := map[string]string{"catalog": "onsale_catalog_" + stamp, "1": "onsale_shard1_" + stamp, "2": "onsale_shard2_" + stamp}
+	// Each run's databases go when it ends: left behind, they pile up and
+	// a pg-restart run's crash recovery spends a minute syncing their files.
+	defer func() {
+		for _, db := range dbs {
+			if err := env.DropDatabase(context.Background(), db); err != nil {
+				log.Printf("drop %s: %v", db, err)
+			}
+		}
+	}()
 	for _, db := range dbs {
 		if err := env.CreateDatabase(ctx, db, ""); err != nil {
 			return err
