@@ -20,6 +20,7 @@ func TestDatabaseOutagesAreRetryable(t *testing.T) {
 		"starting up":        &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
 		"connection failure": &pgconn.PgError{Code: "08006"},
 		"refused":            fmt.Errorf("hold: %w", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}),
+		"closed mid-hold":    fmt.Errorf("hold for event 1: %w", pgconn.ErrConnClosed), // seen in the pg-restart chaos run
 	} {
 		p := problem.From(translate(err))
 		require.Equal(t, http.StatusServiceUnavailable, p.Status, name)

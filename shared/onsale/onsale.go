@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,8 +107,10 @@ type run struct {
 	rep    *Report
 	sold   atomic.Int64
 	errs   atomic.Int64
-	left   atomic.Int64 // tickets left to hold, as the main loop last counted
-	origin atomic.Int64 // queue requests that reached the API
+	errMu  sync.Mutex
+	kinds  map[string]int64 // errors by route and status, for the report
+	left   atomic.Int64     // tickets left to hold, as the main loop last counted
+	origin atomic.Int64     // queue requests that reached the API
 	tr     *http.Transport
 }
 
@@ -188,8 +191,23 @@ func (r *run) observe(route string, status int, d time.Duration) {
 		r.lat.add("hold", d) // every shape together, for the target
 	}
 	if status == 0 || (status >= 500 && status != 503) {
-		r.errs.Add(1)
+		what := "transport error"
+		if status != 0 {
+			what = strconv.Itoa(status)
+		}
+		r.failed(route + " " + what)
 	}
+}
+
+// failed counts one error of a kind.
+func (r *run) failed(kind string) {
+	r.errs.Add(1)
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if r.kinds == nil {
+		r.kinds = map[string]int64{}
+	}
+	r.kinds[kind]++
 }
 
 // pool runs fn over items with the configured number of workers.
@@ -223,7 +241,7 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 	// Pre-queue: everyone joins before the draw.
 	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
 		if _, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
-			r.errs.Add(1)
+			r.failed("queue.join gave up")
 			slog.Debug("join", "err", err)
 		}
 		r.origin.Add(1)

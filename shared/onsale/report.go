@@ -1,8 +1,10 @@
 package onsale
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +30,7 @@ type Report struct {
 	Collisions     int64                  `json:"collisions"`
 	Abandoned      int64                  `json:"abandoned"`
 	Errors         int64                  `json:"errors"`
+	ErrorKinds     map[string]int64       `json:"error_kinds,omitempty"`
 	OriginPerFan   float64                `json:"origin_requests_per_waiting_fan_per_minute"`
 	MaxActive      int64                  `json:"max_active"`
 	Latency        map[string]Percentiles `json:"latency_ms"`
@@ -112,6 +115,9 @@ func (rep *Report) finish(r *run) {
 	defer rep.mu.Unlock()
 	rep.Sold = r.sold.Load()
 	rep.Errors = r.errs.Load()
+	r.errMu.Lock()
+	rep.ErrorKinds = maps.Clone(r.kinds)
+	r.errMu.Unlock()
 	rep.Latency = r.lat.percentiles()
 	// Waiting fan-minutes: the area under the waiting curve.
 	var fanMinutes float64
@@ -179,7 +185,7 @@ func (rep *Report) Markdown() string {
 	fmt.Fprintf(&b, "| holds abandoned | %d |\n", rep.Abandoned)
 	fmt.Fprintf(&b, "| max shoppers at once | %d (ceiling %d) |\n", rep.MaxActive, rep.Options.Ceiling)
 	fmt.Fprintf(&b, "| origin queue requests per waiting fan per minute | %.2f |\n", rep.OriginPerFan)
-	fmt.Fprintf(&b, "| transport errors and 5xx | %d |\n", rep.Errors)
+	fmt.Fprintf(&b, "| transport errors and 5xx | %d%s |\n", rep.Errors, kinds(rep.ErrorKinds))
 	fmt.Fprintf(&b, "| invariant violations | %d |\n\n", len(rep.Violations))
 	for _, v := range rep.Violations {
 		fmt.Fprintf(&b, "- VIOLATION: %s\n", v)
@@ -236,4 +242,18 @@ func (rep *Report) SVG() string {
 		line("#0b5cd5", func(s Sample) float64 { return float64(s.Waiting) }),
 		line("#bc4c00", func(s Sample) float64 { return float64(s.Active * 10) }),
 		line("#116329", func(s Sample) float64 { return float64(s.Sold) }))
+}
+
+// kinds lists error kinds as " (route status ×n, …)", most frequent first.
+func kinds(m map[string]int64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", n, m[n])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
