@@ -399,11 +399,12 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, eventID, holdID int64, p poolMet
 	return nil
 }
 
-// Statements of the GA slow path.
+// Statements of the GA slow path, and the check that decides on it.
 const (
-	lockSlots    = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
-	takeFromSlot = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
-	recordSlots  = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
+	slotWithEnough = `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`
+	lockSlots      = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
+	takeFromSlot   = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
+	recordSlots    = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
 )
 
 // takeGA returns slot → quantity taken, or nil when the pool lacks quantity.

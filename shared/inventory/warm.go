@@ -10,9 +10,6 @@ import (
 	"github.com/catraca/catraca/shared/event"
 )
 
-// slotWithEnough tells whether any slot of pool $1 still has $2 places.
-const slotWithEnough = `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`
-
 // Warm prepares and plans the hold path's statements on a new shard
 // connection (a pgxpool AfterConnect hook), for two reasons:
 //

@@ -68,9 +68,9 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
-	// Accounts and events exist long before a real on-sale, their WAL long
-	// checkpointed: so must they be here, or a pg-restart run measures the
-	// crash recovery replaying 100,000 sign-ups instead of the restart.
+	// Accounts and events exist long before a real on-sale and their WAL
+	// is long checkpointed; so here, a pg-restart run's crash recovery
+	// replays the sale, not the set-up.
 	if _, err := st.App.Catalog.Exec(ctx, "CHECKPOINT"); err != nil {
 		return nil, fmt.Errorf("checkpoint after set-up: %w", err)
 	}
