@@ -40,6 +40,7 @@ type Account struct {
 type Store interface {
 	Create(ctx context.Context, a Account, passwordHash string) (Account, error) // ErrEmailTaken
 	ByEmail(ctx context.Context, email string) (Account, string, error)          // ErrInvalidCredentials when absent
+	Role(ctx context.Context, id int64) (string, error)                          // "" when absent
 }
 
 // Service holds the account rules.
@@ -70,8 +71,8 @@ func (s *Service) SignUp(ctx context.Context, email, password, name string) (Acc
 	if err := validateEmail(email); err != nil {
 		return Account{}, err
 	}
-	if n := utf8.RuneCountInString(name); n < 1 || n > 100 {
-		return Account{}, fmt.Errorf("%w: name must be 1 to 100 characters", ErrInvalidInput)
+	if n := utf8.RuneCountInString(name); n < 1 || n > 100 || !isText(name) {
+		return Account{}, fmt.Errorf("%w: name must be 1 to 100 characters of text", ErrInvalidInput)
 	}
 	if err := checkPassword(password, email); err != nil {
 		return Account{}, err
@@ -85,7 +86,11 @@ func (s *Service) SignUp(ctx context.Context, email, password, name string) (Acc
 
 // LogIn returns the account whose email and password match.
 func (s *Service) LogIn(ctx context.Context, email, password string) (Account, error) {
-	a, hash, err := s.store.ByEmail(ctx, strings.TrimSpace(email))
+	email = strings.TrimSpace(email)
+	a, hash, err := Account{}, "", ErrInvalidCredentials
+	if isText(email) && len(email) <= 254 {
+		a, hash, err = s.store.ByEmail(ctx, email)
+	}
 	if errors.Is(err, ErrInvalidCredentials) {
 		verifyPassword(password, s.dummyHash)
 		return Account{}, ErrInvalidCredentials
@@ -103,8 +108,18 @@ func (s *Service) LogIn(ctx context.Context, email, password string) (Account, e
 	return a, nil
 }
 
+// isText tells whether s can be stored as PostgreSQL text: UTF-8, no NUL.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// Role returns an account's current role ("" when there is no such
+// account). Sessions carry the role they were issued with; routes that
+// depend on it read it here, so a role change applies at once.
+func (s *Service) Role(ctx context.Context, id int64) (string, error) {
+	return s.store.Role(ctx, id)
+}
+
 func validateEmail(email string) error {
-	if len(email) > 254 {
+	if len(email) > 254 || !isText(email) {
 		return fmt.Errorf("%w: email is too long", ErrInvalidInput)
 	}
 	addr, err := mail.ParseAddress(email)

@@ -29,6 +29,7 @@ import (
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
@@ -85,6 +86,7 @@ type Server struct {
 	orders         *order.Service
 	ticketSigner   *order.Signer
 	webhookSecrets [][]byte
+	limiter        *ratelimit.Limiter
 	mux            *http.ServeMux
 }
 
@@ -97,7 +99,8 @@ func New(d Deps) http.Handler {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, webhookSecrets: d.WebhookSecrets, mux: http.NewServeMux()}
+		orders: d.Orders, ticketSigner: d.TicketSigner, webhookSecrets: d.WebhookSecrets,
+		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
@@ -136,7 +139,11 @@ type handlerFunc func(http.ResponseWriter, *http.Request) error
 
 func (s *Server) route(pattern string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := validQuery(r)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.fail(w, r, translate(err))
 		}
 	})

@@ -23,15 +23,15 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if key == "" || len(key) > 255 {
+	if !validKey(key) {
 		return problem.New(http.StatusBadRequest, "idempotency-key-required",
-			"Send an Idempotency-Key header (1 to 255 characters) so a retried hold is not taken twice.")
+			"Send an Idempotency-Key header (1 to 255 printable ASCII characters) so a retried hold is not taken twice.")
 	}
 	var req inventory.Request
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	e, err := s.eventCache.Get(r.Context(), id)
+	e, err := s.publicEvent(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -61,6 +61,20 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
 	return nil
+}
+
+// validKey tells whether an Idempotency-Key is 1 to 255 printable ASCII
+// characters (it is stored as text).
+func validKey(k string) bool {
+	if k == "" || len(k) > 255 {
+		return false
+	}
+	for i := range len(k) {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // reportHealth feeds the waiting room's adaptive ceiling: latency of every

@@ -1,40 +1,49 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/catraca/catraca/shared/problem"
 )
 
 // decode reads exactly one JSON object into dst, rejecting unknown fields,
-// trailing data, a wrong content type and bodies over the size cap.
+// trailing data, text with NUL characters, a missing or wrong content type
+// (a cross-site form cannot send application/json without a preflight) and
+// bodies over the size cap.
 func decode(r *http.Request, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type",
-				"Send the request body as application/json.")
-		}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type",
+			"Send the request body as JSON with the header Content-Type: application/json.")
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
+	body, err := io.ReadAll(r.Body)
 	if err == nil {
-		if dec.Decode(&struct{}{}) != io.EOF {
-			return problem.New(http.StatusBadRequest, "malformed-json", "The body must hold a single JSON object.")
+		err = unmarshal(body, dst)
+	}
+	if err == nil {
+		if hasNUL(body) {
+			return problem.New(http.StatusBadRequest, "invalid-text", "Text fields must not contain NUL (\\u0000) characters.")
 		}
 		return nil
 	}
+	var p *problem.Error
 	var maxErr *http.MaxBytesError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
+	case errors.As(err, &p):
+		return p
 	case errors.As(err, &maxErr):
 		return problem.New(http.StatusRequestEntityTooLarge, "body-too-large",
 			fmt.Sprintf("The body is larger than %d bytes.", maxErr.Limit))
@@ -50,6 +59,72 @@ func decode(r *http.Request, dst any) error {
 			"Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
 	}
 	return problem.New(http.StatusBadRequest, "malformed-json", "The body could not be read as JSON.").Wrap(err)
+}
+
+// unmarshal decodes one JSON value, strictly, from b.
+func unmarshal(b []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		return errTrailing
+	}
+	return nil
+}
+
+var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body must hold a single JSON object.")
+
+// hasNUL tells whether a decoded JSON document has a string (or key) with a
+// NUL, which PostgreSQL text cannot store. Invalid UTF-8 needs no check:
+// encoding/json replaces it. Only bodies with the escape are walked.
+func hasNUL(b []byte) bool {
+	if !bytes.Contains(bytes.ToLower(b), []byte(`\u0000`)) {
+		return false
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return true
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return strings.ContainsRune(v, 0)
+		case []any:
+			return slices.ContainsFunc(v, walk)
+		case map[string]any:
+			for k, x := range v {
+				if strings.ContainsRune(k, 0) || walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// validText tells whether a request string can be stored and searched:
+// UTF-8 with no NUL.
+func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// validQuery rejects query strings that are not valid text.
+func validQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	// Handlers read r.URL.Query(), which skips malformed pairs too.
+	q, _ := url.ParseQuery(r.URL.RawQuery)
+	for k, vs := range q {
+		if validText(k) && !slices.ContainsFunc(vs, func(v string) bool { return !validText(v) }) {
+			continue
+		}
+		return problem.New(http.StatusBadRequest, "invalid-parameter",
+			"Query parameter "+strconv.Quote(k)+" must be UTF-8 text without NUL characters.")
+	}
+	return nil
 }
 
 // writeJSON sends v with status. Caching headers are the caller's.

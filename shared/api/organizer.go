@@ -12,13 +12,20 @@ import (
 	"github.com/catraca/catraca/shared/venue"
 )
 
-// organizerSession returns the caller's session if they are an organizer.
+// organizerSession returns the caller's session if they are an organizer
+// now: the role is read from the catalog, not the token, so a promotion or
+// a demotion applies at once (organizer routes are rare and write to the
+// catalog anyway).
 func (s *Server) organizerSession(r *http.Request) (token.Claims, error) {
 	sess, err := s.session(r)
 	if err != nil {
 		return sess, err
 	}
-	if sess.Role != account.RoleOrganizer {
+	role, err := s.accounts.Role(r.Context(), sess.Account)
+	if err != nil {
+		return sess, err
+	}
+	if role != account.RoleOrganizer {
 		return sess, problem.New(http.StatusForbidden, "organizer-only", "Only organizer accounts can do this.")
 	}
 	return sess, nil
@@ -44,12 +51,12 @@ type layoutSummary struct {
 // importLayout serves POST /api/venues (new venue) and
 // POST /api/venues/{id}/layouts (next version of a venue).
 func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.organizerSession(r); err != nil {
+	sess, err := s.organizerSession(r)
+	if err != nil {
 		return err
 	}
 	var venueID int64
 	if r.PathValue("id") != "" {
-		var err error
 		if venueID, err = pathID(r, "id"); err != nil {
 			return err
 		}
@@ -58,7 +65,7 @@ func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &l); err != nil {
 		return err
 	}
-	stored, err := s.organizer.ImportLayout(r.Context(), venueID, l)
+	stored, err := s.organizer.ImportLayoutAs(r.Context(), sess.Account, venueID, l)
 	if err != nil {
 		return err
 	}
@@ -130,6 +137,12 @@ func organizerError(err error) error {
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	case errors.Is(err, organizer.ErrNotOwner):
 		return problem.New(http.StatusForbidden, "not-your-event", "This event belongs to another organizer.")
+	case errors.Is(err, venue.ErrNotOwner):
+		return problem.New(http.StatusForbidden, "not-your-venue",
+			"This venue belongs to another organizer. Import your layout as a new venue (POST /api/venues).")
+	case errors.Is(err, organizer.ErrShardTaken):
+		return problem.New(http.StatusForbidden, "shard-taken",
+			"That shard serves another organizer's events. Leave shard out to let placement choose.")
 	}
 	return nil
 }

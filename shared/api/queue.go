@@ -134,7 +134,7 @@ func queueUnavailable(err error) error {
 
 // joinQueue serves POST /api/events/{id}/queue.
 func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+	sess, id, err := s.signedSessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 
 // heartbeat, and the admission token once admitted.
 func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+	sess, id, err := s.signedSessionAndID(r)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,17 @@ func (s *Server) pathEvent(r *http.Request) (event.Event, error) {
 	if err != nil {
 		return event.Event{}, err
 	}
-	return s.eventCache.Get(r.Context(), id)
+	return s.publicEvent(r.Context(), id)
+}
+
+// publicEvent returns an event fans may see: a draft (an event whose
+// creation has not finished) does not exist for them.
+func (s *Server) publicEvent(ctx context.Context, id int64) (event.Event, error) {
+	e, err := s.eventCache.Get(ctx, id)
+	if err == nil && e.Status == "draft" {
+		return event.Event{}, event.ErrNotFound
+	}
+	return e, err
 }
 
 // layoutView is the compact map a browser draws: seats as arrays
@@ -95,12 +105,12 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	version, err := strconv.Atoi(r.PathValue("version"))
+	version, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
 	if err != nil || version <= 0 {
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	}
 	b, err := s.readCache.Get(r.Context(), fmt.Sprintf("layout:%d:%d", id, version), time.Hour, func(ctx context.Context) ([]byte, error) {
-		l, err := s.venues.Load(ctx, id, version)
+		l, err := s.venues.Load(ctx, id, int(version))
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,9 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
+	if err := s.throttle(r, "signup:ip:"+clientIP(r), s.perIP()); err != nil {
+		return err
+	}
 	a, err := s.accounts.SignUp(r.Context(), req.Email, req.Password, req.Name)
 	if err != nil {
 		return err
@@ -50,6 +53,14 @@ func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Email == "" || req.Password == "" {
 		return problem.New(http.StatusBadRequest, "invalid-field", "Both email and password are required.")
+	}
+	// The email's bucket applies whether or not the account exists, so
+	// throttling tells nothing about which emails are registered.
+	if err := s.throttle(r, "login:ip:"+clientIP(r), s.perIP()); err != nil {
+		return err
+	}
+	if err := s.throttle(r, "login:email:"+emailKey(req.Email), logInPerEmail); err != nil {
+		return err
 	}
 	a, err := s.accounts.LogIn(r.Context(), req.Email, req.Password)
 	if err != nil {
@@ -71,7 +82,19 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.
 	return nil
 }
 
+// logOut revokes the session the request carries (cookie and bearer) until
+// it would have expired, and clears the cookie.
 func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
+	for _, cred := range sessionCandidates(r) {
+		c, err := s.sessions.Verify(cred.raw)
+		if err != nil {
+			continue
+		}
+		if err := s.redis.Set(r.Context(), s.revokedKey(c.ID), 1, time.Until(c.Expires)+time.Second).Err(); err != nil {
+			return problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
+				"We could not log you out just now. Try again in a few seconds.").Wrap(err)
+		}
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
@@ -80,6 +103,8 @@ func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+func (s *Server) revokedKey(jti string) string { return s.cfg.RedisPrefix + "revoked:" + jti }
 
 // isHTTPS tells whether the viewer used HTTPS, directly or via CloudFront.
 func isHTTPS(r *http.Request) bool {
@@ -98,24 +123,67 @@ func bearer(r *http.Request) string {
 
 var errNoSession = problem.New(http.StatusUnauthorized, "unauthenticated", "Log in to continue.")
 
-// session returns the caller's verified session claims. Browsers send the
-// cookie; API clients send the token as a bearer.
-func (s *Server) session(r *http.Request) (token.Claims, error) {
-	var candidates []string
+// credential is a session token and where the request carried it.
+type credential struct {
+	raw    string
+	cookie bool
+}
+
+// sessionCandidates lists the session tokens a request carries: the cookie
+// (browsers) and the bearer (API clients).
+func sessionCandidates(r *http.Request) []credential {
+	var out []credential
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
-		candidates = append(candidates, c.Value)
+		out = append(out, credential{c.Value, true})
 	}
 	if b := bearer(r); b != "" {
-		candidates = append(candidates, b)
+		out = append(out, credential{b, false})
 	}
-	for _, raw := range candidates {
-		if c, err := s.sessions.Verify(raw); err == nil {
-			return c, nil
+	return out
+}
+
+// session returns the caller's verified session claims, refusing a session
+// that was logged out. The revocation check is one Redis EXISTS; when Redis
+// is down it is skipped (fail open, like the admission gate), so buying
+// goes on through a Redis outage.
+func (s *Server) session(r *http.Request) (token.Claims, error) {
+	c, err := s.signedSession(r)
+	if err != nil {
+		return c, err
+	}
+	n, err := s.redis.Exists(r.Context(), s.revokedKey(c.ID)).Result()
+	if err != nil {
+		s.log.Warn("session revocation check skipped", "err", err)
+	} else if n > 0 {
+		return token.Claims{}, errSessionExpired
+	}
+	return c, nil
+}
+
+var errSessionExpired = problem.New(http.StatusUnauthorized, "session-expired",
+	"Your session has expired, was logged out or is invalid. Log in again.")
+
+// signedSession returns the session claims on their signature alone, with
+// no lookup. Only the waiting room's join and status use it directly: they
+// are the requests millions of fans send, and a logged-out token can at most
+// keep a place in line; holds, orders and every other route call session.
+func (s *Server) signedSession(r *http.Request) (token.Claims, error) {
+	candidates := sessionCandidates(r)
+	for _, cred := range candidates {
+		c, err := s.sessions.Verify(cred.raw)
+		if err != nil {
+			continue
 		}
+		// A browser sends the cookie on its own; a bearer is sent on purpose.
+		if cred.cookie && unsafeMethod(r.Method) {
+			if err := s.sameOrigin(r); err != nil {
+				return token.Claims{}, err
+			}
+		}
+		return c, nil
 	}
 	if len(candidates) > 0 {
-		return token.Claims{}, problem.New(http.StatusUnauthorized, "session-expired",
-			"Your session has expired or is invalid. Log in again.")
+		return token.Claims{}, errSessionExpired
 	}
 	return token.Claims{}, errNoSession
 }
@@ -136,10 +204,21 @@ func accountError(err error) error {
 // sessionAndID returns the caller's session and the {id} path value, the
 // preamble of every account-scoped route.
 func (s *Server) sessionAndID(r *http.Request) (token.Claims, int64, error) {
-	sess, err := s.session(r)
-	if err != nil {
-		return sess, 0, err
+	return withID(r)(s.session(r))
+}
+
+// signedSessionAndID is sessionAndID for the waiting room's hot routes
+// (see signedSession).
+func (s *Server) signedSessionAndID(r *http.Request) (token.Claims, int64, error) {
+	return withID(r)(s.signedSession(r))
+}
+
+func withID(r *http.Request) func(token.Claims, error) (token.Claims, int64, error) {
+	return func(sess token.Claims, err error) (token.Claims, int64, error) {
+		if err != nil {
+			return sess, 0, err
+		}
+		id, err := pathID(r, "id")
+		return sess, id, err
 	}
-	id, err := pathID(r, "id")
-	return sess, id, err
 }

@@ -59,6 +59,10 @@ type Config struct {
 
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
+	// AuthPerIP is how many log-ins, and separately sign-ups, one viewer
+	// address may send per minute (and at once). Generous: a carrier NAT
+	// puts many fans behind one address; the per-email limit is the tight one.
+	AuthPerIP int
 
 	// PSPURL and PSPAPIKey reach the payment provider (the simulator locally).
 	PSPURL    string
@@ -109,6 +113,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		Argon2MemoryKiB: uint32(r.integer("CATRACA_ARGON2_MEMORY_KIB", 19*1024)),
 		Argon2Time:      uint32(r.integer("CATRACA_ARGON2_TIME", 2)),
 		MaxBodyBytes:    int64(r.integer("CATRACA_MAX_BODY_BYTES", 64<<10)),
+		AuthPerIP:       r.integer("CATRACA_AUTH_PER_IP", 120),
 	}
 	c.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", c.CatalogDSN)
 	c.Shards = r.idMap("CATRACA_SHARD_DSNS", true)

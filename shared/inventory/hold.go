@@ -495,8 +495,12 @@ func (s *Service) Get(ctx context.Context, holdID, account int64) (Hold, error) 
 		return Hold{}, ErrHoldNotFound
 	}
 	var owner int64
-	if err := pool.QueryRow(ctx, `SELECT account_id FROM holds WHERE id = $1`, holdID).Scan(&owner); err != nil || owner != account {
+	err = pool.QueryRow(ctx, `SELECT account_id FROM holds WHERE id = $1`, holdID).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && owner != account {
 		return Hold{}, ErrHoldNotFound
+	}
+	if err != nil {
+		return Hold{}, fmt.Errorf("get hold %d: %w", holdID, err) // an outage is a 503, not a 404
 	}
 	return load(ctx, pool, holdID)
 }

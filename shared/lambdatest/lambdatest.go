@@ -155,5 +155,6 @@ func Env(cfg config.Config) map[string]string {
 		"CATRACA_PSP_API_KEY":         cfg.PSPAPIKey,
 		"CATRACA_ARGON2_MEMORY_KIB":   strconv.Itoa(int(cfg.Argon2MemoryKiB)),
 		"CATRACA_ARGON2_TIME":         strconv.Itoa(int(cfg.Argon2Time)),
+		"CATRACA_AUTH_PER_IP":         strconv.Itoa(cfg.AuthPerIP),
 	}
 }

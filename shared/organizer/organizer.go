@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -57,9 +58,16 @@ func New(catalog *pgxpool.Pool, shards *shard.Router) *Service {
 	return &Service{catalog: catalog, shards: shards, venues: venue.NewStore(catalog), events: event.NewDirectory(catalog)}
 }
 
-// ImportLayout stores a venue layout (a new venue when venueID is 0).
+// ImportLayout stores a venue layout as an operator (a new venue when
+// venueID is 0), for seeding and tools.
 func (s *Service) ImportLayout(ctx context.Context, venueID int64, l venue.Layout) (venue.Layout, error) {
-	return s.venues.Import(ctx, venueID, l)
+	return s.venues.Import(ctx, 0, venueID, l)
+}
+
+// ImportLayoutAs stores a venue layout for an organizer: a new venue is
+// theirs, and a new version only of a venue of theirs (venue.ErrNotOwner).
+func (s *Service) ImportLayoutAs(ctx context.Context, organizerID, venueID int64, l venue.Layout) (venue.Layout, error) {
+	return s.venues.Import(ctx, organizerID, venueID, l)
 }
 
 func (spec *EventSpec) validate() error {
@@ -68,8 +76,8 @@ func (spec *EventSpec) validate() error {
 	switch {
 	case spec.Name == "" || len(spec.Name) > 200:
 		return bad("name must be 1 to 200 characters")
-	case spec.VenueID <= 0 || spec.LayoutVersion <= 0:
-		return bad("venue_id and layout_version are required")
+	case spec.VenueID <= 0 || spec.LayoutVersion <= 0 || spec.LayoutVersion > math.MaxInt32:
+		return bad("venue_id and layout_version are required (positive numbers of an imported layout)")
 	case spec.StartsAt.IsZero() || spec.SaleStartsAt.IsZero() || spec.SaleEndsAt.IsZero():
 		return bad("starts_at, sale_starts_at and sale_ends_at are required")
 	case !spec.SaleEndsAt.After(spec.SaleStartsAt):
@@ -78,13 +86,19 @@ func (spec *EventSpec) validate() error {
 		return bad("sales must end by the day of the event")
 	case len(spec.PriceLevels) == 0:
 		return bad("price_levels are required")
-	case spec.MaxPerAccount < 0 || spec.MaxPerHold < 0 || spec.HoldTTL < 0:
-		return bad("limits must not be negative")
+	case len(spec.Category) > 50 || len(spec.Description) > 5000:
+		return bad("category must be at most 50 and description at most 5000 characters")
+	case spec.Currency != "" && !isCurrency(spec.Currency):
+		return bad("currency must be an ISO 4217 code such as BRL")
+	case spec.MaxPerAccount < 0 || spec.MaxPerAccount > maxTickets || spec.MaxPerHold < 0 || spec.MaxPerHold > maxTickets:
+		return bad(fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d", maxTickets))
+	case spec.HoldTTL < 0 || spec.HoldTTL > maxHoldTTL:
+		return bad(fmt.Sprintf("hold_ttl_seconds must be between 1 and %d", maxHoldTTL))
+	case spec.Shard < 0:
+		return bad("shard must be positive")
 	}
-	for _, p := range spec.PriceLevels {
-		if p.Code == "" || p.PriceCents < 0 {
-			return bad("every price level needs a code and a non-negative price")
-		}
+	if err := validPrices(spec.PriceLevels); err != nil {
+		return err
 	}
 	if spec.Category == "" {
 		spec.Category = "music"
@@ -111,8 +125,49 @@ func (spec *EventSpec) validate() error {
 	if w.AdmissionTTL == 0 {
 		w.AdmissionTTL = 900
 	}
-	if w.Ceiling < 0 || w.ActiveTTL < 0 || w.AdmissionTTL < 0 {
-		return bad("waiting room settings must be positive")
+	return validRoom(*w)
+}
+
+// Bounds of what an organizer may set: far above any real event, and well
+// inside the database's 32-bit columns (hold_cap_seconds is twice the TTL).
+const (
+	maxTickets    = 1000
+	maxHoldTTL    = 3600
+	maxPriceCents = 100_000_000
+	maxCeiling    = 1_000_000
+	maxRoomTTL    = 86400
+)
+
+func isCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for i := range 3 {
+		if c[i] < 'A' || c[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// validPrices checks price levels as the API receives them.
+func validPrices(levels []event.PriceLevel) error {
+	for _, p := range levels {
+		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
+			return fmt.Errorf("%w: every price level needs a code of 1 to 20 characters and a name of at most 100", ErrInvalidEvent)
+		}
+		if p.PriceCents < 0 || p.PriceCents > maxPriceCents {
+			return fmt.Errorf("%w: price_cents of level %q must be between 0 and %d", ErrInvalidEvent, p.Code, maxPriceCents)
+		}
+	}
+	return nil
+}
+
+func validRoom(w event.WaitingRoom) error {
+	if w.Ceiling <= 0 || w.Ceiling > maxCeiling || w.ActiveTTL <= 0 || w.ActiveTTL > maxRoomTTL ||
+		w.AdmissionTTL <= 0 || w.AdmissionTTL > maxRoomTTL {
+		return fmt.Errorf("%w: ceiling must be between 1 and %d, active_ttl_seconds and admission_ttl_seconds between 1 and %d",
+			ErrInvalidEvent, maxCeiling, maxRoomTTL)
 	}
 	return nil
 }
@@ -146,6 +201,11 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	pool, err := s.shards.Pool(shardID)
 	if err != nil {
 		return event.Event{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+	}
+	if spec.Shard != 0 && createdBy > 0 {
+		if err := s.canPin(ctx, createdBy, shardID); err != nil {
+			return event.Event{}, err
+		}
 	}
 	var creator *int64
 	if createdBy > 0 {
@@ -205,6 +265,28 @@ func (s *Service) SetStatus(ctx context.Context, id int64, status string) error 
 // ErrNotOwner means an organizer tried to change another organizer's event.
 var ErrNotOwner = errors.New("event belongs to another organizer")
 
+// ErrShardTaken means an organizer tried to pin an event to a shard that
+// serves another organizer's upcoming events.
+var ErrShardTaken = errors.New("shard serves another organizer's events")
+
+// canPin lets an organizer pin an event to a shard only when no other
+// organizer has an upcoming event there: a tour may take a shard of its own
+// (or share one with its own events), but nobody can crowd someone else's
+// on-sale onto their shard. Operators (createdBy 0) may pin anywhere.
+func (s *Service) canPin(ctx context.Context, organizerID int64, shardID int) error {
+	var others bool
+	err := s.catalog.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE shard_id = $1
+		AND created_by IS DISTINCT FROM $2 AND status <> 'cancelled' AND starts_at > now() - interval '1 day')`,
+		shardID, organizerID).Scan(&others)
+	if err != nil {
+		return fmt.Errorf("check shard %d: %w", shardID, err)
+	}
+	if others {
+		return fmt.Errorf("shard %d: %w", shardID, ErrShardTaken)
+	}
+	return nil
+}
+
 // statuses an organizer may set.
 var statuses = map[string]bool{"scheduled": true, "on_sale": true, "closed": true, "cancelled": true}
 
@@ -248,13 +330,16 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 	if err != nil {
 		return event.Event{}, err
 	}
+	if err := validPrices(levels); err != nil {
+		return event.Event{}, err
+	}
 	known := map[string]bool{}
 	for _, p := range e.PriceLevels {
 		known[p.Code] = true
 	}
 	for _, p := range levels {
-		if !known[p.Code] || p.PriceCents < 0 {
-			return event.Event{}, fmt.Errorf("%w: price level %q is not one of this event's, or its price is negative", ErrInvalidEvent, p.Code)
+		if !known[p.Code] {
+			return event.Event{}, fmt.Errorf("%w: price level %q is not one of this event's", ErrInvalidEvent, p.Code)
 		}
 	}
 	pool, err := s.shards.Pool(e.Shard)
@@ -284,8 +369,8 @@ func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64
 	if err := s.owns(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
-	if w.Ceiling <= 0 || w.ActiveTTL <= 0 || w.AdmissionTTL <= 0 {
-		return event.Event{}, fmt.Errorf("%w: ceiling, active_ttl_seconds and admission_ttl_seconds must be positive", ErrInvalidEvent)
+	if err := validRoom(w); err != nil {
+		return event.Event{}, err
 	}
 	if _, err := s.catalog.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
 		active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,

@@ -17,6 +17,7 @@ import (
 var (
 	ErrInvalidLayout = errors.New("invalid layout")
 	ErrNotFound      = errors.New("layout not found")
+	ErrNotOwner      = errors.New("venue belongs to another organizer")
 )
 
 // Layout is a whole venue map as organizers import it and browsers draw it.
@@ -78,8 +79,8 @@ func (l *Layout) Validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidLayout, fmt.Sprintf(format, a...))
 	}
-	if strings.TrimSpace(l.Name) == "" || strings.TrimSpace(l.City) == "" {
-		return bad("name and city are required")
+	if strings.TrimSpace(l.Name) == "" || strings.TrimSpace(l.City) == "" || len(l.Name) > 200 || len(l.City) > 100 {
+		return bad("name (up to 200 characters) and city (up to 100) are required")
 	}
 	if l.Width <= 0 || l.Height <= 0 || l.Width > 100000 || l.Height > 100000 {
 		return bad("width and height must be between 1 and 100000")
@@ -98,8 +99,17 @@ func (l *Layout) Validate() error {
 		if s.PriceLevel == "" {
 			return bad("section %s: price_level is required", s.Code)
 		}
+		if len(s.Code) > 20 || len(s.PriceLevel) > 20 || len(s.Name) > 100 {
+			return bad("section %d: code and price_level must be at most 20 characters, name at most 100", i)
+		}
 		if s.Name == "" {
 			s.Name = s.Code
+		}
+		if s.Shape == nil {
+			s.Shape = [][2]int{} // the map draws rows alone
+		}
+		if !fits(s.Rank) || !fits(s.Capacity) {
+			return bad("section %s: rank and capacity must be between 0 and %d", s.Code, maxInt4)
 		}
 		switch s.Kind {
 		case "standing":
@@ -116,8 +126,14 @@ func (l *Layout) Validate() error {
 					return bad("section %s: rows need unique labels and at least one seat", s.Code)
 				}
 				rows[r.Label] = true
+				if len(r.Label) > 20 || !fits(r.Rank) {
+					return bad("section %s row %s: labels are at most 20 characters, ranks between 0 and %d", s.Code, r.Label, maxInt4)
+				}
 				nums := map[int]bool{}
 				for j := range r.Seats {
+					if !fits(r.Seats[j].Number) {
+						return bad("section %s row %s: seat numbers must be between 0 and %d", s.Code, r.Label, maxInt4)
+					}
 					if nums[r.Seats[j].Number] {
 						return bad("section %s row %s: seat %d appears twice", s.Code, r.Label, r.Seats[j].Number)
 					}
@@ -133,6 +149,11 @@ func (l *Layout) Validate() error {
 	return nil
 }
 
+// maxInt4 is the largest value of the catalog's INT columns.
+const maxInt4 = 1<<31 - 1
+
+func fits(n int) bool { return n >= 0 && n <= maxInt4 }
+
 // Store reads and writes layouts in the catalog.
 type Store struct{ db *pgxpool.Pool }
 
@@ -140,9 +161,11 @@ type Store struct{ db *pgxpool.Pool }
 func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
 
 // Import validates l and writes it as a new venue with layout version 1, or
-// as the next version of venueID when venueID > 0. It returns the stored
-// layout with ids and seat indexes filled in.
-func (s *Store) Import(ctx context.Context, venueID int64, l Layout) (Layout, error) {
+// as the next version of venueID when venueID > 0. owner is the importing
+// organizer (0: an operator): a new venue is theirs, and only they may add
+// versions to it. It returns the stored layout with ids and seat indexes
+// filled in.
+func (s *Store) Import(ctx context.Context, owner, venueID int64, l Layout) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
 	}
@@ -153,18 +176,26 @@ func (s *Store) Import(ctx context.Context, venueID int64, l Layout) (Layout, er
 		l.Timezone = "America/Sao_Paulo"
 	}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		var createdBy *int64
+		if owner > 0 {
+			createdBy = &owner
+		}
 		if venueID > 0 {
-			var exists bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM venues WHERE id = $1)`, venueID).Scan(&exists); err != nil {
+			var current *int64
+			err := tx.QueryRow(ctx, `SELECT created_by FROM venues WHERE id = $1`, venueID).Scan(&current)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
+			}
+			if err != nil {
 				return err
 			}
-			if !exists {
-				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
+			if owner > 0 && (current == nil || *current != owner) {
+				return fmt.Errorf("venue %d: %w", venueID, ErrNotOwner)
 			}
 		}
 		if venueID == 0 {
-			if err := tx.QueryRow(ctx, `INSERT INTO venues (name, city, country, timezone) VALUES ($1, $2, $3, $4) RETURNING id`,
-				l.Name, l.City, l.Country, l.Timezone).Scan(&venueID); err != nil {
+			if err := tx.QueryRow(ctx, `INSERT INTO venues (name, city, country, timezone, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+				l.Name, l.City, l.Country, l.Timezone, createdBy).Scan(&venueID); err != nil {
 				return fmt.Errorf("insert venue: %w", err)
 			}
 		}

@@ -50,6 +50,19 @@ func (s *Store) ByEmail(ctx context.Context, email string) (account.Account, str
 	return a, hash, nil
 }
 
+// Role returns an account's role, or "" when there is no such account.
+func (s *Store) Role(ctx context.Context, id int64) (string, error) {
+	var role string
+	err := s.db.QueryRow(ctx, `SELECT role FROM accounts WHERE id = $1`, id).Scan(&role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("role of account %d: %w", id, err)
+	}
+	return role, nil
+}
+
 // SetRole changes an account's role (organizer promotion is an operator task).
 func (s *Store) SetRole(ctx context.Context, id int64, role string) error {
 	tag, err := s.db.Exec(ctx, `UPDATE accounts SET role = $2 WHERE id = $1`, id, role)
