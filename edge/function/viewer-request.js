@@ -11,24 +11,37 @@ const kvs = cf.kvs();
 // Tracking parameters never reach the cache key or the origin.
 const TRACKING = /^(utm_.*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_ga|_gl|ref|igshid)$/i;
 const OPEN_WRITES = /^\/api\/(accounts|session|psp\/webhook)$/;
+// An id segment the origin reads as a number must be written one way only
+// (no 01, +1 or 1.0), so the edge's room:<id> key is the origin's event id.
+const ID_SEGMENT = /^\/api\/(?:events|holds|orders|venues)\/([^/]+)(?:\/layouts\/([^/]+))?/;
+const CANONICAL = /^[1-9]\d{0,17}$/;
 
 async function handler(event) {
   const r = event.request;
   r.querystring = cleanQuery(r.querystring);
   const uri = r.uri;
-  const api = uri.indexOf('/api/') === 0;
+  // The API behaviors (edge/behaviors.go): /api/* and /healthz.
+  const api = uri.indexOf('/api/') === 0 || uri === '/healthz';
+  const read = r.method === 'GET' || r.method === 'HEAD';
   let m;
   let needSession = false;
   let gateEvent = 0;
   if (api) {
+    // "//", "/./" and "/../" would reach another route than the one checked.
+    if (/\/\/|\/\.\.?(\/|$)/.test(uri)) return problem(404, 'not-found', 'No such endpoint: ' + uri + '.', {});
+    if ((m = ID_SEGMENT.exec(uri)) && (!CANONICAL.test(m[1]) || (m[2] !== undefined && !CANONICAL.test(m[2])))) {
+      return problem(404, 'not-found', 'No such resource: ids are written as plain numbers, like /api/events/1.', {});
+    }
     if ((m = /^\/api\/events\/(\d+)\/holds$/.exec(uri)) && r.method === 'POST') {
       needSession = true;
       gateEvent = m[1];
     } else if (/^\/api\/(me|orders|holds)\//.test(uri) || /^\/api\/events\/\d+\/queue$/.test(uri)) {
       needSession = true;
-    } else if (r.method !== 'GET' && r.method !== 'HEAD' && r.method !== 'OPTIONS' && !OPEN_WRITES.test(uri)) {
+    } else if (!read && r.method !== 'OPTIONS' && !OPEN_WRITES.test(uri)) {
       needSession = true;
     }
+  } else if (!read) {
+    return problem(405, 'method-not-allowed', 'Pages and files are read-only: use GET.', {}, { allow: { value: 'GET, HEAD' } });
   } else if (uri.lastIndexOf('.') <= uri.lastIndexOf('/')) {
     // An app page: the router in index.html draws it.
     if ((m = /^\/events\/(\d+)\/book$/.exec(uri))) {
@@ -141,15 +154,15 @@ async function gated(id) {
   }
 }
 
-function problem(status, type, detail, extra) {
-  const body = { type: 'https://catraca.dev/problems/' + type, title: type.replace(/-/g, ' '), status: status, detail: detail };
+const REASONS = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' };
+
+function problem(status, type, detail, extra, headers) {
+  const body = { type: 'https://catraca.dev/problems/' + type, title: REASONS[status], status: status, detail: detail };
   Object.keys(extra).forEach(function (k) { body[k] = extra[k]; });
-  return {
-    statusCode: status,
-    statusDescription: status === 401 ? 'Unauthorized' : 'Forbidden',
-    headers: { 'content-type': { value: 'application/problem+json' }, 'cache-control': { value: 'no-store' } },
-    body: { encoding: 'text', data: JSON.stringify(body) },
-  };
+  const h = headers || {};
+  h['content-type'] = { value: 'application/problem+json' };
+  h['cache-control'] = { value: 'no-store' };
+  return { statusCode: status, statusDescription: REASONS[status], headers: h, body: { encoding: 'text', data: JSON.stringify(body) } };
 }
 
 function redirect(to) {

@@ -138,3 +138,41 @@ test('a store that cannot answer gates closed, never open', async () => {
   const res = await handler(request({ method: 'POST', uri: '/api/events/8/holds', cookies: { catraca_session: session() } }));
   assert.equal(res.statusCode, 403);
 });
+
+test('ids are canonical: /api/events/01/holds is a 404, never an ungated room:01', async () => {
+  const { handler } = setup();
+  const cookies = { catraca_session: session() };
+  for (const uri of ['/api/events/07/holds', '/api/events/+7/holds', '/api/events/7.0/holds', '/api/events/0/queue',
+    '/api/holds/09', '/api/orders/1e3', '/api/venues/1/layouts/01', '/api/events/99999999999999999999']) {
+    const res = await handler(request({ method: 'POST', uri, cookies }));
+    assert.equal(res.statusCode, 404, uri);
+    assert.equal(body(res).type, 'https://catraca.dev/problems/not-found', uri);
+  }
+  const gated = await handler(request({ method: 'POST', uri: '/api/events/7/holds', cookies }));
+  assert.equal(gated.statusCode, 403, 'the canonical id is gated');
+  assert.equal((await handler(request({ uri: '/api/venues/3/layouts/2' }))).uri, '/api/venues/3/layouts/2');
+});
+
+test('/healthz reaches the API, not the web app', async () => {
+  const { handler } = setup();
+  assert.equal((await handler(request({ uri: '/healthz' }))).uri, '/healthz');
+});
+
+test('writes to pages and files are 405 problem JSON', async () => {
+  const { handler } = setup();
+  for (const [method, uri] of [['POST', '/index.html'], ['PUT', '/app/api.js'], ['DELETE', '/events/7'], ['POST', '/']]) {
+    const res = await handler(request({ method, uri }));
+    assert.equal(res.statusCode, 405, method + ' ' + uri);
+    assert.equal(res.headers.allow.value, 'GET, HEAD');
+    assert.equal(body(res).status, 405);
+  }
+});
+
+test('non-canonical API paths are 404 problem JSON, not a redirect elsewhere', async () => {
+  const { handler } = setup();
+  for (const uri of ['/api//events', '/api/./events', '/api/events/7/../../me/orders', '/api/events/..', '/api/events/.']) {
+    const res = await handler(request({ uri }));
+    assert.equal(res.statusCode, 404, uri);
+    assert.equal(res.headers['content-type'].value, 'application/problem+json', uri);
+  }
+});

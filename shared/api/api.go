@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -131,7 +132,14 @@ func New(d Deps) http.Handler {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
-	return s.observe(s.mux)
+	return s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux would answer a bodiless 307 to the cleaned path.
+		if p := r.URL.Path; p != "" && p != "/" && strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
+			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	}))
 }
 
 // handlerFunc is a handler that may fail; route translates its errors.
@@ -199,10 +207,11 @@ func databaseUnavailable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// pathID parses a positive integer path value.
+// pathID parses a positive integer path value written canonically (no
+// leading zeros or sign), so one resource has one URL, as at the edge.
 func pathID(r *http.Request, name string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != r.PathValue(name) {
 		return 0, problem.New(http.StatusNotFound, "not-found", "No such "+name+": "+strconv.Quote(r.PathValue(name))+".")
 	}
 	return id, nil

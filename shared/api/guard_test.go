@@ -305,3 +305,27 @@ func TestOutagesAreRetryableAndPrivate(t *testing.T) {
 		require.NotContains(t, string(r.Raw), leak)
 	}
 }
+
+// Item 18 (origin side) and item 5: a non-canonical path is a 404 problem,
+// not a bodiless redirect, and an id has one spelling.
+func TestNonCanonicalPathsAreProblems(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+	eventID := createEvent(t, o, importVenue(t, o, venue.Stadium("Canon Arena", "Recife", 20, 5)), "Canon Show", false)
+	require.Equal(t, http.StatusOK, call(t, srv, http.MethodGet, "/api/events/"+itoa(eventID), "", nil).Status)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api//events", "/api/./events", "/api/events/1/../1", "//api/events", "/api/events/.",
+		"/api/events/0" + itoa(eventID), "/api/events/+" + itoa(eventID), "/api/venues/1/layouts/01"} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+		require.NoError(t, err)
+		req.URL.Opaque = p // sent as written, not cleaned by the client
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusNotFound, res.StatusCode, p)
+		require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"), p)
+	}
+}

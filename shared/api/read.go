@@ -106,7 +106,7 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	version, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
-	if err != nil || version <= 0 {
+	if err != nil || version <= 0 || strconv.FormatInt(version, 10) != r.PathValue("version") {
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	}
 	b, err := s.readCache.Get(r.Context(), fmt.Sprintf("layout:%d:%d", id, version), time.Hour, func(ctx context.Context) ([]byte, error) {

@@ -59,6 +59,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	apply(r, res.Request)
+	// CloudFront adds the viewer's address for the origin, replacing any
+	// the viewer sent; the API's per-address limits read it.
+	r.Header.Set("CloudFront-Viewer-Address", r.RemoteAddr)
 	b := edge.Match(r.URL.Path)
 	origin := g.api
 	if b.Origin == "site" {

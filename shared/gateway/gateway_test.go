@@ -198,3 +198,41 @@ func TestGatewayKeysOnAcceptedEncoding(t *testing.T) {
 	require.Equal(t, "gzip", get("gzip, deflate, br").Header().Get("Content-Encoding"))
 	require.Equal(t, int64(2), f.calls.Load(), "one cached copy per encoding")
 }
+
+// Issue 15 item 18: /healthz reaches the API; writes to the site and
+// non-canonical API paths are problem JSON, decided at the edge.
+func TestGatewayRoutesHealthAndRefusesOddRequests(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ok)
+	w := f.do(t, "GET", "/healthz", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	require.JSONEq(t, `{"ok":true}`, w.Body.String())
+	require.Equal(t, "/healthz", f.last.Load().(*http.Request).URL.Path)
+
+	for _, c := range []struct {
+		method, target string
+		status         int
+	}{
+		{"POST", "/index.html", http.StatusMethodNotAllowed},
+		{"PUT", "/events/3", http.StatusMethodNotAllowed},
+		{"GET", "/api//events", http.StatusNotFound},
+		{"GET", "/api/./events", http.StatusNotFound},
+		{"GET", "/api/events/01", http.StatusNotFound},
+	} {
+		calls := f.calls.Load()
+		w := f.do(t, c.method, c.target, nil)
+		require.Equal(t, c.status, w.Code, c.target)
+		require.Equal(t, "application/problem+json", w.Header().Get("Content-Type"), c.target)
+		require.Equal(t, calls, f.calls.Load(), "%s %s must not reach the origin", c.method, c.target)
+	}
+}
+
+func TestGatewayTellsTheOriginTheViewerAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ok)
+	r := httptest.NewRequest("GET", "/api/events", nil)
+	r.RemoteAddr = "198.51.100.7:5555"
+	r.Header.Set("CloudFront-Viewer-Address", "10.0.0.1:1") // a viewer cannot choose it
+	f.gw.ServeHTTP(httptest.NewRecorder(), r)
+	require.Equal(t, "198.51.100.7:5555", f.last.Load().(*http.Request).Header.Get("CloudFront-Viewer-Address"))
+}
