@@ -23,6 +23,7 @@ import (
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
@@ -59,6 +60,7 @@ type Deps struct {
 	ReadCache    *cache.Cache
 	Orders       *order.Service
 	TicketSigner *order.Signer
+	Entry        *entry.Service
 	// WebhookSecrets verify PSP webhooks (several during rotation).
 	WebhookSecrets [][]byte
 }
@@ -86,6 +88,7 @@ type Server struct {
 	readCache      *cache.Cache
 	orders         *order.Service
 	ticketSigner   *order.Signer
+	entry          *entry.Service
 	webhookSecrets [][]byte
 	limiter        *ratelimit.Limiter
 	mux            *http.ServeMux
@@ -100,7 +103,7 @@ func New(d Deps) http.Handler {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, webhookSecrets: d.WebhookSecrets,
+		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, webhookSecrets: d.WebhookSecrets,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("POST /api/accounts", s.signUp)
@@ -129,6 +132,7 @@ func New(d Deps) http.Handler {
 	s.route("PUT /api/events/{id}/status", s.changeEventStatus)
 	s.route("PUT /api/events/{id}/price-levels", s.setPriceLevels)
 	s.route("PUT /api/events/{id}/waiting-room", s.setWaitingRoom)
+	s.entryRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
@@ -170,7 +174,7 @@ func translate(err error) error {
 	if errors.As(err, &p) {
 		return err
 	}
-	for _, m := range []func(error) error{accountError, inventoryError, organizerError, orderError} {
+	for _, m := range []func(error) error{accountError, inventoryError, organizerError, orderError, entryError} {
 		if p := m(err); p != nil {
 			return p
 		}

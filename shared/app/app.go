@@ -30,6 +30,7 @@ import (
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
@@ -67,6 +68,7 @@ type App struct {
 	Orders       *order.Service
 	Jobs         *order.LocalQueue
 	TicketSigner *order.Signer
+	Entry        *entry.Service
 	PSP          psp.PSP
 	pools        []*pgxpool.Pool
 }
@@ -161,6 +163,11 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 		return nil, errors.New("config: CATRACA_TICKET_KEY and CATRACA_PSP_WEBHOOK_SECRETS are required")
 	}
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
+	ring, err := entry.NewRing(cfg.TicketKey)
+	if err != nil {
+		return nil, err
+	}
+	a.Entry = entry.New(a.Catalog, a.Shards, ring)
 	a.PSP = psp.NewClient(cfg.PSPURL, cfg.PSPAPIKey)
 	a.Jobs = order.NewLocalQueue(100000)
 	var jobs order.Queue = a.Jobs
@@ -238,7 +245,7 @@ func (a *App) Handler() http.Handler {
 		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
-		Orders: a.Orders, TicketSigner: a.TicketSigner, WebhookSecrets: secrets(a.Config.PSPWebhookSecrets),
+		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: secrets(a.Config.PSPWebhookSecrets),
 	})
 }
 

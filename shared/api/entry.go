@@ -1,0 +1,254 @@
+package api
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/catraca/catraca/shared/entry"
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/token"
+)
+
+// entryRoutes registers entry day: ticket codes travel only in bodies of
+// authenticated requests, never in a URL (URLs are logged).
+func (s *Server) entryRoutes() {
+	s.route("GET /api/me/tickets", s.myTickets)
+	s.route("POST /api/tickets/{id}/transfer", s.transferTicket)
+	s.route("PUT /api/events/{id}/entry", s.setEntrySettings)
+	s.route("POST /api/events/{id}/door-staff", s.grantDoorStaff)
+	s.route("POST /api/events/{id}/checkins", s.checkIn)
+	s.route("GET /api/events/{id}/checkins", s.checkInStats)
+	s.route("POST /api/events/{id}/checkins/sync", s.syncCheckIns)
+	s.route("GET /api/events/{id}/scan-bundle", s.scanBundle)
+}
+
+// ticketView adds QR images to a ticket, so the page needs no QR library.
+type ticketView struct {
+	entry.Ticket
+	EventName string     `json:"event_name"`
+	StartsAt  time.Time  `json:"starts_at"`
+	Codes     []codeView `json:"codes,omitempty"`
+	Static    *codeView  `json:"static_code,omitempty"`
+}
+
+type codeView struct {
+	entry.TimedCode
+	QR string `json:"qr"` // data: URL of a PNG
+}
+
+func qrDataURL(code string) (string, error) {
+	png, err := qrcode.Encode(code, qrcode.Medium, 320)
+	if err != nil {
+		return "", err
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), nil
+}
+
+// myTickets serves GET /api/me/tickets: the tickets the caller holds with
+// the rotating codes of the next minute.
+func (s *Server) myTickets(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	tickets, err := s.entry.Mine(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	out := make([]ticketView, 0, len(tickets))
+	for _, t := range tickets {
+		v := ticketView{Ticket: t}
+		if e, err := s.eventCache.Get(r.Context(), t.EventID); err == nil {
+			v.EventName, v.StartsAt = e.Name, e.StartsAt
+		}
+		for _, c := range t.Codes {
+			qr, err := qrDataURL(c.Code)
+			if err != nil {
+				return err
+			}
+			v.Codes = append(v.Codes, codeView{TimedCode: c, QR: qr})
+		}
+		if t.Static != "" {
+			qr, err := qrDataURL(t.Static)
+			if err != nil {
+				return err
+			}
+			v.Static = &codeView{TimedCode: entry.TimedCode{Code: t.Static}, QR: qr}
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tickets": out, "step_seconds": int(entry.Step / time.Second)})
+	return nil
+}
+
+func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Email string `json:"email"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	to, err := s.entry.Transfer(r.Context(), id, sess.Account, body.Email)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ticket_id": id, "to": to.Name})
+	return nil
+}
+
+func (s *Server) setEntrySettings(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	var v entry.Settings
+	if err := decode(r, &v); err != nil {
+		return err
+	}
+	if v, err = s.entry.SetSettings(r.Context(), id, sess.Account, v); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Email string `json:"email"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	p, err := s.entry.Grant(r.Context(), id, sess.Account, body.Email)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+// staffAndID is sessionAndID for the door: the caller must be door staff
+// of the event (or its organizer).
+func (s *Server) staffAndID(r *http.Request) (token.Claims, int64, error) {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return sess, id, err
+	}
+	return sess, id, s.entry.Staff(r.Context(), id, sess.Account)
+}
+
+type scanRequest struct {
+	Code   string `json:"code"`
+	Gate   string `json:"gate"`
+	ScanID string `json:"scan_id"`
+}
+
+// checkIn serves POST /api/events/{id}/checkins: every answer about the
+// ticket is a 200 with an outcome; only a malformed request is a problem.
+func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.staffAndID(r)
+	if err != nil {
+		return err
+	}
+	var req scanRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.entry.Check(r.Context(), entry.Scan{Event: id, Staff: sess.Account, Gate: req.Gate, ID: req.ScanID, Code: req.Code})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
+	_, id, err := s.staffAndID(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.entry.Stats(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// syncCheckIns serves POST /api/events/{id}/checkins/sync: the admissions
+// an offline gate made, replayed in order; safe to send again.
+func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.staffAndID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Gate  string `json:"gate"`
+		Scans []struct {
+			ScanID    string    `json:"scan_id"`
+			Code      string    `json:"code"`
+			ScannedAt time.Time `json:"scanned_at"`
+		} `json:"scans"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	scans := make([]entry.Scan, len(body.Scans))
+	for i, sc := range body.Scans {
+		scans[i] = entry.Scan{ID: sc.ScanID, Code: sc.Code, At: sc.ScannedAt}
+	}
+	res, err := s.entry.Sync(r.Context(), id, sess.Account, body.Gate, scans)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": res})
+	return nil
+}
+
+func (s *Server) scanBundle(w http.ResponseWriter, r *http.Request) error {
+	_, id, err := s.staffAndID(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.entry.Bundle(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// entryError maps entry sentinels to problems.
+func entryError(err error) error {
+	switch {
+	case errors.Is(err, entry.ErrNotFound):
+		return problem.New(http.StatusNotFound, "ticket-not-found", "No such ticket among yours.")
+	case errors.Is(err, entry.ErrNotOwner):
+		return problem.New(http.StatusForbidden, "not-event-organizer", "Only the organizer who created this event can do this.")
+	case errors.Is(err, entry.ErrNotStaff):
+		return problem.New(http.StatusForbidden, "not-door-staff", "You are not door staff for this event; ask its organizer to add you.")
+	case errors.Is(err, entry.ErrNoAccount):
+		return problem.New(http.StatusNotFound, "account-not-found", "No account uses that email; ask them to sign up first.")
+	case errors.Is(err, entry.ErrNoTransfer):
+		return problem.New(http.StatusConflict, "transfer-not-allowed", "This ticket cannot be transferred: "+lastPart(err)+".")
+	case errors.Is(err, entry.ErrBadGate):
+		return problem.New(http.StatusBadRequest, "invalid-gate", "Name the gate (1 to 40 characters).")
+	case errors.Is(err, entry.ErrBadScanID):
+		return problem.New(http.StatusBadRequest, "invalid-scan-id", "Send a scan_id (1 to 64 characters) that is new for each scan.")
+	case errors.Is(err, entry.ErrTooManyScans):
+		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", "Sync at most 5000 scans per request.")
+	}
+	return nil
+}
