@@ -125,7 +125,6 @@ func New(d Deps) http.Handler {
 	s.route("GET /api/orders/{id}", s.getOrder)
 	s.route("GET /api/me/orders", s.myOrders)
 	s.route("POST /api/psp/webhook", s.pspWebhook)
-	s.route("GET /api/tickets/{code}/qr.png", s.ticketQR)
 	s.route("POST /api/venues", s.importLayout)
 	s.route("POST /api/venues/{id}/layouts", s.importLayout)
 	s.route("POST /api/events", s.createEvent)

@@ -81,7 +81,7 @@ func (s *Server) myTickets(w http.ResponseWriter, r *http.Request) error {
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tickets": out, "step_seconds": int(entry.Step / time.Second)})
+	writeJSON(w, http.StatusOK, map[string]any{"tickets": out, "now": s.entry.Now().UTC()})
 	return nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	qrcode "github.com/skip2/go-qrcode"
-
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/psp"
@@ -95,23 +93,6 @@ func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// ticketQR serves GET /api/tickets/{code}/qr.png. The code is signed, so
-// no lookup is needed and the image never changes.
-func (s *Server) ticketQR(w http.ResponseWriter, r *http.Request) error {
-	code := r.PathValue("code")
-	if !s.ticketSigner.Valid(code) {
-		return problem.New(http.StatusNotFound, "ticket-not-found", "No such ticket.")
-	}
-	png, err := qrcode.Encode(code, qrcode.Medium, 256)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
-	w.Write(png)
 	return nil
 }
 

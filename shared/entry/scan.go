@@ -103,9 +103,9 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	}
 	var t ticketRow
 	err = pool.QueryRow(ctx, `
-		SELECT t.event_id, o.status, i.label, k.key_id, k.generation, k.holder_name,
+		SELECT t.event_id, o.status, `+seatLabel+`, k.key_id, k.generation, k.holder_name,
 		       st.doors_open_at, st.static_codes, c.scanned_at, c.gate
-		FROM tickets t JOIN orders o ON o.id = t.order_id JOIN order_items i ON i.id = t.order_item_id
+		FROM tickets t JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
 		LEFT JOIN entry_settings st ON st.event_id = t.event_id
 		LEFT JOIN checkins c ON c.ticket_id = t.id
@@ -184,7 +184,7 @@ func (s *Service) record(ctx context.Context, pool *pgxpool.Pool, sc Scan, r Res
 		if !sc.Offline {
 			at = at.UTC()
 			r.Outcome, r.FirstGate, r.FirstAt = AlreadyUsed, gate, &at
-			r.Message = fmt.Sprintf("Already used at %s, gate %s.", at.Format("15:04:05"), gate)
+			r.Message = fmt.Sprintf("Already used at %s UTC, gate %s.", at.Format("15:04:05"), gate)
 			return nil
 		}
 		loser := conflictRow{scanID: sc.ID, gate: sc.Gate, at: sc.At, firstGate: gate, firstAt: at}
@@ -198,7 +198,7 @@ func (s *Service) record(ctx context.Context, pool *pgxpool.Pool, sc Scan, r Res
 			r.Outcome, r.FirstGate, r.FirstAt = Admitted, "", nil
 		}
 		if r.Outcome == Conflict {
-			r.Message = fmt.Sprintf("Conflict: admitted offline at gate %s, but gate %s admitted it first at %s.",
+			r.Message = fmt.Sprintf("Conflict: admitted offline at gate %s, but gate %s admitted it first at %s UTC.",
 				sc.Gate, gate, at.UTC().Format("15:04:05"))
 		} else {
 			r.Message = "Admitted (an offline gate admitted it later; that scan is the conflict)."

@@ -58,10 +58,9 @@ func (s *Service) Mine(ctx context.Context, account int64) ([]Ticket, error) {
 			return nil, err
 		}
 		rows, err := pool.Query(ctx, `
-			SELECT k.ticket_id, k.event_id, i.label, k.holder_name, k.key_id, k.generation, k.transfers, o.status,
+			SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, o.status,
 			       c.scanned_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
-			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id
-			JOIN order_items i ON i.id = t.order_item_id
+			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 			LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
 			LEFT JOIN entry_settings st ON st.event_id = k.event_id
 			WHERE k.holder_id = $1 ORDER BY k.event_id, k.ticket_id`, account, defaults.TransfersAllowed, defaults.MaxTransfers)
@@ -120,9 +119,6 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	if err != nil {
 		return to, err
 	}
-	if to.ID == from {
-		return to, fmt.Errorf("%w: the ticket is already yours", ErrNoTransfer)
-	}
 	pool, err := s.shards.ForRow(ticket)
 	if err != nil {
 		return to, ErrNotFound
@@ -147,6 +143,8 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 			return ErrNotFound
 		case err != nil:
 			return err
+		case to.ID == from:
+			return fmt.Errorf("%w: the ticket is already yours", ErrNoTransfer)
 		case status != "paid":
 			return fmt.Errorf("%w: the ticket is void (order %s)", ErrNoTransfer, status)
 		case used:
@@ -209,9 +207,9 @@ func (s *Service) Bundle(ctx context.Context, event int64) (Bundle, error) {
 	}
 	b.DoorsOpenAt, b.StaticCodes = st.DoorsOpenAt, st.StaticCodes
 	rows, err := pool.Query(ctx, `
-		SELECT k.ticket_id, k.generation, k.key_id, i.label, k.holder_name, o.status, c.scanned_at
-		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id
-		JOIN order_items i ON i.id = t.order_item_id LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
+		SELECT k.ticket_id, k.generation, k.key_id, `+seatLabel+`, k.holder_name, o.status, c.scanned_at
+		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
+		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
 		WHERE k.event_id = $1 ORDER BY k.ticket_id`, event)
 	if err != nil {
 		return b, err
@@ -233,6 +231,13 @@ func (s *Service) Bundle(ctx context.Context, event int64) (Bundle, error) {
 	})
 	return b, err
 }
+
+// A ticket's seat: the seat's label, or for a standing place the pool's
+// name (the item's label counts all places of the item).
+const (
+	itemJoin  = `JOIN order_items i ON i.id = t.order_item_id LEFT JOIN ga_pools gp ON gp.id = i.pool_id`
+	seatLabel = `coalesce(gp.name, i.label)`
+)
 
 // settings reads an event's entry rules (defaults when never set).
 func settings(ctx context.Context, pool *pgxpool.Pool, event int64) (Settings, error) {

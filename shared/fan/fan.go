@@ -233,7 +233,7 @@ type Order struct {
 		URL    string `json:"url"`
 	} `json:"payment"`
 	Tickets []struct {
-		Code string `json:"code"`
+		ID int64 `json:"id"`
 	} `json:"tickets"`
 }
 

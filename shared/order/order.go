@@ -58,11 +58,11 @@ type Payment struct {
 	Attempt int    `json:"attempt"`
 }
 
-// Ticket is one admission.
+// Ticket is one admission. Its code is not here: codes rotate and are
+// shown on the ticket page (shared/entry), only to the ticket's holder.
 type Ticket struct {
-	Code  string `json:"code"`
+	ID    int64  `json:"id"`
 	Label string `json:"label"`
-	QR    string `json:"qr_url"`
 }
 
 // Job asks a consumer to create a payment at the PSP.
@@ -205,16 +205,14 @@ func load(ctx context.Context, q inventory.Querier, id int64) (Order, error) {
 	if o.Items, err = inventory.Items(ctx, q, id); err != nil {
 		return Order{}, err
 	}
-	rows, err := q.Query(ctx, `SELECT t.code, i.label FROM tickets t JOIN order_items i ON i.id = t.order_item_id
+	rows, err := q.Query(ctx, `SELECT t.id, i.label FROM tickets t JOIN order_items i ON i.id = t.order_item_id
 		WHERE t.order_id = $1 ORDER BY t.id`, id)
 	if err != nil {
 		return Order{}, err
 	}
 	o.Tickets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		err := r.Scan(&t.Code, &t.Label)
-		t.QR = "/api/tickets/" + t.Code + "/qr.png"
-		return t, err
+		return t, r.Scan(&t.ID, &t.Label)
 	})
 	if err != nil {
 		return Order{}, err

@@ -105,9 +105,11 @@ func (s *Service) email(ctx context.Context, o Order) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Order %d for event %d is paid: %d %s.\n\n", o.ID, o.EventID, o.TotalCents, o.Currency)
 	for _, t := range o.Tickets {
-		fmt.Fprintf(&b, "  %s  %s\n  QR: %s%s\n", t.Code, t.Label, s.publicURL, t.QR)
+		fmt.Fprintf(&b, "  %s\n", t.Label)
 	}
-	fmt.Fprintf(&b, "\nSee your order: %s/orders/%d\n", s.publicURL, o.ID)
+	// No code in the mail: a mailed code is a copy. The ticket page shows
+	// the live one.
+	fmt.Fprintf(&b, "\nShow your tickets at the door from %s/tickets\nSee your order: %s/orders/%d\n", s.publicURL, s.publicURL, o.ID)
 	to := ""
 	if s.addresses != nil {
 		var err error

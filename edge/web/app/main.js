@@ -10,6 +10,8 @@ const routes = [
   [/^\/events\/(\d+)\/queue$/, () => import('./queue.js')],
   [/^\/orders$/, () => import('./orders.js')],
   [/^\/orders\/(\d+)$/, () => import('./order.js')],
+  [/^\/tickets$/, () => import('./tickets.js')],
+  [/^\/events\/(\d+)\/door$/, () => import('./door.js')],
   [/^\/login$/, () => import('./auth.js').then((m) => ({ render: m.login }))],
   [/^\/signup$/, () => import('./auth.js').then((m) => ({ render: m.signup }))],
 ];
@@ -32,6 +34,7 @@ export function renderNav() {
   nav.replaceChildren(
     ...(s
       ? [
+          h('a', { href: '/tickets' }, 'My tickets'),
           h('a', { href: '/orders' }, 'My orders'),
           h('span', { class: 'who' }, s.name || s.email),
           h('button', { type: 'button', class: 'link', onclick: logout }, 'Log out'),

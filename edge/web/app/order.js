@@ -4,10 +4,12 @@
 import { api, money, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
 import { navigate } from './main.js';
+import { liveTickets } from './tickets.js';
 
 export async function render(main, [id]) {
   let timer = null;
   let poll = null;
+  let stopLive = () => {};
   const box = h('div');
   const title = h('h1', {}, `Order ${id}`);
   main.append(title, box);
@@ -20,18 +22,22 @@ export async function render(main, [id]) {
 
   function draw(o) {
     clearInterval(timer);
+    stopLive();
     const items = h('ul', { class: 'items' }, o.items.map((it) => h('li', {}, `${it.quantity > 1 ? it.quantity + ' × ' : ''}${it.label}`, h('span', {}, money(it.price_cents * it.quantity, o.currency)))));
     const total = h('p', { class: 'total' }, 'Total ', h('strong', {}, money(o.total_cents, o.currency)));
     const pay = o.payment || {};
     if (o.status === 'paid') {
       title.textContent = 'Your tickets';
       box.replaceChildren(
-        h('p', { class: 'notice good', role: 'status' }, 'Paid. Your tickets are below and on their way to your email.'),
-        h('ul', { class: 'tickets' }, (o.tickets || []).map((t) => h('li', { class: 'ticket' },
-          h('img', { src: t.qr_url, width: 160, height: 160, alt: `QR code for ${t.label}` }),
-          h('p', {}, h('strong', {}, t.label)), h('p', { class: 'muted small' }, t.code)))),
+        h('p', { class: 'notice good', role: 'status' }, 'Paid. Show these live codes at the door; they are also under ', h('a', { href: '/tickets' }, 'My tickets'), '.'),
         items, total, h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
-      if (!(o.tickets || []).length) poll = setTimeout(load, 1500); // issuing
+      if (!(o.tickets || []).length) {
+        poll = setTimeout(load, 1500); // issuing
+        return;
+      }
+      const live = liveTickets(o.tickets.map((t) => t.id));
+      stopLive = live.stop;
+      box.firstChild.after(live.el);
       return;
     }
     const lapsed = o.status === 'pending' && (o.hold_status !== 'active' || new Date(o.hold_expires_at) <= new Date())
@@ -119,6 +125,7 @@ export async function render(main, [id]) {
   return () => {
     clearInterval(timer);
     clearTimeout(poll);
+    stopLive();
   };
 }
 

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/fan"
+)
+
+// door is an event with a fan holding paid standing tickets and a door
+// staff account the organizer granted.
+type door struct {
+	s     *site
+	event int64
+	fan   apiFan
+	email string
+}
+
+func newDoor(t *testing.T, tickets int) door {
+	t.Helper()
+	ctx := context.Background()
+	s := newSite(t)
+	d := door{s: s, event: s.event(t, "Doors Open", false, 480), fan: newAPIFan(t, s.st.URL)}
+	h, err := d.fan.HoldGA(ctx, d.event, "FLOOR", tickets)
+	require.NoError(t, err)
+	payURL, err := fan.Retry(ctx, func() (string, error) {
+		u, _, err := d.fan.Checkout(ctx, h.OrderID)
+		if err == nil && u == "" {
+			err = &fan.Error{Status: http.StatusServiceUnavailable, Code: "queued"}
+		}
+		return u, err
+	})
+	require.NoError(t, err)
+	require.NoError(t, d.fan.PayOnPage(ctx, payURL, "4242424242424242"))
+	require.Eventually(t, func() bool {
+		o, err := d.fan.Order(ctx, h.OrderID)
+		return err == nil && len(o.Tickets) == tickets
+	}, 20*time.Second, 100*time.Millisecond, "tickets issued")
+
+	d.email = fmt.Sprintf("door-%d@catraca.dev", time.Now().UnixNano())
+	_, err = s.st.App.Accounts.SignUp(ctx, d.email, "door-staff-password", "Dora Door")
+	require.NoError(t, err)
+	_, err = s.st.App.Entry.Grant(ctx, d.event, s.organizer, d.email)
+	require.NoError(t, err)
+	return d
+}
+
+// code is what the fan's ticket page shows for their n-th ticket now.
+func (d door) code(t *testing.T, n int) string {
+	t.Helper()
+	var v struct {
+		Tickets []struct {
+			Codes []struct {
+				Code string `json:"code"`
+			} `json:"codes"`
+		} `json:"tickets"`
+	}
+	require.NoError(t, d.fan.Call(context.Background(), "tickets", http.MethodGet, "/api/me/tickets", nil, &v))
+	return v.Tickets[n].Codes[0].Code
+}
+
+// open logs door staff in on the scanner page as gate.
+func (d door) open(t *testing.T, ctx context.Context, gate string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(d.s.st.URL+fmt.Sprintf("/login?next=/events/%d/door", d.event)),
+		chromedp.WaitVisible(chromedp.CSS(`#f-email`)),
+		chromedp.SendKeys(chromedp.CSS(`#f-email`), d.email),
+		chromedp.SendKeys(chromedp.CSS(`#f-password`), "door-staff-password"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(`//h1[. = "Door: Doors Open"]`),
+		chromedp.SetValue(chromedp.CSS(`#door-gate`), gate),
+	))
+}
+
+// scan types a code and waits for the full-screen answer.
+func scan(t *testing.T, ctx context.Context, code, kind, title string) string {
+	t.Helper()
+	sel := fmt.Sprintf(`//div[contains(@class, "verdict") and contains(@class, "%s") and not(@hidden)]/p[@class="big" and . = "%s"]`, kind, title)
+	evaluate[bool](t, ctx, `document.querySelector('.verdict').hidden = true`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#door-code`), code),
+		chromedp.Click(`//button[. = "Check"]`),
+		chromedp.WaitVisible(sel),
+	))
+	return text(t, ctx, ".verdict")
+}
+
+func TestDoorScanByManualEntry(t *testing.T) {
+	d := newDoor(t, 2)
+	ctx := d.s.tab(t)
+	d.open(t, ctx, "North")
+	require.Contains(t, text(t, ctx, "#door-counts"), "Checked in 0 of 2")
+	code := d.code(t, 0)
+
+	answer := scan(t, ctx, code, "good", "Admitted")
+	require.Contains(t, answer, "API Fan")
+	require.Contains(t, answer, "Floor (standing)")
+	require.NotContains(t, answer, "×", "one ticket is one place, not the whole order item")
+	d.s.shot(t, ctx, "door-admitted")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[@id="door-counts" and contains(., "Checked in 1 of 2")]`)))
+
+	answer = scan(t, ctx, code, "bad", "Already used")
+	require.Contains(t, answer, "gate North")
+	d.s.shot(t, ctx, "door-already-used")
+	full := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.verdict').getBoundingClientRect(); return r.width >= innerWidth && r.height >= innerHeight; })()`)
+	require.True(t, full, "the answer covers the whole screen")
+	scan(t, ctx, forge(d.code(t, 1)), "bad", "Invalid code")
+}
+
+// forge changes one character in the middle of a code's signature.
+func forge(code string) string {
+	i := len(code) - 20
+	c := "A"
+	if code[i] == 'A' {
+		c = "B"
+	}
+	return code[:i] + c + code[i+1:]
+}
+
+// offline cuts (or restores) the tab's network, as a gate losing signal.
+func offline(on bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		cond := []*network.Conditions{}
+		if on {
+			cond = append(cond, &network.Conditions{Offline: true, DownloadThroughput: -1, UploadThroughput: -1})
+		}
+		if _, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: cond}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: on, DownloadThroughput: -1, UploadThroughput: -1})
+		return err
+	})
+}
+
+func TestOfflineGatesSyncAConflict(t *testing.T) {
+	d := newDoor(t, 2)
+	gateA := d.s.tab(t)
+	d.open(t, gateA, "A")
+	gateB, cancel := chromedp.NewContext(gateA, chromedp.WithNewBrowserContext()) // its own storage: another device
+	t.Cleanup(cancel)
+	d.open(t, gateB, "B")
+	for _, g := range []context.Context{gateA, gateB} {
+		require.NoError(t, chromedp.Do(g,
+			chromedp.Click(`//button[. = "Download for offline scanning"]`),
+			chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "Ready for offline scanning: 2 tickets")]`),
+			offline(true),
+		))
+	}
+	code, other := d.code(t, 0), d.code(t, 1)
+	require.Contains(t, scan(t, gateA, code, "good", "Admitted"), "Admitted offline")
+	d.s.shot(t, gateA, "door-offline-admitted")
+	require.Contains(t, scan(t, gateB, code, "good", "Admitted"), "Admitted offline", "gate B cannot know gate A admitted it")
+	scan(t, gateA, code, "bad", "Already used")
+	scan(t, gateA, other, "good", "Admitted")
+	scan(t, gateA, forge(other), "bad", "Invalid code")
+	require.NoError(t, chromedp.Do(gateA, chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "2 offline scans waiting to sync")]`)))
+
+	// A's network returns first: its scans become the admissions.
+	require.NoError(t, chromedp.Do(gateA, offline(false),
+		chromedp.WaitVisible(`//p[@id="door-counts" and contains(., "Checked in 2 of 2")]`)))
+	require.NoError(t, chromedp.Do(gateB, offline(false),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "1 conflict")]`),
+		chromedp.WaitVisible(`//ul[@id="door-conflicts"]/li[contains(., "admitted offline at B") and contains(., "A admitted it first")]`),
+	))
+	evaluate[bool](t, gateB, `document.querySelector('.verdict').hidden = true`)
+	d.s.shot(t, gateB, "door-conflict")
+	db, err := d.s.st.App.Shards.ForEvent(context.Background(), d.event)
+	require.NoError(t, err)
+	var admissions, conflicts int
+	require.NoError(t, db.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM checkins WHERE event_id = $1 AND gate = 'A'),
+		(SELECT count(*) FROM checkin_conflicts WHERE event_id = $1 AND gate = 'B' AND first_gate = 'A')`, d.event).Scan(&admissions, &conflicts))
+	require.Equal(t, 2, admissions)
+	require.Equal(t, 1, conflicts)
+}

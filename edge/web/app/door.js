@@ -1,0 +1,236 @@
+// The door: door staff scan fans' codes (camera where the browser has a
+// BarcodeDetector, typing or a USB scanner otherwise) and get a full-screen
+// green or red answer. With the event's scan bundle downloaded, the page
+// keeps verifying when the network drops (Ed25519 public keys: it can check
+// codes, not make them) and syncs its admissions when it returns.
+import { api, newKey, when } from './api.js';
+import { h, toast } from './dom.js';
+
+const titles = {
+  admitted: 'Admitted',
+  'already-used': 'Already used',
+  'wrong-event': 'Wrong event',
+  void: 'Void',
+  'not-valid-yet': 'Not valid yet',
+  expired: 'Expired code',
+  invalid: 'Invalid code',
+  conflict: 'Conflict',
+  offline: 'Offline',
+};
+
+export async function render(main, [id]) {
+  const ev = await api('GET', `/api/events/${id}`);
+  const stats = await api('GET', `/api/events/${id}/checkins`); // 403 unless door staff
+  const key = (k) => `catraca.${k}.${id}`;
+  const load = (k, d) => JSON.parse(localStorage.getItem(key(k)) || 'null') ?? d;
+  const save = (k, v) => localStorage.setItem(key(k), JSON.stringify(v));
+  let bundle = load('bundle', null);
+  let pending = load('pending', []);
+  let used = load('used', {}); // ticket id → {gate, at}, what this gate knows offline
+
+  const gate = h('input', { id: 'door-gate', name: 'gate', required: true, maxlength: 40, value: localStorage.getItem('catraca.gate') || 'Gate 1',
+    onchange: () => localStorage.setItem('catraca.gate', gate.value) });
+  const counts = h('p', { id: 'door-counts', class: 'lead', 'aria-live': 'polite' });
+  const offline = h('p', { id: 'door-offline', class: 'small' });
+  const conflicts = h('ul', { id: 'door-conflicts' });
+  const code = h('input', { id: 'door-code', name: 'code', autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false', required: true });
+  const verdict = h('div', { class: 'verdict', role: 'alert', hidden: true, onclick: () => dismiss() });
+  const camera = h('div', { class: 'camera' });
+
+  function drawStats(st) {
+    counts.textContent = `Checked in ${st.checked_in} of ${st.expected} expected`;
+    conflicts.replaceChildren(...st.conflicts.map((c) => h('li', {},
+      `Ticket ${c.ticket_id}: admitted offline at ${c.gate} (${clock(c.scanned_at)}), but ${c.first_gate} admitted it first (${clock(c.first_at)}).`)));
+  }
+  function drawOffline() {
+    offline.textContent = (bundle ? `Ready for offline scanning: ${bundle.tickets.length} tickets, downloaded ${when(bundle.generated_at)}.` : 'Not ready for offline scanning yet.')
+      + (pending.length ? ` ${pending.length} offline scan${pending.length > 1 ? 's' : ''} waiting to sync.` : '');
+  }
+  async function refresh() {
+    try {
+      drawStats(await api('GET', `/api/events/${id}/checkins`));
+    } catch { /* offline: keep the last counts */ }
+  }
+
+  let hideTimer = null;
+  function show(r) {
+    const good = r.outcome === 'admitted';
+    verdict.className = 'verdict ' + (good ? 'good' : 'bad');
+    verdict.replaceChildren(h('p', { class: 'big' }, titles[r.outcome] || r.outcome),
+      r.name ? h('p', {}, r.name) : null, r.seat ? h('p', {}, r.seat) : null,
+      h('p', { class: 'detail' }, r.message), h('p', { class: 'small' }, 'Tap to scan the next one'));
+    verdict.hidden = false;
+    clearTimeout(hideTimer);
+    hideTimer = setTimeout(dismiss, good ? 2500 : 6000);
+  }
+  function dismiss() {
+    verdict.hidden = true;
+    code.focus();
+  }
+
+  async function check(text) {
+    const scan = { code: text, gate: gate.value, scan_id: newKey() };
+    try {
+      show(await api('POST', `/api/events/${id}/checkins`, scan));
+      refresh();
+    } catch (err) {
+      if (err.status !== 0) return toast(err.message, 'bad');
+      show(bundle ? await verifyOffline(scan) : { outcome: 'offline', message: 'No network and no scan bundle on this device: download it before doors open.' });
+    }
+  }
+
+  async function verifyOffline(scan) {
+    const p = scan.code.trim().toUpperCase().split('.');
+    const rotating = p[0] === 'R1' && p.length === 5;
+    if (!rotating && !(p[0] === 'S1' && p.length === 4)) return { outcome: 'invalid', message: 'Not a ticket code.' };
+    const t = bundle.tickets.find((x) => x.id === Number(p[1]));
+    if (!t) return { outcome: 'invalid', message: 'Not in this event\'s bundle: another event, or sold after the download.' };
+    const r = { name: t.name, seat: t.seat };
+    const gen = Number(p[2]);
+    if (gen < t.generation) return { ...r, outcome: 'void', message: 'Void: this ticket was transferred; the old code no longer admits anyone.' };
+    if (!(await signed(t.key, `catraca/${p.slice(0, rotating ? 4 : 3).join('/')}`, p[p.length - 1]))) {
+      return { outcome: 'invalid', message: 'Forged or outdated code: its signature does not match the ticket.' };
+    }
+    if (t.void) return { ...r, outcome: 'void', message: `Void: ${t.void}.` };
+    if (!rotating && !bundle.static_codes) return { ...r, outcome: 'invalid', message: 'Printed codes are not accepted at this event.' };
+    const now = Date.now() + (bundle.skew || 0);
+    const step = Math.floor(now / 1000 / bundle.step_seconds);
+    if (rotating && Number(p[3]) < step - bundle.tolerance_steps) return { ...r, outcome: 'expired', message: 'Expired code (a screenshot or a frozen screen): ask the fan to reopen the live ticket.' };
+    if (rotating && Number(p[3]) > step + 1) return { ...r, outcome: 'not-valid-yet', message: 'Not valid yet: the phone\'s clock is ahead.' };
+    if (bundle.doors_open_at && now < new Date(bundle.doors_open_at)) return { ...r, outcome: 'not-valid-yet', message: `Not valid yet: doors open at ${when(bundle.doors_open_at)}.` };
+    const first = used[t.id] || (t.used && { gate: 'another gate', at: t.used });
+    if (first) return { ...r, outcome: 'already-used', message: `Already used at ${when(first.at)}, ${first.gate}.` };
+    const at = new Date(now).toISOString();
+    used[t.id] = { gate: scan.gate, at };
+    pending.push({ ...scan, scanned_at: at });
+    save('used', used);
+    save('pending', pending);
+    drawOffline();
+    return { ...r, outcome: 'admitted', message: 'Admitted offline; it syncs when the network is back.' };
+  }
+
+  let syncing = false;
+  async function sync() {
+    if (syncing || !pending.length) return;
+    syncing = true;
+    try {
+      const gateName = pending[0].gate;
+      const batch = pending.filter((s) => s.gate === gateName);
+      const res = await api('POST', `/api/events/${id}/checkins/sync`, { gate: gateName,
+        scans: batch.map((s) => ({ scan_id: s.scan_id, code: s.code, scanned_at: s.scanned_at })) }, { retries: 0 });
+      const done = new Set(batch.map((s) => s.scan_id));
+      pending = pending.filter((s) => !done.has(s.scan_id));
+      save('pending', pending);
+      const clashes = res.results.filter((r) => r.outcome === 'conflict').length;
+      toast(`Synced ${batch.length} offline scan${batch.length > 1 ? 's' : ''}${clashes ? `: ${clashes} conflict${clashes > 1 ? 's' : ''}, see below` : ''}.`, clashes ? 'bad' : 'info');
+      drawOffline();
+      await refresh();
+    } catch { /* still offline */ } finally {
+      syncing = false;
+    }
+  }
+
+  async function download() {
+    const started = Date.now();
+    const b = await api('GET', `/api/events/${id}/scan-bundle`);
+    b.skew = new Date(b.generated_at) - (started + Date.now()) / 2;
+    bundle = b;
+    used = Object.fromEntries(b.tickets.filter((t) => t.used).map((t) => [t.id, { gate: 'another gate', at: t.used }]));
+    save('bundle', bundle);
+    save('used', used);
+    drawOffline();
+    toast('Scan bundle downloaded: this gate keeps scanning without network.');
+  }
+
+  let stream = null;
+  let scanTimer = null;
+  async function startCamera() {
+    const video = h('video', { playsinline: true, muted: true });
+    camera.replaceChildren(video);
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'environment' } });
+    } catch (err) {
+      camera.replaceChildren(h('p', { class: 'error' }, `No camera: ${err.message}. Type or paste codes below.`));
+      return;
+    }
+    video.srcObject = stream;
+    await video.play();
+    const detector = new BarcodeDetector({ formats: ['qr_code'] });
+    let last = '';
+    let lastAt = 0;
+    scanTimer = setInterval(async () => {
+      if (!verdict.hidden) return;
+      const found = await detector.detect(video).catch(() => []);
+      const text = found[0]?.rawValue;
+      if (!text || (text === last && Date.now() - lastAt < 5000)) return;
+      last = text;
+      lastAt = Date.now();
+      check(text);
+    }, 250);
+  }
+  function stopCamera() {
+    clearInterval(scanTimer);
+    stream?.getTracks().forEach((t) => t.stop());
+  }
+
+  main.append(h('h1', {}, `Door: ${ev.name}`), counts,
+    h('p', { class: 'field narrow' }, h('label', { for: 'door-gate' }, 'Gate'), gate),
+    'BarcodeDetector' in window
+      ? h('p', {}, h('button', { type: 'button', onclick: (e) => { e.target.disabled = true; startCamera(); } }, 'Scan with the camera'))
+      : h('p', { class: 'muted' }, 'This browser cannot read QR codes from the camera: type or paste codes below (a USB scanner types them too).'),
+    camera,
+    h('form', { class: 'inline', onsubmit: (e) => {
+      e.preventDefault();
+      const text = code.value;
+      code.value = '';
+      check(text);
+    } }, h('p', { class: 'field' }, h('label', { for: 'door-code' }, 'Ticket code'), code), h('button', { type: 'submit' }, 'Check')),
+    h('h2', {}, 'Offline'), offline,
+    h('p', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => download().catch((err) => toast(err.message, 'bad')) }, 'Download for offline scanning'),
+      h('button', { type: 'button', class: 'secondary', onclick: sync }, 'Sync now')),
+    h('h2', {}, 'Conflicts'), h('p', { class: 'small muted' }, 'Tickets two offline gates both admitted: the first scan counts; look into the second.'), conflicts,
+    verdict);
+  drawStats(stats);
+  drawOffline();
+  const timers = [setInterval(refresh, 10000), setInterval(sync, 3000)];
+  window.addEventListener('online', sync);
+  code.focus();
+  return () => {
+    timers.forEach(clearInterval);
+    window.removeEventListener('online', sync);
+    clearTimeout(hideTimer);
+    stopCamera();
+  };
+}
+
+const clock = (iso) => new Date(iso).toLocaleTimeString();
+
+const b32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+function base32(text) {
+  const out = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of text) {
+    const v = b32.indexOf(c);
+    if (v < 0) return null;
+    value = (value << 5) | v;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 255);
+      bits -= 8;
+    }
+  }
+  return new Uint8Array(out);
+}
+
+// signed checks an Ed25519 signature with the ticket's public key.
+async function signed(keyB64, message, sigB32) {
+  const sig = base32(sigB32);
+  if (!sig || sig.length !== 64) return false;
+  try {
+    const key = await crypto.subtle.importKey('raw', Uint8Array.from(atob(keyB64), (c) => c.charCodeAt(0)), { name: 'Ed25519' }, false, ['verify']);
+    return await crypto.subtle.verify({ name: 'Ed25519' }, key, sig, new TextEncoder().encode(message));
+  } catch {
+    return false;
+  }
+}

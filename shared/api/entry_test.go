@@ -1,0 +1,96 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/pspsim"
+)
+
+// paidTickets buys n seats for f and waits for the tickets.
+func (s *shop) paidTickets(t *testing.T, f *fan, key string, seats ...int64) {
+	t.Helper()
+	_, orderID := s.hold(t, f, key, seats...)
+	r := f.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil)
+	require.Less(t, r.Status, 300, string(r.Raw))
+	_, err := s.sim.Pay(s.payment(t, orderID).ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool {
+		tickets, _ := s.orderStatus(t, f, orderID).Body["tickets"].([]any)
+		return len(tickets) == len(seats)
+	}, "the tickets of order %d", orderID)
+}
+
+// myCodes returns the current code of each ticket on f's ticket page.
+func myCodes(t *testing.T, f *fan) (ids []int64, codes []string) {
+	t.Helper()
+	r := f.do(http.MethodGet, "/api/me/tickets", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "no-store", r.Header.Get("Cache-Control"))
+	for _, x := range r.Body["tickets"].([]any) {
+		tk := x.(map[string]any)
+		ids = append(ids, int64(tk["id"].(float64)))
+		list := tk["codes"].([]any)
+		require.Len(t, list, 5, "now and the next minute")
+		c := list[0].(map[string]any)
+		require.True(t, strings.HasPrefix(c["qr"].(string), "data:image/png;base64,"))
+		codes = append(codes, c["code"].(string))
+	}
+	return ids, codes
+}
+
+func TestDoorOverHTTP(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, bia, door, org := newFan(t, s.srv), newFan(t, s.srv), newFan(t, s.srv), newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	door.signUp("door@example.com")
+	require.Equal(t, http.StatusOK, org.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"}).Status)
+	s.paidTickets(t, ana, "d1", s.seats[:2]...)
+	ids, codes := myCodes(t, ana)
+	require.Len(t, codes, 2)
+
+	ev := "/api/events/" + itoa(s.eventID)
+	scan := func(code, id string) response {
+		return door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": code, "gate": "North", "scan_id": id})
+	}
+	requireProblem(t, scan(codes[0], "x"), http.StatusForbidden, "not-door-staff")
+	requireProblem(t, door.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}), http.StatusForbidden, "not-event-organizer")
+	requireProblem(t, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "nobody@example.com"}), http.StatusNotFound, "account-not-found")
+	require.Equal(t, http.StatusCreated, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
+
+	r := scan(codes[0], "1")
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "admitted", r.Body["outcome"])
+	require.Equal(t, "Fan", r.Body["name"])
+	require.NotEmpty(t, r.Body["seat"])
+	r = scan(codes[0], "2")
+	require.Equal(t, "already-used", r.Body["outcome"])
+	require.Equal(t, "North", r.Body["first_gate"])
+	requireProblem(t, door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[1], "scan_id": "3"}), http.StatusBadRequest, "invalid-gate")
+	st := door.do(http.MethodGet, ev+"/checkins", nil)
+	require.Equal(t, float64(1), st.Body["checked_in"])
+	require.Equal(t, float64(2), st.Body["expected"])
+
+	// The second ticket goes to Bia: Ana's code is void at once.
+	tr := "/api/tickets/" + itoa(ids[1]) + "/transfer"
+	requireProblem(t, bia.do(http.MethodPost, tr, map[string]any{"email": "bia@example.com"}), http.StatusNotFound, "ticket-not-found")
+	r = ana.do(http.MethodPost, tr, map[string]any{"email": "bia@example.com"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = scan(codes[1], "4")
+	require.Equal(t, "void", r.Body["outcome"], string(r.Raw))
+	requireProblem(t, bia.do(http.MethodPost, tr, map[string]any{"email": "ana@example.com"}), http.StatusConflict, "transfer-not-allowed")
+	_, biaCodes := myCodes(t, bia)
+	require.Equal(t, "admitted", scan(biaCodes[0], "5").Body["outcome"])
+
+	b := door.do(http.MethodGet, ev+"/scan-bundle", nil)
+	require.Equal(t, http.StatusOK, b.Status, string(b.Raw))
+	require.Len(t, b.Body["tickets"], 2)
+	require.NotContains(t, string(b.Raw), "R1.", "the bundle holds keys that verify, no codes")
+	require.Equal(t, http.StatusForbidden, bia.do(http.MethodGet, ev+"/scan-bundle", nil).Status)
+}
