@@ -114,6 +114,36 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	full := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.verdict').getBoundingClientRect(); return r.width >= innerWidth && r.height >= innerHeight; })()`)
 	require.True(t, full, "the answer covers the whole screen")
 	scan(t, ctx, forge(d.code(t, 1)), "bad", "Invalid code")
+	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('#staff-email').length`), "door staff do not get the organizer's tools")
+
+	// The organizer, on another device, adds a gate and allows printed codes.
+	org, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	_, err := d.s.st.App.Accounts.SignUp(context.Background(), "gate2@catraca.dev", "door-staff-password", "Gil Gate")
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Navigate(d.s.st.URL+fmt.Sprintf("/login?next=/events/%d/door", d.event)),
+		chromedp.WaitVisible(chromedp.CSS(`#f-email`)),
+		chromedp.SendKeys(chromedp.CSS(`#f-email`), "org-e2e@catraca.dev"),
+		chromedp.SendKeys(chromedp.CSS(`#f-password`), "organizer-password"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(`//h2[. = "Organizer"]`),
+		chromedp.SendKeys(chromedp.CSS(`#staff-email`), "gate2@catraca.dev"),
+		chromedp.Click(`//button[. = "Add"]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Gil Gate can scan")]`),
+		chromedp.Click(chromedp.CSS(`#entry-static`)),
+		chromedp.Click(`//button[. = "Save entry rules"]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Entry rules saved")]`),
+	))
+	d.s.shot(t, org, "door-organizer")
+	var v struct {
+		Tickets []struct {
+			Static *struct{ Code string } `json:"static_code"`
+		} `json:"tickets"`
+	}
+	require.NoError(t, d.fan.Call(context.Background(), "tickets", http.MethodGet, "/api/me/tickets", nil, &v))
+	require.NotNil(t, v.Tickets[1].Static, "the fan can print a code now")
+	scan(t, ctx, v.Tickets[1].Static.Code, "good", "Admitted")
 }
 
 // forge changes one character in the middle of a code's signature.

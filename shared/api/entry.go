@@ -85,18 +85,24 @@ func (s *Server) myTickets(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
+// emailRequest reads the session, the path id and a {"email"} body.
+func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, error) {
 	sess, id, err := s.sessionAndID(r)
 	if err != nil {
-		return err
+		return sess, id, "", err
 	}
 	var body struct {
 		Email string `json:"email"`
 	}
-	if err := decode(r, &body); err != nil {
+	return sess, id, body.Email, decode(r, &body)
+}
+
+func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
+	sess, id, email, err := s.emailRequest(r)
+	if err != nil {
 		return err
 	}
-	to, err := s.entry.Transfer(r.Context(), id, sess.Account, body.Email)
+	to, err := s.entry.Transfer(r.Context(), id, sess.Account, email)
 	if err != nil {
 		return err
 	}
@@ -121,17 +127,11 @@ func (s *Server) setEntrySettings(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+	sess, id, email, err := s.emailRequest(r)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Email string `json:"email"`
-	}
-	if err := decode(r, &body); err != nil {
-		return err
-	}
-	p, err := s.entry.Grant(r.Context(), id, sess.Account, body.Email)
+	p, err := s.entry.Grant(r.Context(), id, sess.Account, email)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,8 @@ func (s *Server) staffAndID(r *http.Request) (token.Claims, int64, error) {
 	if err != nil {
 		return sess, id, err
 	}
-	return sess, id, s.entry.Staff(r.Context(), id, sess.Account)
+	_, err = s.entry.Staff(r.Context(), id, sess.Account)
+	return sess, id, err
 }
 
 type scanRequest struct {
@@ -174,8 +175,14 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// checkInStats serves GET /api/events/{id}/checkins: the door's counts
+// and conflicts; the organizer also gets the entry settings to edit.
 func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
-	_, id, err := s.staffAndID(r)
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	organizer, err := s.entry.Staff(r.Context(), id, sess.Account)
 	if err != nil {
 		return err
 	}
@@ -183,7 +190,18 @@ func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, st)
+	res := struct {
+		entry.Stats
+		Settings *entry.Settings `json:"settings,omitempty"`
+	}{Stats: st}
+	if organizer {
+		v, err := s.entry.Settings(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		res.Settings = &v
+	}
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 

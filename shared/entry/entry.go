@@ -81,23 +81,31 @@ func (s *Service) requireOwner(ctx context.Context, event, account int64) error 
 }
 
 // Staff fails unless account may scan at the event's doors: door staff
-// granted for the event, or its organizer.
-func (s *Service) Staff(ctx context.Context, event, account int64) error {
+// granted for the event, or its organizer (organizer is then true).
+func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bool, err error) {
+	owner, err := s.ownerOf(ctx, event)
+	if err != nil || owner == account {
+		return err == nil, err
+	}
 	pool, err := s.shards.ForEvent(ctx, event)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var granted bool
 	err = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM door_staff WHERE event_id = $1 AND account_id = $2)`, event, account).Scan(&granted)
-	if err != nil || granted {
-		return err
+	if err == nil && !granted {
+		err = ErrNotStaff
 	}
-	if owner, err := s.ownerOf(ctx, event); err != nil {
-		return err
-	} else if owner != account {
-		return ErrNotStaff
+	return false, err
+}
+
+// Settings returns an event's entry rules.
+func (s *Service) Settings(ctx context.Context, event int64) (Settings, error) {
+	pool, err := s.shards.ForEvent(ctx, event)
+	if err != nil {
+		return defaults, err
 	}
-	return nil
+	return settings(ctx, pool, event)
 }
 
 // SetSettings replaces an event's entry rules; only its organizer may.

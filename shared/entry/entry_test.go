@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 )
 
@@ -86,10 +87,16 @@ func TestCheckInAnswers(t *testing.T) {
 	require.Equal(t, int64(2), st.CheckedIn)
 	require.Equal(t, int64(2), st.Expected, "the refunded ticket is not expected")
 
-	require.NoError(t, w.svc.Staff(w.ctx, w.event, w.staff))
-	require.NoError(t, w.svc.Staff(w.ctx, w.event, w.org))
-	require.ErrorIs(t, w.svc.Staff(w.ctx, w.event, w.fan), entry.ErrNotStaff)
-	require.ErrorIs(t, w.svc.Staff(w.ctx, w.other, w.staff), entry.ErrNotStaff, "granted per event")
+	organizer, err := w.svc.Staff(w.ctx, w.event, w.staff)
+	require.NoError(t, err)
+	require.False(t, organizer)
+	organizer, err = w.svc.Staff(w.ctx, w.event, w.org)
+	require.NoError(t, err)
+	require.True(t, organizer)
+	_, err = w.svc.Staff(w.ctx, w.event, w.fan)
+	require.ErrorIs(t, err, entry.ErrNotStaff)
+	_, err = w.svc.Staff(w.ctx, w.other, w.staff)
+	require.ErrorIs(t, err, entry.ErrNotStaff, "granted per event")
 }
 
 // TestTwoGateRace has many gates scan one ticket at the same instant.
@@ -264,4 +271,20 @@ func TestTransfer(t *testing.T) {
 	require.Equal(t, "Frida Friend", r.Name)
 	_, err = w.svc.Transfer(w.ctx, ticket, friend, "third@example.com")
 	require.ErrorContains(t, err, "already used")
+}
+
+// TestKeyRotation: retiring a ring key voids the codes made under it; the
+// holder's next look at the ticket page moves the ticket to the new key.
+func TestKeyRotation(t *testing.T) {
+	w := newWorld(t)
+	ticket := w.sell(t, w.event, w.fan, 1)[0]
+	old := w.codeOf(t, w.fan, ticket)
+	ring, err := entry.NewRing([]config.Key{{ID: "next", Secret: []byte("a brand new ticket key for 2027")}})
+	require.NoError(t, err)
+	w.svc = entry.New(w.app.Catalog, w.app.Shards, ring)
+	w.svc.Now = func() time.Time { return w.now }
+	require.Equal(t, entry.Invalid, w.scan(t, w.event, "North 1", "k1", old).Outcome)
+	fresh := w.codeOf(t, w.fan, ticket)
+	require.NotEqual(t, old, fresh)
+	require.Equal(t, entry.Admitted, w.scan(t, w.event, "North 1", "k2", fresh).Outcome)
 }

@@ -49,6 +49,8 @@ export async function render(main, [id]) {
   async function refresh() {
     try {
       drawStats(await api('GET', `/api/events/${id}/checkins`));
+      // Keep a downloaded bundle fresh (transfers, refunds, new sales).
+      if (bundle && Date.now() - new Date(bundle.generated_at) > 5 * 60000) await download(true);
     } catch { /* offline: keep the last counts */ }
   }
 
@@ -88,6 +90,7 @@ export async function render(main, [id]) {
     const r = { name: t.name, seat: t.seat };
     const gen = Number(p[2]);
     if (gen < t.generation) return { ...r, outcome: 'void', message: 'Void: this ticket was transferred; the old code no longer admits anyone.' };
+    if (gen > t.generation) return { ...r, outcome: 'invalid', message: 'Transferred after this gate\'s download: check it online, or download again when the network is back.' };
     if (!(await signed(t.key, `catraca/${p.slice(0, rotating ? 4 : 3).join('/')}`, p[p.length - 1]))) {
       return { outcome: 'invalid', message: 'Forged or outdated code: its signature does not match the ticket.' };
     }
@@ -130,16 +133,17 @@ export async function render(main, [id]) {
     }
   }
 
-  async function download() {
+  async function download(quiet) {
     const started = Date.now();
     const b = await api('GET', `/api/events/${id}/scan-bundle`);
     b.skew = new Date(b.generated_at) - (started + Date.now()) / 2;
     bundle = b;
-    used = Object.fromEntries(b.tickets.filter((t) => t.used).map((t) => [t.id, { gate: 'another gate', at: t.used }]));
+    // What this gate admitted itself stays known, synced or not.
+    used = { ...Object.fromEntries(b.tickets.filter((t) => t.used).map((t) => [t.id, { gate: 'another gate', at: t.used }])), ...used };
     save('bundle', bundle);
     save('used', used);
     drawOffline();
-    toast('Scan bundle downloaded: this gate keeps scanning without network.');
+    if (!quiet) toast('Scan bundle downloaded: this gate keeps scanning without network.');
   }
 
   let stream = null;
@@ -189,6 +193,7 @@ export async function render(main, [id]) {
     h('p', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => download().catch((err) => toast(err.message, 'bad')) }, 'Download for offline scanning'),
       h('button', { type: 'button', class: 'secondary', onclick: sync }, 'Sync now')),
     h('h2', {}, 'Conflicts'), h('p', { class: 'small muted' }, 'Tickets two offline gates both admitted: the first scan counts; look into the second.'), conflicts,
+    stats.settings ? organizerTools(id, stats.settings) : null,
     verdict);
   drawStats(stats);
   drawOffline();
@@ -202,6 +207,45 @@ export async function render(main, [id]) {
     stopCamera();
   };
 }
+
+// organizerTools lets the event's organizer add door staff and set the
+// entry rules.
+function organizerTools(id, st) {
+  const email = h('input', { id: 'staff-email', type: 'email', required: true });
+  const doors = h('input', { id: 'entry-doors', type: 'datetime-local', value: st.doors_open_at ? local(st.doors_open_at) : '' });
+  const statics = h('input', { id: 'entry-static', type: 'checkbox', checked: st.static_codes });
+  const allowed = h('input', { id: 'entry-transfers', type: 'checkbox', checked: st.transfers_allowed });
+  const max = h('input', { id: 'entry-max', type: 'number', min: 0, max: 100, value: st.max_transfers });
+  const submit = (fn) => async (e) => {
+    e.preventDefault();
+    try {
+      toast(await fn());
+    } catch (err) {
+      toast(err.message, 'bad');
+    }
+  };
+  return h('section', {}, h('h2', {}, 'Organizer'),
+    h('form', { class: 'inline', onsubmit: submit(async () => {
+      const p = await api('POST', `/api/events/${id}/door-staff`, { email: email.value });
+      email.value = '';
+      return `${p.name} can scan at this event's doors now.`;
+    }) }, h('p', { class: 'field' }, h('label', { for: 'staff-email' }, 'Add door staff (their account email)'), email), h('button', { type: 'submit' }, 'Add')),
+    h('form', { onsubmit: submit(async () => {
+      await api('PUT', `/api/events/${id}/entry`, { doors_open_at: doors.value ? new Date(doors.value).toISOString() : null,
+        static_codes: statics.checked, transfers_allowed: allowed.checked, max_transfers: Number(max.value) });
+      return 'Entry rules saved.';
+    }) },
+      h('p', { class: 'field narrow' }, h('label', { for: 'entry-doors' }, 'Doors open (earlier scans say "not valid yet")'), doors),
+      h('p', {}, statics, h('label', { for: 'entry-static' }, ' Printable codes: fans may print a code that does not rotate. A copy of it gets in once, whoever is scanned first.')),
+      h('p', {}, allowed, h('label', { for: 'entry-transfers' }, ' Fans may send tickets to another account')),
+      h('p', { class: 'field narrow' }, h('label', { for: 'entry-max' }, 'Times one ticket may be sent'), max),
+      h('button', { type: 'submit' }, 'Save entry rules')));
+}
+
+const local = (iso) => {
+  const d = new Date(iso);
+  return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+};
 
 const clock = (iso) => new Date(iso).toLocaleTimeString();
 
