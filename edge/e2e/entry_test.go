@@ -18,17 +18,20 @@ import (
 // door is an event with a fan holding paid standing tickets and a door
 // staff account the organizer granted.
 type door struct {
-	s     *site
-	event int64
-	fan   apiFan
-	email string
+	s        *site
+	event    int64
+	fan      apiFan
+	fanEmail string
+	email    string // door staff's
 }
 
 func newDoor(t *testing.T, tickets int) door {
 	t.Helper()
 	ctx := context.Background()
 	s := newSite(t)
-	d := door{s: s, event: s.event(t, "Doors Open", false, 480), fan: newAPIFan(t, s.st.URL)}
+	d := door{s: s, event: s.event(t, "Doors Open", false, 480), fan: apiFan{fan.New(s.st.URL, nil)}}
+	d.fanEmail = fmt.Sprintf("ticket-holder-%d@catraca.dev", time.Now().UnixNano())
+	require.NoError(t, d.fan.SignUp(ctx, d.fanEmail, "a-long-password", "API Fan"))
 	h, err := d.fan.HoldGA(ctx, d.event, "FLOOR", tickets)
 	require.NoError(t, err)
 	payURL, err := fan.Retry(ctx, func() (string, error) {
@@ -67,15 +70,23 @@ func (d door) code(t *testing.T, n int) string {
 	return v.Tickets[n].Codes[0].Code
 }
 
+// logIn logs an account in through the log-in page, which then goes to next.
+func (d door) logIn(t *testing.T, ctx context.Context, email, password, next string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(d.s.st.URL+"/login?next="+next),
+		chromedp.WaitVisible(chromedp.CSS(`#f-email`)),
+		chromedp.SendKeys(chromedp.CSS(`#f-email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#f-password`), password),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+	))
+}
+
 // open logs door staff in on the scanner page as gate.
 func (d door) open(t *testing.T, ctx context.Context, gate string) {
 	t.Helper()
+	d.logIn(t, ctx, d.email, "door-staff-password", fmt.Sprintf("/events/%d/door", d.event))
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(d.s.st.URL+fmt.Sprintf("/login?next=/events/%d/door", d.event)),
-		chromedp.WaitVisible(chromedp.CSS(`#f-email`)),
-		chromedp.SendKeys(chromedp.CSS(`#f-email`), d.email),
-		chromedp.SendKeys(chromedp.CSS(`#f-password`), "door-staff-password"),
-		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
 		chromedp.WaitVisible(`//h1[. = "Door: Doors Open"]`),
 		chromedp.SetValue(chromedp.CSS(`#door-gate`), gate),
 	))
@@ -121,12 +132,8 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	t.Cleanup(cancel)
 	_, err := d.s.st.App.Accounts.SignUp(context.Background(), "gate2@catraca.dev", "door-staff-password", "Gil Gate")
 	require.NoError(t, err)
+	d.logIn(t, org, "org-e2e@catraca.dev", "organizer-password", fmt.Sprintf("/events/%d/door", d.event))
 	require.NoError(t, chromedp.Do(org,
-		chromedp.Navigate(d.s.st.URL+fmt.Sprintf("/login?next=/events/%d/door", d.event)),
-		chromedp.WaitVisible(chromedp.CSS(`#f-email`)),
-		chromedp.SendKeys(chromedp.CSS(`#f-email`), "org-e2e@catraca.dev"),
-		chromedp.SendKeys(chromedp.CSS(`#f-password`), "organizer-password"),
-		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
 		chromedp.WaitVisible(`//h2[. = "Organizer"]`),
 		chromedp.SendKeys(chromedp.CSS(`#staff-email`), "gate2@catraca.dev"),
 		chromedp.Click(`//button[. = "Add"]`),
@@ -210,4 +217,41 @@ func TestOfflineGatesSyncAConflict(t *testing.T) {
 		(SELECT count(*) FROM checkin_conflicts WHERE event_id = $1 AND gate = 'B' AND first_gate = 'A')`, d.event).Scan(&admissions, &conflicts))
 	require.Equal(t, 2, admissions)
 	require.Equal(t, 1, conflicts)
+}
+
+// TestTransferVoidsTheOldCode: the fan sends a ticket from the ticket page;
+// the code they had is void at the door at once, the friend's admits.
+func TestTransferVoidsTheOldCode(t *testing.T) {
+	d := newDoor(t, 1)
+	ctx := context.Background()
+	_, err := d.s.st.App.Accounts.SignUp(ctx, "friend-e2e@catraca.dev", "a-long-password", "Frida Friend")
+	require.NoError(t, err)
+	old := d.code(t, 0)
+
+	holder := d.s.tab(t)
+	d.logIn(t, holder, d.fanEmail, "a-long-password", "/tickets")
+	require.NoError(t, chromedp.Do(holder,
+		chromedp.WaitVisible(`//h1[. = "My tickets"]`),
+		chromedp.WaitVisible(chromedp.CSS(`.ticket img[src^="data:image/png"]`)),
+	))
+	d.s.shot(t, holder, "my-tickets")
+	require.NoError(t, chromedp.Do(holder,
+		chromedp.Click(`//summary[. = "Send to a friend"]`),
+		chromedp.SendKeys(`//input[@name="email"]`, "friend-e2e@catraca.dev"),
+		chromedp.Click(`//button[. = "Send"]`),
+		chromedp.Click(`//button[starts-with(., "Yes, send it")]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Sent to Frida Friend")]`),
+		chromedp.WaitVisible(`//li[. = "No tickets yet."]`),
+	))
+
+	gate, cancel := chromedp.NewContext(holder, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	d.open(t, gate, "North")
+	answer := scan(t, gate, old, "bad", "Void")
+	require.Contains(t, answer, "transferred")
+
+	friend := fan.New(d.s.st.URL, nil)
+	require.NoError(t, friend.LogIn(ctx, "friend-e2e@catraca.dev", "a-long-password"))
+	d.fan = apiFan{friend}
+	require.Contains(t, scan(t, gate, d.code(t, 0), "good", "Admitted"), "Frida Friend")
 }

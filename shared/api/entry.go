@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -266,7 +267,9 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrBadScanID):
 		return problem.New(http.StatusBadRequest, "invalid-scan-id", "Send a scan_id (1 to 64 characters) that is new for each scan.")
 	case errors.Is(err, entry.ErrTooManyScans):
-		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", "Sync at most 5000 scans per request.")
+		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", fmt.Sprintf("Sync at most %d scans per request.", entry.MaxSync))
+	case errors.Is(err, entry.ErrBadSettings):
+		return problem.New(http.StatusBadRequest, "invalid-settings", "These entry rules cannot be saved: "+lastPart(err)+".")
 	}
 	return nil
 }

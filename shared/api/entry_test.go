@@ -73,7 +73,10 @@ func TestDoorOverHTTP(t *testing.T) {
 	require.Equal(t, "already-used", r.Body["outcome"])
 	require.Equal(t, "North", r.Body["first_gate"])
 	requireProblem(t, door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[1], "scan_id": "3"}), http.StatusBadRequest, "invalid-gate")
+	requireProblem(t, org.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": -1}), http.StatusBadRequest, "invalid-settings")
+	requireProblem(t, door.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": 2}), http.StatusForbidden, "not-event-organizer")
 	st := door.do(http.MethodGet, ev+"/checkins", nil)
+	require.NotContains(t, st.Body, "settings", "the rules are the organizer's")
 	require.Equal(t, float64(1), st.Body["checked_in"])
 	require.Equal(t, float64(2), st.Body["expected"])
 

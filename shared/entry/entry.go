@@ -24,6 +24,7 @@ var (
 	ErrNotStaff     = errors.New("not door staff of this event")
 	ErrNoAccount    = errors.New("no account with that email")
 	ErrNoTransfer   = errors.New("transfer not allowed")
+	ErrBadSettings  = errors.New("invalid entry settings")
 	ErrBadGate      = errors.New("gate name missing or too long")
 	ErrBadScanID    = errors.New("scan id missing or too long")
 	ErrTooManyScans = errors.New("too many scans in one sync")
@@ -113,8 +114,8 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 	if err := s.requireOwner(ctx, event, account); err != nil {
 		return v, err
 	}
-	if v.MaxTransfers < 0 {
-		return v, fmt.Errorf("%w: max_transfers must be 0 or more", ErrNoTransfer)
+	if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
+		return v, fmt.Errorf("%w: max_transfers must be between 0 and 100", ErrBadSettings)
 	}
 	pool, err := s.shards.ForEvent(ctx, event)
 	if err != nil {

@@ -219,11 +219,15 @@ type conflictRow struct {
 	at, firstAt             time.Time
 }
 
+// MaxSync is the most scans one sync carries (the page sends 200 at a time,
+// well inside the request body cap).
+const MaxSync = 500
+
 // Sync records the admissions an offline gate made. Each scan is checked
 // as at the time the gate read it; a ticket another gate admitted first
 // comes back as a Conflict and is listed for the control room.
 func (s *Service) Sync(ctx context.Context, event, staff int64, gate string, scans []Scan) ([]Result, error) {
-	if len(scans) > 5000 {
+	if len(scans) > MaxSync {
 		return nil, ErrTooManyScans
 	}
 	now := s.Now()

@@ -54,18 +54,30 @@ export function liveTickets(ids) {
 
   function transferForm(t) {
     const email = h('input', { type: 'email', name: 'email', required: true, 'aria-label': 'Their email', placeholder: 'their email' });
+    const send = h('button', { type: 'submit', class: 'secondary' }, 'Send');
+    let sure = false; // the first press asks, the second sends
+    email.oninput = () => {
+      sure = false;
+      send.textContent = 'Send';
+    };
     return h('details', {}, h('summary', {}, 'Send to a friend'),
       h('form', { class: 'inline', onsubmit: async (e) => {
         e.preventDefault();
-        if (!confirm(`Send ${t.seat} to ${email.value}? Your code stops working at once.`)) return;
+        if (!sure) {
+          sure = true;
+          send.textContent = 'Yes, send it: my code stops working';
+          return;
+        }
+        send.disabled = true;
         try {
           const res = await api('POST', `/api/tickets/${t.id}/transfer`, { email: email.value });
           toast(`Sent to ${res.to}. The ticket is theirs now.`);
           await load();
         } catch (err) {
           toast(err.message, 'bad');
+          send.disabled = false;
         }
-      } }, email, h('button', { type: 'submit', class: 'secondary' }, 'Send')),
+      } }, email, send),
       h('p', { class: 'small muted' }, `They need a catraca account. ${t.transfers_left === 1 ? 'This ticket can be sent once.' : `It can be sent ${t.transfers_left} more times.`}`));
   }
 
