@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench
+.PHONY: onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -81,3 +81,7 @@ onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 
 
 bench: ## every Go benchmark (3 runs, medians) and a 5,000-fan on-sale summary → docs/benchmarks.md
 	$(GO) run ./infra/benchreport -count 3 -onsale-fans 5000 ./shared/...
+
+MODEL_CHECKS ?= 200
+model: ## the model-based test of the whole sale, long: MODEL_CHECKS sequences (a failure prints the -rapid.seed that replays it)
+	$(GO) test -count=1 -timeout 90m -run '^TestSaleModel$$' ./shared/stack -v -rapid.checks=$(MODEL_CHECKS) $(ARGS)

@@ -29,6 +29,10 @@ type Options struct {
 	// AdmitInterval is the admission tick (the app's default when zero).
 	AdmitInterval time.Duration
 	Logger        *slog.Logger
+	// Manual leaves the admission ticker and the scheduled workers
+	// (fulfil, reconcile, sweep) to the caller, for tests that step time
+	// themselves; the PSP call queue and the edge keys still run.
+	Manual bool
 }
 
 // Stack is a running local catraca.
@@ -82,8 +86,12 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	if o.AdmitInterval > 0 {
 		ctl.Interval = o.AdmitInterval
 	}
-	go ctl.Run(ctx, time.Time{})
-	a.RunWorkers(ctx)
+	if o.Manual {
+		a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
+	} else {
+		go ctl.Run(ctx, time.Time{})
+		a.RunWorkers(ctx)
+	}
 	go app.Every(ctx, time.Second, s.publishKeys)
 	s.publishKeys(ctx)
 
@@ -117,6 +125,10 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	}()
 	return s, nil
 }
+
+// PublishKeys brings the edge store up to date now (a manual stack's
+// caller does it after creating an event with a waiting room).
+func (s *Stack) PublishKeys(ctx context.Context) { s.publishKeys(ctx) }
 
 // publishKeys keeps the edge store current: signing keys and the events
 // whose waiting room is on (in AWS the admit function does the same with the
