@@ -38,6 +38,7 @@ func main() {
 	flag.IntVar(&o.HoldTTL, "hold-ttl", 60, "hold lifetime, seconds")
 	flag.IntVar(&o.ActiveTTL, "active-ttl", 120, "shopping slot lifetime, seconds")
 	flag.StringVar(&o.Chaos, "chaos", "", "one of: "+strings.Join(onsale.ChaosModes, ", "))
+	flag.IntVar(&o.CommitDelay, "commit-delay", 0, "Aurora-like commit latency: commit_delay (µs) on the shard databases (make bench uses 2000; 0: local commits)")
 	flag.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "stop after this long")
 	out := flag.String("out", "docs/onsale", "report folder")
 	admitDelay := flag.Duration("admit-delay", -1, "admission starts this long after the draw (default: onsale.AdmitDelay for -fans)")
@@ -86,6 +87,11 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	for _, db := range dbs {
 		if err := env.CreateDatabase(ctx, db, ""); err != nil {
 			return err
+		}
+		if o.CommitDelay > 0 {
+			if err := env.SetCommitDelay(ctx, db, o.CommitDelay); err != nil {
+				return err
+			}
 		}
 	}
 	cfg := testenv.BaseConfig()

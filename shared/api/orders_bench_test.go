@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/psp"
@@ -40,6 +41,7 @@ func BenchmarkWebhooks(b *testing.B) {
 			body, _ := json.Marshal(ev)
 			bodies = append(bodies, body, body)
 		}
+		apptest.OpenShardConns(b, s.app)
 		r := loadstat.Run(16, len(bodies), func(seq int) error {
 			req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(bodies[seq]))
 			req.Header.Set("PSP-Signature", psp.Sign(s.secret, time.Now(), bodies[seq]))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/organizer"
@@ -24,6 +25,7 @@ var clientCounts = []int{1, 16, 64}
 // but none of the checks: no correct hold can beat it.
 func BenchmarkSeatHolds(b *testing.B) {
 	f := newFixture(b, 50000, 10, func(s *organizer.EventSpec) { s.MaxPerAccount, s.MaxPerHold = 4, 4 })
+	apptest.OpenShardConns(b, f.app)
 	ctx := context.Background()
 	run := 0
 	reset := func() {
@@ -99,6 +101,7 @@ func BenchmarkGAHolds(b *testing.B) {
 		slots int
 	}{{"single-row", 1}, {"slotted-64", 64}} {
 		f := newFixture(b, 100, 10_000_000, func(s *organizer.EventSpec) { s.GASlots = strategy.slots; s.MaxPerAccount = 4 })
+		apptest.OpenShardConns(b, f.app)
 		ctx := context.Background()
 		for _, clients := range clientCounts {
 			b.Run(fmt.Sprintf("%s/clients=%d", strategy.name, clients), func(b *testing.B) {

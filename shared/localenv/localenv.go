@@ -385,3 +385,38 @@ func (e Env) DropDatabase(ctx context.Context, db string) error {
 	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)")
 	return err
 }
+
+// SetCommitDelay makes every commit in db sleep us microseconds before its
+// WAL flush while it still holds its row locks, as a commit waiting for a
+// storage quorum across zones does on Aurora. It applies to sessions opened
+// afterwards and to this database only (no ALTER SYSTEM); commits of other
+// databases that share the flush wait too, so use it on a private server.
+// commit_delay has no effect with fsync off.
+func (e Env) SetCommitDelay(ctx context.Context, db string, us int) error {
+	conn, err := pgx.Connect(ctx, e.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	name := pgx.Identifier{db}.Sanitize()
+	for _, stmt := range []string{
+		fmt.Sprintf("ALTER DATABASE %s SET commit_delay = %d", name, us),
+		// Zero siblings: every commit sleeps, not only crowded ones.
+		"ALTER DATABASE " + name + " SET commit_siblings = 0",
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -46,7 +46,10 @@ type Options struct {
 	// HoldTTL and ActiveTTL (seconds) bound how long a walked-away fan
 	// keeps seats and a shopping slot.
 	HoldTTL, ActiveTTL int
-	Progress           func(Sample) `json:"-"` // called about once a second
+	// CommitDelay (µs) is the Aurora-like commit latency mode of the
+	// shard databases (localenv.Env.SetCommitDelay); 0 is local commits.
+	CommitDelay int
+	Progress    func(Sample) `json:"-"` // called about once a second
 }
 
 // Sample is one second of the run.

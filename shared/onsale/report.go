@@ -167,8 +167,12 @@ func admittedBy(samples []Sample, t float64) int64 {
 func (rep *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# On-sale simulation\n\n")
-	fmt.Fprintf(&b, "%d fans, %d tickets (%d reserved seats at least + %d standing), ceiling %d, chaos: %s.\n\n",
-		rep.Options.Fans, rep.Tickets, rep.Options.Seats, rep.Options.GA, rep.Options.Ceiling, or(rep.Options.Chaos, "none"))
+	commits := "local"
+	if rep.Options.CommitDelay > 0 {
+		commits = fmt.Sprintf("Aurora-like (commit_delay %d µs)", rep.Options.CommitDelay)
+	}
+	fmt.Fprintf(&b, "%d fans, %d tickets (%d reserved seats at least + %d standing), ceiling %d, chaos: %s, commits: %s.\n\n",
+		rep.Options.Fans, rep.Tickets, rep.Options.Seats, rep.Options.GA, rep.Options.Ceiling, or(rep.Options.Chaos, "none"), commits)
 	fmt.Fprintf(&b, "| figure | value |\n|---|---|\n")
 	fmt.Fprintf(&b, "| tickets sold | %d of %d |\n", rep.Sold, rep.Tickets)
 	fmt.Fprintf(&b, "| pre-queue joins took | %.1f s |\n", rep.JoinSeconds)

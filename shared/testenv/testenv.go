@@ -54,9 +54,15 @@ func portFromEnv(name string, def int) int {
 }
 
 // Servers describes the test servers without starting them.
+// CATRACA_TEST_DIR, CATRACA_TEST_PG_PORT and CATRACA_TEST_REDIS_PORT point
+// them elsewhere (make bench runs its own private servers).
 func Servers() localenv.Env {
+	dir := os.Getenv("CATRACA_TEST_DIR")
+	if dir == "" {
+		dir = localenv.DataDir(RepoRoot(), ".local/test")
+	}
 	return localenv.Env{
-		Dir:       localenv.DataDir(RepoRoot(), ".local/test"),
+		Dir:       dir,
 		PGPort:    portFromEnv("CATRACA_TEST_PG_PORT", 55432),
 		RedisPort: portFromEnv("CATRACA_TEST_REDIS_PORT", 56379),
 	}
@@ -87,11 +93,23 @@ type Databases struct {
 // DSN returns the URL of a database of this set.
 func (d Databases) DSN(name string) string { return d.env.DSN(name) }
 
+// CommitDelay is the commit latency mode of the databases NewDatabases
+// creates: CATRACA_TEST_COMMIT_DELAY microseconds of commit_delay (see
+// localenv.Env.SetCommitDelay), 0 when unset.
+func CommitDelay() int {
+	n, _ := strconv.Atoi(os.Getenv("CATRACA_TEST_COMMIT_DELAY"))
+	return max(n, 0)
+}
+
 // NewDatabases creates a fresh catalog and n shard databases, migrated, and
 // drops them when the test ends.
 func NewDatabases(t testing.TB, n int) Databases {
 	t.Helper()
 	e := Env(t)
+	if CommitDelay() > 0 && e.PGPort == 55432 {
+		// The delay holds the WAL flush that every database shares.
+		t.Fatal("testenv: CATRACA_TEST_COMMIT_DELAY needs a private server (set CATRACA_TEST_DIR and CATRACA_TEST_PG_PORT); it would slow every test on the shared one")
+	}
 	ctx := context.Background()
 	suffix := randomHex(6)
 	d := Databases{Catalog: "t_" + suffix + "_catalog", Shards: map[int]string{}, env: e}
@@ -122,6 +140,11 @@ func clone(t testing.TB, e localenv.Env, kind migrate.Kind, db string, shardID i
 	}
 	if _, err := migrate.Up(ctx, e.DSN(db), kind, shardID); err != nil {
 		t.Fatalf("testenv: migrate %s: %v", db, err)
+	}
+	if us := CommitDelay(); us > 0 {
+		if err := e.SetCommitDelay(ctx, db, us); err != nil {
+			t.Fatalf("testenv: commit delay on %s: %v", db, err)
+		}
 	}
 }
 
