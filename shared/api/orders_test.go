@@ -182,6 +182,13 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 	tickets := r.Body["tickets"].([]any)
 	require.Len(t, tickets, 2)
 	require.NotContains(t, tickets[0], "code", "codes rotate: only the ticket page shows them")
+	// The issue-time code (a static bearer code) leaves no trace a fan or a
+	// log sees: not in the order, not in a URL, not in the mail.
+	pool, err := s.app.Shards.ForRow(orderID)
+	require.NoError(t, err)
+	var issued string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT code FROM tickets WHERE order_id = $1 LIMIT 1`, orderID).Scan(&issued))
+	require.NotContains(t, string(r.Raw), issued)
 	requireProblem(t, ana.do(http.MethodPost, checkout, nil), http.StatusConflict, "order-not-payable")
 	mine := ana.do(http.MethodGet, "/api/me/orders", nil)
 	require.Len(t, mine.Body["orders"], 1)
@@ -193,6 +200,7 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 	mail, _ := os.ReadFile(filepath.Join(s.app.Config.Mailbox, fmt.Sprintf("order-%d.txt", orderID)))
 	require.Contains(t, string(mail), "/tickets")
 	require.NotContains(t, string(mail), "R1.", "no ticket code in the mail")
+	require.NotContains(t, string(mail), issued)
 }
 
 func TestCheckoutQueuesWhenTheQuotaIsUnreadable(t *testing.T) {

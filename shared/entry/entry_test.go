@@ -145,8 +145,10 @@ func TestTwoGateRace(t *testing.T) {
 						Gate: fmt.Sprintf("gate %d", g), ID: fmt.Sprintf("r%d-g%d", round, g), Code: code})
 				})
 			}
+			began := time.Now()
 			close(start)
 			wg.Wait()
+			t.Logf("round %d: %d simultaneous scans answered in %v", round, gates, time.Since(began))
 			admitted, used := 0, 0
 			var winner string
 			for g := range gates {
