@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model
+.PHONY: fuzz onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -24,6 +24,10 @@ test-go:
 # made Chromium miss its waits.
 test-browser: browser
 	$(GO) test $(GOTEST_FLAGS) ./edge/e2e
+
+FUZZTIME ?= 60s
+fuzz: ## fuzz the HTTP API from its seed corpus for FUZZTIME (default 60s); make test runs the corpus only
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) ./shared/api
 
 test-edge: ## the CloudFront Function's unit tests (Node's test runner)
 	cd edge && node --test test/
