@@ -15,6 +15,13 @@ import (
 	"github.com/catraca/catraca/shared/fan"
 )
 
+// The door's screenshots docs/entry.md shows (go test -update-docs).
+func init() {
+	for _, name := range []string{"door-admitted", "door-already-used", "door-conflict", "my-tickets"} {
+		inDocs[name] = true
+	}
+}
+
 // door is an event with a fan holding paid standing tickets and a door
 // staff account the organizer granted.
 type door struct {
