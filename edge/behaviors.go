@@ -11,7 +11,8 @@ import (
 type Behavior struct {
 	// PathPattern uses CloudFront syntax: * matches any characters, / included.
 	PathPattern string
-	// Origin is "api" (the Lambda function URL) or "site" (the S3 bucket).
+	// Origin is "api" (the API's function URL), "webhook" (the PSP webhook
+	// function's URL; the API locally) or "site" (the S3 bucket).
 	Origin string
 	// Cached behaviors honour the origin's Cache-Control within MinTTL..MaxTTL
 	// and key on path and query only; uncached ones forward everything.
@@ -25,6 +26,7 @@ var Behaviors = []Behavior{
 	{PathPattern: "/api/events/*/availability", Origin: "api", Cached: true, MaxTTL: 2 * time.Second, DefaultTTL: time.Second},
 	{PathPattern: "/api/events/*/queue/progress", Origin: "api", Cached: true, MaxTTL: 2 * time.Second, DefaultTTL: time.Second},
 	{PathPattern: "/api/venues/*/layouts/*", Origin: "api", Cached: true, MaxTTL: 365 * 24 * time.Hour, DefaultTTL: 24 * time.Hour},
+	{PathPattern: "/api/psp/webhook", Origin: "webhook"},
 	{PathPattern: "/api/*", Origin: "api"},
 	{PathPattern: "/healthz", Origin: "api"},
 	{PathPattern: "*", Origin: "site", Cached: true, MaxTTL: 365 * 24 * time.Hour, DefaultTTL: 24 * time.Hour},

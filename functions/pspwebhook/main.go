@@ -1,18 +1,41 @@
-// Command pspwebhook receives the PSP's signed webhooks (CloudFront routes
-// POST /api/psp/webhook here). It serves the shared handler, so signature
-// checks, de-duplication and the order state machine are the same code as
-// everywhere; it is a separate function so a webhook storm scales apart
-// from the fans' API.
+// Command pspwebhook receives the PSP's signed webhooks: CloudFront routes
+// POST /api/psp/webhook to its public function URL (the PSP cannot sign
+// for OAC; the HMAC signature is the authentication). It serves the shared
+// handler, so signature checks, de-duplication and the order state machine
+// are the same code as everywhere, but only that route: the URL is public
+// and must not be a way around CloudFront to the rest of the API. A
+// separate function also lets a webhook storm scale apart from the fans'.
 package main
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/problem"
 )
 
 func main() {
 	a := app.FromEnv()
-	lambda.Start(httpadapter.NewV2(a.Handler()).ProxyWithContext)
+	lambda.Start(httpadapter.NewV2(webhookOnly(a.Handler())).ProxyWithContext)
+}
+
+// webhookOnly passes POST /api/psp/webhook to api and answers 404 to the rest.
+func webhookOnly(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/psp/webhook", func(w http.ResponseWriter, r *http.Request) {
+		// The proxy adapter splits header values at commas, and the
+		// signature has one (t=…,v1=…): join it back or nothing verifies.
+		if v := r.Header.Values("PSP-Signature"); len(v) > 1 {
+			r.Header.Set("PSP-Signature", strings.Join(v, ","))
+		}
+		api.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		problem.Write(w, r, problem.New(http.StatusNotFound, "not-found", "This address only takes the PSP's webhooks (POST /api/psp/webhook)."))
+	})
+	return mux
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -30,10 +31,17 @@ func main() {
 		}
 		return n
 	}
+	var azs []string
+	if v := str("azs", ""); v != "" {
+		azs = strings.Split(v, ",")
+	}
 	stacks.Build(app, stacks.Config{
-		Name:           str("name", "catraca"),
-		Account:        os.Getenv("CDK_DEFAULT_ACCOUNT"),
-		Region:         os.Getenv("CDK_DEFAULT_REGION"),
+		Name: str("name", "catraca"),
+		// The CLI sets CDK_DEFAULT_* from your credentials; context wins
+		// (make synth names an example environment to work offline).
+		Account:        str("account", os.Getenv("CDK_DEFAULT_ACCOUNT")),
+		Region:         str("region", os.Getenv("CDK_DEFAULT_REGION")),
+		AZs:            azs,
 		Shards:         num("shards", 2),
 		Production:     str("production", "false") == "true",
 		Dist:           str("dist", "dist"),

@@ -43,7 +43,9 @@ type AppStack struct {
 	awscdk.Stack
 	Functions map[string]awslambda.Function
 	APIURL    awslambda.FunctionUrl
-	Secrets   map[string]awssecretsmanager.Secret
+	// WebhookURL is pspwebhook's URL: the PSP calls it through CloudFront.
+	WebhookURL awslambda.FunctionUrl
+	Secrets    map[string]awssecretsmanager.Secret
 	// EdgeKeys is the store the viewer-request function reads; the admit
 	// function keeps it in sync (signing keys, gated events).
 	EdgeKeys awscloudfront.KeyValueStore
@@ -134,6 +136,10 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 
 	a.APIURL = a.Functions["api"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM, InvokeMode: awslambda.InvokeMode_BUFFERED})
+	// The PSP cannot sign requests for IAM: webhooks authenticate with
+	// their HMAC signature (shared/psp), checked before anything is read.
+	a.WebhookURL = a.Functions["pspwebhook"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
+		AuthType: awslambda.FunctionUrlAuthType_NONE, InvokeMode: awslambda.InvokeMode_BUFFERED})
 	a.schedules(props)
 	return a
 }

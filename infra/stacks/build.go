@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -8,9 +10,12 @@ import (
 
 // Config is what `cdk deploy -c key=value` may set (see cdk.json).
 type Config struct {
-	Name           string // stack name prefix
-	Account        string // empty: environment-agnostic templates
-	Region         string
+	Name    string // stack name prefix
+	Account string // empty: environment-agnostic templates
+	Region  string
+	// AZs are the region's availability zones; given, synthesis needs no
+	// AWS credentials to look them up (make synth, the stack tests).
+	AZs            []string
 	Shards         int
 	Production     bool
 	Dist           string // dist/ of make build
@@ -30,11 +35,20 @@ type Deployment struct {
 	Async   *AsyncStack
 	App     *AppStack
 	Edge    *EdgeStack
+	Global  *GlobalStack
 	Ops     awscdk.Stack
 }
 
-// Build declares a whole deployment under scope.
+// Build declares a whole deployment under scope. Every stack is in the
+// app's region except the global one: a CLOUDFRONT-scope web ACL (and the
+// certificate of a custom domain) can only live in us-east-1. The
+// distribution sits with the function it fronts, so the permissions its
+// OAC origin adds are created in the function's own region
+// (aws/aws-cdk#34536: Lambda permissions cannot be created across regions).
 func Build(scope constructs.Construct, c Config) *Deployment {
+	if c.Account != "" && len(c.AZs) > 0 {
+		scope.Node().SetContext(jsii.String(fmt.Sprintf("availability-zones:account=%s:region=%s", c.Account, c.Region)), c.AZs)
+	}
 	props := func() awscdk.StackProps {
 		p := awscdk.StackProps{Tags: &map[string]*string{"app": jsii.String("catraca")}}
 		if c.Account != "" {
@@ -51,13 +65,13 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 	d.Async = NewAsyncStack(scope, c.Name+"-async", &asyncProps)
 	d.App = NewAppStack(scope, c.Name+"-app", &AppStackProps{StackProps: props(), Vpc: d.Network.Vpc, Data: d.Data, Async: d.Async,
 		Dist: c.Dist, PublicURL: c.PublicURL, MailFrom: c.MailFrom, PSPURL: c.PSPURL, PSPRate: c.PSPRate, PSPConcurrency: c.PSPConcurrency})
-	edgeProps := props()
+	globalProps := props()
 	if c.Account != "" {
-		// WAF for CloudFront and the function's key-value store live in us-east-1.
-		edgeProps.Env = &awscdk.Environment{Account: jsii.String(c.Account), Region: jsii.String("us-east-1")}
+		globalProps.Env = &awscdk.Environment{Account: jsii.String(c.Account), Region: jsii.String("us-east-1")}
 	}
-	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: edgeProps, APIURL: d.App.APIURL, Keys: d.App.EdgeKeys,
-		OriginShieldRegion: c.Region, Production: c.Production})
+	d.Global = NewGlobalStack(scope, c.Name+"-global", &GlobalStackProps{StackProps: globalProps})
+	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
+		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), OriginShieldRegion: c.Region, Production: c.Production})
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations})
 	return d
 }

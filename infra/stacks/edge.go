@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -18,20 +17,22 @@ import (
 // EdgeStackProps points CloudFront at the API.
 type EdgeStackProps struct {
 	awscdk.StackProps
-	APIURL awslambda.IFunctionUrl
+	// APIURL is reached through OAC; WebhookURL, open to the PSP, without.
+	APIURL     awslambda.IFunctionUrl
+	WebhookURL awslambda.IFunctionUrl
+	// WebACLArn is the global stack's web ACL (it lives in us-east-1).
+	WebACLArn *string
 	// Keys is the KeyValueStore of the viewer-request function.
 	Keys awscloudfront.IKeyValueStore
 	// OriginShieldRegion is the region of the API (one origin request per
 	// cache key and second for the whole distribution).
 	OriginShieldRegion string
 	Production         bool
-	// RateLimit is the WAF's requests per IP per 5 minutes.
-	RateLimit float64
 }
 
-// EdgeStack is what fans reach: CloudFront, its function and key-value
-// store, the site bucket and the WAF. It must be deployed in us-east-1
-// (WAF for CloudFront and the function's store live there).
+// EdgeStack is what fans reach: CloudFront, its function, the site bucket
+// and the access logs. It is deployed in the app's region, next to the
+// functions its origins invoke; only the web ACL is in us-east-1.
 type EdgeStack struct {
 	awscdk.Stack
 	Distribution awscloudfront.Distribution
@@ -64,6 +65,10 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	api := awscloudfrontorigins.FunctionUrlOrigin_WithOriginAccessControl(props.APIURL, &awscloudfrontorigins.FunctionUrlOriginWithOACProps{
 		OriginShieldEnabled: jsii.Bool(props.OriginShieldRegion != ""), OriginShieldRegion: optional(props.OriginShieldRegion),
 		ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))})
+	// The PSP cannot sign its POSTs for OAC (x-amz-content-sha256): the
+	// webhook's URL is public and its HMAC signature is the authentication.
+	webhook := awscloudfrontorigins.NewFunctionUrlOrigin(props.WebhookURL, &awscloudfrontorigins.FunctionUrlOriginProps{
+		ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))})
 	site := awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(e.Site, nil)
 
 	behaviors := map[string]*awscloudfront.BehaviorOptions{}
@@ -73,9 +78,12 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS, Compress: jsii.Bool(true),
 			FunctionAssociations: assoc, ResponseHeadersPolicy: headers,
 		}
-		if b.Origin == "site" {
+		switch b.Origin {
+		case "site":
 			o.Origin = site
-		} else {
+		case "webhook":
+			o.Origin = webhook
+		default:
 			o.Origin = api
 		}
 		if b.Cached {
@@ -111,7 +119,7 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 		EnableLogging:          jsii.Bool(true),
 		LogBucket:              logs,
 		LogFilePrefix:          jsii.String("cloudfront/"),
-		WebAclId:               webACL(st, props.RateLimit).AttrArn(),
+		WebAclId:               props.WebACLArn,
 		Comment:                jsii.String("catraca"),
 	})
 	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
@@ -137,45 +145,6 @@ func responseHeaders(st awscdk.Stack) awscloudfront.ResponseHeadersPolicy {
 		},
 		CustomHeadersBehavior: &awscloudfront.ResponseCustomHeadersBehavior{CustomHeaders: &[]*awscloudfront.ResponseCustomHeader{
 			{Header: jsii.String("Permissions-Policy"), Value: jsii.String(h["permissions-policy"]), Override: jsii.Bool(true)}}},
-	})
-}
-
-// webACL limits each IP (a waiting fan polls about 150 times in 5
-// minutes), drops known-bad inputs and IPs, and challenges bots.
-func webACL(st awscdk.Stack, rateLimit float64) awswafv2.CfnWebACL {
-	if rateLimit == 0 {
-		rateLimit = 1500
-	}
-	visibility := func(name string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
-		return &awswafv2.CfnWebACL_VisibilityConfigProperty{CloudWatchMetricsEnabled: jsii.Bool(true), MetricName: jsii.String(name), SampledRequestsEnabled: jsii.Bool(true)}
-	}
-	managed := func(priority float64, name string, configs *[]any) *awswafv2.CfnWebACL_RuleProperty {
-		return &awswafv2.CfnWebACL_RuleProperty{
-			Name: jsii.String(name), Priority: jsii.Number(priority),
-			OverrideAction: &awswafv2.CfnWebACL_OverrideActionProperty{None: map[string]any{}},
-			Statement: &awswafv2.CfnWebACL_StatementProperty{ManagedRuleGroupStatement: &awswafv2.CfnWebACL_ManagedRuleGroupStatementProperty{
-				VendorName: jsii.String("AWS"), Name: jsii.String(name), ManagedRuleGroupConfigs: configs}},
-			VisibilityConfig: visibility(name),
-		}
-	}
-	return awswafv2.NewCfnWebACL(st, jsii.String("WebACL"), &awswafv2.CfnWebACLProps{
-		Scope:            jsii.String("CLOUDFRONT"),
-		DefaultAction:    &awswafv2.CfnWebACL_DefaultActionProperty{Allow: map[string]any{}},
-		VisibilityConfig: visibility("catraca"),
-		Rules: &[]any{
-			&awswafv2.CfnWebACL_RuleProperty{
-				Name: jsii.String("RatePerIP"), Priority: jsii.Number(0),
-				Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: map[string]any{}},
-				Statement: &awswafv2.CfnWebACL_StatementProperty{RateBasedStatement: &awswafv2.CfnWebACL_RateBasedStatementProperty{
-					Limit: jsii.Number(rateLimit), AggregateKeyType: jsii.String("IP"), EvaluationWindowSec: jsii.Number(300)}},
-				VisibilityConfig: visibility("RatePerIP"),
-			},
-			managed(1, "AWSManagedRulesAmazonIpReputationList", nil),
-			managed(2, "AWSManagedRulesCommonRuleSet", nil),
-			managed(3, "AWSManagedRulesKnownBadInputsRuleSet", nil),
-			managed(4, "AWSManagedRulesBotControlRuleSet", &[]any{&awswafv2.CfnWebACL_ManagedRuleGroupConfigProperty{
-				AwsManagedRulesBotControlRuleSet: &awswafv2.CfnWebACL_AWSManagedRulesBotControlRuleSetProperty{InspectionLevel: jsii.String("COMMON")}}}),
-		},
 	})
 }
 

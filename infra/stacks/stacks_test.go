@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/edge"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/testenv"
 )
 
@@ -21,10 +24,23 @@ type resource struct {
 	Properties map[string]any `json:"Properties"`
 }
 
-// synth builds a deployment (functions from placeholder bootstraps: the
-// binaries themselves are tested under the Lambda emulator) and returns
-// every stack's resources by logical id.
-func synth(t *testing.T) map[string]map[string]resource {
+// template is one synthesized stack.
+type template struct {
+	Region    string
+	Resources map[string]resource `json:"Resources"`
+	Outputs   map[string]struct {
+		Export struct{ Name string }
+	} `json:"Outputs"`
+}
+
+// testRegion is where the tests deploy: not us-east-1, where every
+// cross-region mistake would go unnoticed.
+const testRegion = "eu-west-1"
+
+// synth builds a deployment for an explicit account and region (functions
+// from placeholder bootstraps: the binaries themselves are tested under
+// the Lambda emulator) and returns every stack's template by stack name.
+func synth(t *testing.T) map[string]template {
 	t.Helper()
 	dist := t.TempDir()
 	for _, fn := range Functions {
@@ -32,26 +48,26 @@ func synth(t *testing.T) map[string]map[string]resource {
 		require.NoError(t, os.WriteFile(filepath.Join(dist, fn, "bootstrap"), []byte("placeholder"), 0o755))
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
-	d := Build(app, Config{Name: "test", Shards: 2, Production: true, Dist: dist,
+	d := Build(app, Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
+		Shards: 2, Production: true, Dist: dist,
 		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"), PublicURL: "https://tickets.example.com",
 		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5})
-	out := map[string]map[string]resource{}
-	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Ops} {
+	out := map[string]template{}
+	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Global.Stack, d.Ops} {
 		raw, err := json.Marshal(assertions.Template_FromStack(st, nil).ToJSON())
 		require.NoError(t, err)
-		var tpl struct {
-			Resources map[string]resource `json:"Resources"`
-		}
+		var tpl template
 		require.NoError(t, json.Unmarshal(raw, &tpl))
-		out[*st.StackName()] = tpl.Resources
+		tpl.Region = *st.Region()
+		out[*st.StackName()] = tpl
 	}
 	return out
 }
 
-func each(all map[string]map[string]resource, typ string, fn func(stack, id string, r resource)) int {
+func each(all map[string]template, typ string, fn func(stack, id string, r resource)) int {
 	n := 0
-	for stack, rs := range all {
-		for id, r := range rs {
+	for stack, tpl := range all {
+		for id, r := range tpl.Resources {
 			if r.Type == typ {
 				fn(stack, id, r)
 				n++
@@ -62,15 +78,23 @@ func each(all map[string]map[string]resource, typ string, fn func(stack, id stri
 }
 
 func TestTemplates(t *testing.T) {
-	all := synth(t)
+	all := synth(t) // once: every synthesis costs seconds of jsii
+	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
+	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
+	t.Run("the WAF body limits agree with the app", func(t *testing.T) { wafBodyLimitsAgreeWithTheApp(t, all) })
 
 	t.Run("every function is provided.al2023 on arm64", func(t *testing.T) {
-		n := each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
+		ours := 0
+		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
+			if cdkHandler(id) {
+				return
+			}
+			ours++
 			require.Equal(t, "provided.al2023", r.Properties["Runtime"], id)
 			require.Equal(t, []any{"arm64"}, r.Properties["Architectures"], id)
 			require.NotNil(t, r.Properties["VpcConfig"], "%s runs in the VPC", id)
 		})
-		require.Equal(t, len(Functions), n, "no helper functions in other runtimes")
+		require.Equal(t, len(Functions), ours, "no helper functions in other runtimes but CDK's own")
 	})
 
 	t.Run("no database or cache is reachable from the internet", func(t *testing.T) {
@@ -110,7 +134,7 @@ func TestTemplates(t *testing.T) {
 		dlqs := map[string]bool{}
 		find := func(v any) {
 			b, _ := json.Marshal(v)
-			for id := range all["test-async"] {
+			for id := range all["test-async"].Resources {
 				if strings.Contains(string(b), id) {
 					dlqs[id] = true
 				}
@@ -137,14 +161,16 @@ func TestTemplates(t *testing.T) {
 		})
 		slices.Sort(origins)
 		require.Equal(t, []string{"lambda", "s3"}, origins)
+		urls := map[string]any{}
 		each(all, "AWS::Lambda::Url", func(_, id string, r resource) {
-			require.Equal(t, "AWS_IAM", r.Properties["AuthType"], id)
+			urls[strings.SplitN(id, "FunctionUrl", 2)[0]] = r.Properties["AuthType"]
 		})
+		require.Equal(t, map[string]any{"Api": "AWS_IAM", "Pspwebhook": "NONE"}, urls, "only the PSP's webhook is reachable without OAC")
 		require.Equal(t, 1, each(all, "AWS::CloudFront::Distribution", func(_, _ string, r resource) {
 			c := r.Properties["DistributionConfig"].(map[string]any)
 			require.NotNil(t, c["WebACLId"], "WAF attached")
 			require.NotNil(t, c["Logging"], "access logs")
-			require.Len(t, c["CacheBehaviors"], 5)
+			require.Len(t, c["CacheBehaviors"], len(edge.Behaviors)-1)
 		}))
 		each(all, "AWS::WAFv2::WebACL", func(_, _ string, r resource) {
 			b, _ := json.Marshal(r.Properties["Rules"])
@@ -162,8 +188,10 @@ func TestTemplates(t *testing.T) {
 	t.Run("the admit function keeps the edge key-value store in sync", func(t *testing.T) {
 		require.Equal(t, 1, each(all, "AWS::CloudFront::KeyValueStore", func(string, string, resource) {}))
 		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
-			vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			require.NotNil(t, vars["CATRACA_EDGE_KVS_ARN"], id)
+			if !cdkHandler(id) {
+				vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+				require.NotNil(t, vars["CATRACA_EDGE_KVS_ARN"], id)
+			}
 		})
 		granted := 0
 		each(all, "AWS::IAM::Policy", func(_, id string, r resource) {
@@ -210,4 +238,156 @@ func TestTemplates(t *testing.T) {
 			}
 		})
 	})
+}
+
+// cdkHandler tells CDK's own custom-resource handlers (the cross-region
+// references) from catraca's functions.
+func cdkHandler(logicalID string) bool {
+	return strings.HasPrefix(logicalID, "CustomCrossRegionExport")
+}
+
+// refs returns the targets of every Ref, Fn::GetAtt and Fn::ImportValue in v.
+func refs(v any, fn func(kind, target string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			switch k {
+			case "Ref", "Fn::ImportValue":
+				if s, ok := x.(string); ok {
+					fn(k, s)
+					continue
+				}
+			case "Fn::GetAtt":
+				if l, ok := x.([]any); ok {
+					fn(k, l[0].(string))
+					continue
+				}
+			}
+			refs(x, fn)
+		}
+	case []any:
+		for _, x := range v {
+			refs(x, fn)
+		}
+	}
+}
+
+// deploysFromAnyRegion checks the shape a first deploy outside
+// us-east-1 needs: CloudFormation imports only reach stacks of their own
+// region, a Lambda permission is created in its function's region, and the
+// us-east-1 stack holds only what CloudFront requires from there.
+func deploysFromAnyRegion(t *testing.T, all map[string]template) {
+	exports := map[string]string{} // export name -> region
+	for _, tpl := range all {
+		for _, o := range tpl.Outputs {
+			if o.Export.Name != "" {
+				exports[o.Export.Name] = tpl.Region
+			}
+		}
+	}
+	for name, tpl := range all {
+		if name == "test-global" {
+			require.Equal(t, "us-east-1", tpl.Region)
+		} else {
+			require.Equal(t, testRegion, tpl.Region, "%s sits with the functions", name)
+		}
+		for id, r := range tpl.Resources {
+			refs(r.Properties, func(kind, target string) {
+				if kind == "Fn::ImportValue" {
+					require.Equal(t, tpl.Region, exports[target], "%s/%s imports %s from another region", name, id, target)
+				}
+			})
+			if r.Type != "AWS::Lambda::Permission" {
+				continue
+			}
+			// The function must be this stack's or imported from this region.
+			refs(r.Properties["FunctionName"], func(kind, target string) {
+				if kind == "Fn::ImportValue" {
+					return // checked above
+				}
+				require.Equal(t, "AWS::Lambda::Function", tpl.Resources[target].Type,
+					"%s/%s: permission on %s, which is not a function of this stack (cross-region reference?)", name, id, target)
+			})
+		}
+	}
+	for _, r := range all["test-global"].Resources {
+		require.Contains(t, []string{"AWS::WAFv2::WebACL", "Custom::CrossRegionExportWriter", "AWS::Lambda::Function", "AWS::IAM::Role"}, r.Type,
+			"the us-east-1 stack holds only the web ACL (and CDK's export writer)")
+	}
+}
+
+// webhookReachesPSPWebhook: the PSP's POSTs go to pspwebhook's own
+// URL, unsigned (no OAC), past the bot and per-IP rules.
+func webhookReachesPSPWebhook(t *testing.T, all map[string]template) {
+	require.Equal(t, "webhook", edge.Match("/api/psp/webhook").Origin)
+	dist := all["test-edge"].Resources
+	var cfg map[string]any
+	for _, r := range dist {
+		if r.Type == "AWS::CloudFront::Distribution" {
+			cfg = r.Properties["DistributionConfig"].(map[string]any)
+		}
+	}
+	origins := map[string]map[string]any{}
+	for _, o := range cfg["Origins"].([]any) {
+		o := o.(map[string]any)
+		origins[o["Id"].(string)] = o
+	}
+	found := false
+	for _, b := range cfg["CacheBehaviors"].([]any) {
+		b := b.(map[string]any)
+		if b["PathPattern"] != "/api/psp/webhook" {
+			continue
+		}
+		found = true
+		require.Contains(t, b["AllowedMethods"], "POST")
+		o := origins[b["TargetOriginId"].(string)]
+		require.Nil(t, o["OriginAccessControlId"], "the PSP cannot sign for OAC")
+		var url []string
+		refs(o["DomainName"], func(_, target string) { url = append(url, target) })
+		require.Len(t, url, 1)
+		require.Contains(t, url[0], "Pspwebhook", "routed to the pspwebhook function")
+	}
+	require.True(t, found, "a behavior for the webhook")
+
+	for _, r := range all["test-global"].Resources {
+		if r.Type != "AWS::WAFv2::WebACL" {
+			continue
+		}
+		for _, rule := range r.Properties["Rules"].([]any) {
+			rule := rule.(map[string]any)
+			b, _ := json.Marshal(rule)
+			if n := rule["Name"]; n == "RatePerIP" || n == "AWSManagedRulesBotControlRuleSet" {
+				require.Contains(t, string(b), `"NotStatement"`, n)
+				require.Contains(t, string(b), `"SearchString":"/api/psp/webhook"`, "%s skips the webhook", n)
+			}
+		}
+	}
+}
+
+// wafBodyLimitsAgreeWithTheApp: the core rule set's 8 KB body rule
+// only counts; bodies over the app's limit are refused except on layout
+// imports, which the app lets through up to their own larger limit.
+func wafBodyLimitsAgreeWithTheApp(t *testing.T, all map[string]template) {
+	n := each(all, "AWS::WAFv2::WebACL", func(_, _ string, r resource) {
+		b, _ := json.Marshal(r.Properties)
+		require.Contains(t, string(b), `"ActionToUse":{"Count":{}},"Name":"SizeRestrictions_BODY"`)
+		require.Contains(t, string(b), `"DefaultSizeInspectionLimit":"KB_64"`)
+		var size *resource
+		for _, rule := range r.Properties["Rules"].([]any) {
+			rule := rule.(map[string]any)
+			if rule["Name"] == "BodyTooLarge" {
+				size = &resource{Properties: rule}
+			}
+		}
+		require.NotNil(t, size, "a body size rule")
+		b, _ = json.Marshal(size.Properties)
+		require.Contains(t, string(b), fmt.Sprintf(`"Size":%d`, config.DefaultMaxBodyBytes))
+		require.Contains(t, string(b), `"OversizeHandling":"MATCH"`)
+		require.Contains(t, string(b), fmt.Sprintf(`"RegexString":%q`, config.LayoutImportPath.String()))
+	})
+	require.Equal(t, 1, n)
+	require.EqualValues(t, 65536, config.DefaultMaxBodyBytes, "the largest body the WAF can inspect on CloudFront")
+	require.True(t, config.LayoutImportPath.MatchString("/api/venues/7/layouts"))
+	require.True(t, config.LayoutImportPath.MatchString("/api/venues"))
+	require.False(t, config.LayoutImportPath.MatchString("/api/venues/7/layouts/1"))
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/metrics"
 )
 
@@ -62,7 +63,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		ctx, set := metrics.With(r.Context())
 		r = r.WithContext(ctx)
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBodyBytes)
+			limit := s.cfg.MaxBodyBytes
+			if r.Method == http.MethodPost && config.LayoutImportPath.MatchString(r.URL.Path) {
+				limit = s.cfg.MaxLayoutBytes
+			}
+			r.Body = http.MaxBytesReader(rec, r.Body, limit)
 		}
 		defer func() {
 			if v := recover(); v != nil {

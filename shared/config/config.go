@@ -57,8 +57,10 @@ type Config struct {
 	Argon2MemoryKiB uint32
 	Argon2Time      uint32
 
-	// MaxBodyBytes caps request bodies.
-	MaxBodyBytes int64
+	// MaxBodyBytes caps request bodies; MaxLayoutBytes those of layout
+	// imports (LayoutImportPath), the one route with large bodies.
+	MaxBodyBytes   int64
+	MaxLayoutBytes int64
 	// AuthPerIP is how many log-ins, and separately sign-ups, one viewer
 	// address may send per minute (and at once). Generous: a carrier NAT
 	// puts many fans behind one address; the per-email limit is the tight one.
@@ -112,7 +114,8 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		SessionTTL:      r.duration("CATRACA_SESSION_TTL", 2*time.Hour),
 		Argon2MemoryKiB: uint32(r.integer("CATRACA_ARGON2_MEMORY_KIB", 19*1024)),
 		Argon2Time:      uint32(r.integer("CATRACA_ARGON2_TIME", 2)),
-		MaxBodyBytes:    int64(r.integer("CATRACA_MAX_BODY_BYTES", 64<<10)),
+		MaxBodyBytes:    int64(r.integer("CATRACA_MAX_BODY_BYTES", DefaultMaxBodyBytes)),
+		MaxLayoutBytes:  int64(r.integer("CATRACA_MAX_LAYOUT_BYTES", LayoutMaxBodyBytes)),
 		AuthPerIP:       r.integer("CATRACA_AUTH_PER_IP", 120),
 	}
 	c.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", c.CatalogDSN)

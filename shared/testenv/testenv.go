@@ -223,7 +223,8 @@ func BaseConfig() config.Config {
 		SessionTTL:        time.Hour,
 		Argon2MemoryKiB:   1024,
 		Argon2Time:        1,
-		MaxBodyBytes:      64 << 10,
+		MaxBodyBytes:      config.DefaultMaxBodyBytes,
+		MaxLayoutBytes:    config.LayoutMaxBodyBytes,
 		AuthPerIP:         1_000_000, // every test client is 127.0.0.1
 		PSPAPIKey:         "sk_test_catraca",
 		PSPWebhookSecrets: []config.Key{NewKey("w1")},

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/lambdatest"
+	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/testenv"
+)
+
+// TestOnlyWebhooksUnderEmulator invokes the built function as its public
+// function URL would: signed webhooks reach the webhook code, and no
+// other route of the API answers through this URL.
+func TestOnlyWebhooksUnderEmulator(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/pspwebhook"), lambdatest.Env(cfg))
+	request := func(method, path, body string, headers map[string]string) events.APIGatewayV2HTTPResponse {
+		h := map[string]string{"content-type": "application/json", "host": "abc.lambda-url.eu-west-1.on.aws"}
+		for k, v := range headers {
+			h[k] = v
+		}
+		var res events.APIGatewayV2HTTPResponse
+		fn.Invoke(t, events.APIGatewayV2HTTPRequest{
+			Version: "2.0", RouteKey: "$default", RawPath: path, Headers: h, Body: body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				DomainName: "abc.lambda-url.eu-west-1.on.aws", RequestID: "req-1", Stage: "$default",
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "198.51.100.7"},
+			},
+		}, &res)
+		return res
+	}
+
+	res := request(http.MethodPost, "/api/psp/webhook", `{"id":"evt_1"}`, map[string]string{"psp-signature": "t=1,v1=00"})
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, res.Body)
+	require.Contains(t, res.Body, "bad-signature")
+
+	body := `{"id":"evt_unknown","type":"payment.succeeded","data":{"payment_id":"pay_unknown"}}`
+	sig := psp.Sign(cfg.PSPWebhookSecrets[0].Secret, time.Now(), []byte(body))
+	res = request(http.MethodPost, "/api/psp/webhook", body, map[string]string{"psp-signature": sig})
+	require.Less(t, res.StatusCode, 500, res.Body)
+	require.NotContains(t, res.Body, "bad-signature", "a signed webhook is accepted")
+
+	for _, r := range [][2]string{{http.MethodGet, "/api/events"}, {http.MethodPost, "/api/accounts"}, {http.MethodGet, "/healthz"}} {
+		res = request(r[0], r[1], `{}`, nil)
+		require.Equal(t, http.StatusNotFound, res.StatusCode, "%s %s is not served on the webhook's public URL", r[0], r[1])
+		require.Equal(t, "application/problem+json", res.Headers["Content-Type"])
+	}
+}
