@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,13 @@ func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
 	fn.Invoke(t, request(http.MethodPost, "/api/accounts", `{"email":`), &res)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Equal(t, "application/problem+json", res.Headers["Content-Type"])
+
+	// A buffered function cannot stream: the live stream is refused at
+	// once (EventSource then polls the snapshot) instead of holding the
+	// function for its whole timeout.
+	start := time.Now()
+	fn.Invoke(t, request(http.MethodGet, "/api/events/1/stream", ""), &res)
+	require.Equal(t, http.StatusNotImplemented, res.StatusCode, res.Body)
+	require.Contains(t, res.Body, "no-streaming")
+	require.Less(t, time.Since(start), 5*time.Second)
 }

@@ -47,6 +47,19 @@ func (s *statusRecorder) Flush() {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// canFlush reports whether the writer under every wrapper can flush: the
+// recorder always has a Flush method, a buffered Lambda's writer has none.
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			_, ok := w.(http.Flusher)
+			return ok
+		}
+		w = u.Unwrap()
+	}
+}
+
 // observe assigns a request id, recovers panics as problem JSON, caps the
 // body size and writes one structured log line per request.
 func (s *Server) observe(next http.Handler) http.Handler {

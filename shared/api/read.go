@@ -193,15 +193,17 @@ const maxStream = 5 * time.Minute
 // stream serves GET /api/events/{id}/stream: Server-Sent Events of seat and
 // GA changes, resumable with Last-Event-ID.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
+	flusher, ok := w.(http.Flusher)
+	if !ok || !canFlush(w) {
+		// A buffered Lambda would hold the stream for its whole timeout and
+		// send nothing: refuse at once, and EventSource stops retrying.
+		return problem.New(http.StatusNotImplemented, "no-streaming", "Streaming is not available here; poll the availability snapshot.")
+	}
 	e, err := s.pathEvent(r)
 	if err != nil {
 		return err
 	}
 	id := e.ID
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		return problem.New(http.StatusNotImplemented, "no-streaming", "Streaming is not available here; poll the availability snapshot.")
-	}
 	ch, stop, err := s.live.Subscribe(r.Context(), id)
 	if err != nil {
 		return problem.New(http.StatusServiceUnavailable, "stream-unavailable", "Live updates are unavailable; poll the availability snapshot.").Wrap(err)

@@ -6,6 +6,7 @@ package lambdatest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +70,31 @@ type Function struct {
 // Start runs bootstrap under the emulator with env added to the environment.
 func Start(t testing.TB, bootstrap string, env map[string]string) *Function {
 	t.Helper()
-	port, apiPort := freePort(t), freePort(t)
+	for attempt := 1; ; attempt++ {
+		f, err := start(t, bootstrap, env)
+		if err == nil {
+			return f
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
+}
+
+// errPortTaken: a port chosen free was bound by someone else before the
+// emulator could bind it; another pair of ports is tried.
+var errPortTaken = errors.New("emulator port taken")
+
+// start picks two free ports and runs the emulator on them. Packages test
+// in parallel processes: the choice and the bind happen under a lock file
+// shared by every test process, so two emulators never race for a port.
+func start(t testing.TB, bootstrap string, env map[string]string) (*Function, error) {
+	unlock, err := lockPorts()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	port, apiPort := pickPort(t), pickPort(t)
 	cmd := exec.Command(RIE(t),
 		"--runtime-interface-emulator-address", "127.0.0.1:"+strconv.Itoa(port),
 		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(apiPort),
@@ -75,31 +103,77 @@ func Start(t testing.TB, bootstrap string, env map[string]string) *Function {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start emulator: %v", err)
+		return nil, fmt.Errorf("start emulator: %w", err)
 	}
-	t.Cleanup(func() {
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	stop := func() {
 		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", logs.String())
-		}
-	})
+		<-exited
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		select {
+		case <-exited:
+			if strings.Contains(logs.String(), "address already in use") {
+				return nil, fmt.Errorf("%w:\n%s", errPortTaken, logs)
+			}
+			return nil, fmt.Errorf("emulator exited:\n%s", logs)
+		default:
+		}
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
 		if err == nil {
 			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("emulator did not listen:\n%s", logs.String())
+			stop()
+			return nil, fmt.Errorf("emulator did not listen:\n%s", logs)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	return &Function{url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port)}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("emulator output:\n%s", logs)
+		}
+	})
+	return &Function{url: fmt.Sprintf("http://127.0.0.1:%d/2015-03-31/functions/function/invocations", port)}, nil
+}
+
+// lockPorts takes the machine-wide lock of emulator start-ups.
+func lockPorts() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "catraca-lambdatest.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing releases the lock
+}
+
+// syncBuffer is the emulator's output, written by its pipes and read by
+// the start-up loop at the same time.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Invoke sends event and decodes the function's response into out.
@@ -122,6 +196,9 @@ func (f *Function) Invoke(t testing.TB, event, out any) {
 		t.Fatalf("invoke: decode %s: %v", body, err)
 	}
 }
+
+// pickPort chooses a port; tests replace it to take one away.
+var pickPort = freePort
 
 func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
