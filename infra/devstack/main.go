@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"log"
@@ -134,8 +135,24 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	return nil
 }
 
-// environment returns the CATRACA_* variables of the local stack. Signing
-// keys are generated once into a git-ignored file, never committed.
+// secretFormats names every secret of the local stack and renders one from
+// 32 random bytes: signing keys as kid:base64, the PSP API key (which the
+// simulator checks) as a Stripe-style test key.
+var secretFormats = map[string]func([]byte) string{
+	"CATRACA_SESSION_KEYS":        signingKey,
+	"CATRACA_ADMISSION_KEYS":      signingKey,
+	"CATRACA_TICKET_KEY":          signingKey,
+	"CATRACA_PSP_WEBHOOK_SECRETS": signingKey,
+	"CATRACA_PSP_API_KEY":         func(b []byte) string { return "sk_test_" + hex.EncodeToString(b) },
+}
+
+func signingKey(b []byte) string {
+	return "k" + strconv.FormatInt(time.Now().Unix(), 36) + ":" + base64.StdEncoding.EncodeToString(b)
+}
+
+// environment returns the CATRACA_* variables of the local stack. Secrets
+// are generated once into a git-ignored file (.local/dev/secrets.env),
+// never committed; one missing from an older file is added.
 func environment(env localenv.Env, addr string) (map[string]string, error) {
 	secrets := filepath.Join(env.Dir, "secrets.env")
 	keys := map[string]string{}
@@ -147,11 +164,11 @@ func environment(env localenv.Env, addr string) (map[string]string, error) {
 		}
 	}
 	changed := false
-	for _, name := range []string{"CATRACA_SESSION_KEYS", "CATRACA_ADMISSION_KEYS", "CATRACA_TICKET_KEY", "CATRACA_PSP_WEBHOOK_SECRETS"} {
+	for name, format := range secretFormats {
 		if keys[name] == "" {
 			b := make([]byte, 32)
 			rand.Read(b)
-			keys[name] = "k" + strconv.FormatInt(time.Now().Unix(), 36) + ":" + base64.StdEncoding.EncodeToString(b)
+			keys[name] = format(b)
 			changed = true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,10 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/apptest"
-	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/pspsim"
+	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -34,6 +34,11 @@ type shop struct {
 	eventID int64
 	// failNext makes the webhook endpoint answer 500 (a crash before commit).
 	failNext atomic.Int32
+	logs     syncBuffer // the app's JSON log lines
+	// errors5xx counts the app's 5xx answers (not failNext's).
+	errors5xx atomic.Int32
+	// stopWorkers stops the outbox, queue, reconciler and sweeper.
+	stopWorkers func()
 }
 
 func newShop(t testing.TB, faults pspsim.Faults) *shop {
@@ -43,10 +48,13 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	simSrv := httptest.NewUnstartedServer(nil)
 	simSrv.Start()
 	t.Cleanup(simSrv.Close)
-	s.app = apptest.New(t, 2, func(c *config.Config) {
-		c.PSPURL, c.Mailbox, c.PSPRate = simSrv.URL, mailbox, 50
-		s.secret = c.PSPWebhookSecrets[0].Secret
-	})
+	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
+	cfg.PSPURL, cfg.Mailbox, cfg.PSPRate = simSrv.URL, mailbox, 50
+	s.secret = cfg.PSPWebhookSecrets[0].Secret
+	var err error
+	s.app, err = app.Open(context.Background(), cfg, app.WithLogger(slog.New(slog.NewJSONHandler(&s.logs, nil))))
+	require.NoError(t, err)
+	t.Cleanup(s.app.Close)
 	if faults.RetryBase == 0 {
 		faults.RetryBase = 50 * time.Millisecond
 	}
@@ -60,13 +68,18 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 			http.Error(w, "crashed before commit", http.StatusInternalServerError)
 			return
 		}
-		h.ServeHTTP(w, r)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		if rec.status >= 500 {
+			s.errors5xx.Add(1)
+		}
 	}))
 	t.Cleanup(s.srv.Close)
 	s.sim.SetWebhookURL(s.srv.URL + "/api/psp/webhook")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s.app.RunWorkers(ctx)
+	s.stopWorkers = cancel
 
 	o := organizerFan(t, s.app, s.srv)
 	venueID := importVenue(t, o, venue.Stadium("Pay Arena", "Manaus", 600, 50))

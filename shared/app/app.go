@@ -189,6 +189,7 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 	}
 	a.Orders = order.New(order.Config{Shards: a.Shards, PSP: a.PSP, Limiter: ratelimit.New(a.Redis, cfg.RedisPrefix),
 		Queue: jobs, Rate: cfg.PSPRate, PublicURL: cfg.PublicURL, Tickets: a.TicketSigner, Mailer: mailer, Log: a.Logger,
+		Events: event.NewDirectory(a.Catalog).Get,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, a.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)

@@ -66,7 +66,8 @@ type Config struct {
 	// puts many fans behind one address; the per-email limit is the tight one.
 	AuthPerIP int
 
-	// PSPURL and PSPAPIKey reach the payment provider (the simulator locally).
+	// PSPURL and PSPAPIKey reach the payment provider (the simulator
+	// locally, with the key make dev generated).
 	PSPURL    string
 	PSPAPIKey string
 	// PSPWebhookSecrets verify webhook signatures; several during rotation.
@@ -122,7 +123,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c.Shards = r.idMap("CATRACA_SHARD_DSNS", true)
 	c.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
 	c.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
-	c.PSPAPIKey = r.str("CATRACA_PSP_API_KEY", "sk_test_catraca")
+	c.PSPAPIKey = r.required("CATRACA_PSP_API_KEY") // a secret: no default anywhere
 	c.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
 	c.RoomAdmitDelay = r.duration("CATRACA_ROOM_ADMIT_DELAY", 0)
 	c.Mailbox = r.str("CATRACA_MAILBOX", "")

@@ -41,15 +41,26 @@ type step struct {
 	args []any
 }
 
-// insertHold serializes one account's holds on one event (so the limit
-// check in orderStep, whose snapshot comes later, cannot race) and inserts
-// the hold. A reused idempotency key fails with a unique violation.
+// LimitLock is the statement that serializes whatever takes places for one
+// account ($1, LimitLockKey) on one event: holds, and payments that re-take
+// the places of an ended hold, so neither can slip past the other's limit
+// check.
+const LimitLock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+
+// LimitLockKey names an account's lock on an event.
+func LimitLockKey(account, eventID int64) string {
+	return "hold:" + strconv.FormatInt(account, 10) + ":" + strconv.FormatInt(eventID, 10)
+}
+
+// insertHold takes the account's limit lock (so the limit check in
+// orderStep, whose snapshot comes later, cannot race) and inserts the hold.
+// A reused idempotency key fails with a unique violation.
 func insertHold(e event.Event, req Request, fp []byte) step {
 	return step{`INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
 		SELECT $1, $2, now() + make_interval(secs => $3), $4, $5
 		FROM (SELECT pg_advisory_xact_lock(hashtextextended($6, 0))) AS serialized
 		RETURNING id, expires_at`,
-		[]any{e.ID, req.Account, e.HoldTTL, req.Key, fp, "hold:" + strconv.FormatInt(req.Account, 10) + ":" + strconv.FormatInt(e.ID, 10)}}
+		[]any{e.ID, req.Account, e.HoldTTL, req.Key, fp, LimitLockKey(req.Account, e.ID)}}
 }
 
 // orderStep checks the account's limit, writes the pending order and its

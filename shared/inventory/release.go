@@ -50,9 +50,10 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 }
 
 // end closes active holds (status released or expired): their seats become
-// available, their GA places return to the slots they came from and their
-// pending orders are cancelled. Seats already re-held by someone else (lazy
-// expiry) are left alone: they no longer carry this hold's id.
+// available, their GA places return to the slots they came from, their
+// pending orders and unpaid payments are cancelled. Seats already re-held
+// by someone else (lazy expiry) are left alone: they no longer carry this
+// hold's id.
 func end(ctx context.Context, tx pgx.Tx, ids []int64, status string) error {
 	_, err := endFreed(ctx, tx, ids, status)
 	return err
@@ -137,6 +138,20 @@ func endFreed(ctx context.Context, tx pgx.Tx, ids []int64, status string) (map[i
 	if _, err := tx.Exec(ctx, `UPDATE orders SET status = $2, updated_at = now() WHERE hold_id = ANY($1) AND status = 'pending'`,
 		ids, orderStatus); err != nil {
 		return nil, fmt.Errorf("cancel orders: %w", err)
+	}
+	// Their unpaid payments end too, at the PSP through the outbox, so an
+	// open payment page cannot charge for places given back. A payment
+	// already processing is left to its webhook.
+	if _, err := tx.Exec(ctx, `
+		WITH ended AS (
+			UPDATE payments p SET status = 'canceled', updated_at = now()
+			FROM orders o WHERE o.hold_id = ANY($1) AND p.order_id = o.id AND p.status IN ('queued', 'requires_action')
+			RETURNING p.order_id, p.psp_payment_id
+		)
+		INSERT INTO outbox (topic, payload)
+		SELECT 'payment.cancel', jsonb_build_object('order_id', order_id, 'payment', psp_payment_id) FROM ended
+		WHERE psp_payment_id IS NOT NULL`, ids); err != nil {
+		return nil, fmt.Errorf("cancel payments: %w", err)
 	}
 	return freed, nil
 }

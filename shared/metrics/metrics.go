@@ -24,6 +24,12 @@ const (
 	QueueWaiting  = "QueueWaiting"
 	PSPErrors     = "PSPErrors"
 	HTTP5xx       = "HTTP5xx"
+	// PaymentMismatches counts charges refunded because they do not match
+	// an order: unknown reference, wrong amount or currency.
+	PaymentMismatches = "PaymentMismatches"
+	// ChargesRefunded counts matching charges refunded because the order
+	// could not take them (hold lost, limit, sales closed, duplicate).
+	ChargesRefunded = "ChargesRefunded"
 )
 
 // Set collects one request's metrics.

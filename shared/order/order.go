@@ -1,9 +1,11 @@
 // Package order takes payment for held orders and issues tickets. Inventory
 // first, payment second: checkout extends the hold once and asks the PSP for
 // a payment page (through a rate limiter, queued when the PSP quota is
-// spent); the PSP's signed webhook, de-duplicated by event id, then sells the
-// hold and issues tickets in one transaction, or refunds a payment whose
-// hold was lost. Late or out-of-order events never move an order backwards.
+// spent); the PSP's signed webhook, de-duplicated by event id, then checks
+// the charge against the order and sells the hold and issues tickets in one
+// transaction, or refunds a charge the order cannot keep. Late or
+// out-of-order events never move an order backwards; a refund or dispute
+// at the PSP voids the order's tickets.
 package order
 
 import (
@@ -58,11 +60,13 @@ type Payment struct {
 	Attempt int    `json:"attempt"`
 }
 
-// Ticket is one admission. Its code is not here: codes rotate and are
-// shown on the ticket page (shared/entry), only to the ticket's holder.
+// Ticket is one admission; a void one (its order was refunded) admits no
+// one. Its code is not here: codes rotate and are shown on the ticket page
+// (shared/entry), only to the ticket's holder.
 type Ticket struct {
 	ID    int64  `json:"id"`
 	Label string `json:"label"`
+	Void  bool   `json:"void,omitempty"`
 }
 
 // Job asks a consumer to create a payment at the PSP.
@@ -88,6 +92,7 @@ type Service struct {
 	tickets   *Signer
 	mailer    Mailer
 	addresses func(ctx context.Context, account int64) (string, error)
+	events    func(ctx context.Context, id int64) (event.Event, error)
 	log       *slog.Logger
 	// Paid is told about every sale (to free the fan's waiting-room slot
 	// and push the sold seats to watchers).
@@ -106,7 +111,10 @@ type Config struct {
 	Mailer    Mailer
 	// Addresses finds an account's email address (in the catalog).
 	Addresses func(ctx context.Context, account int64) (string, error)
-	Log       *slog.Logger
+	// Events reads an event's current rules (sale window, limit, waiting
+	// room) for payments that arrive after their hold ended.
+	Events func(ctx context.Context, id int64) (event.Event, error)
+	Log    *slog.Logger
 }
 
 // New returns the service.
@@ -118,7 +126,7 @@ func New(c Config) *Service {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
 	return &Service{shards: c.Shards, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
-		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, log: c.Log}
+		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, log: c.Log}
 }
 
 // SetQueue plugs the queue in after construction (the local queue's
@@ -205,14 +213,14 @@ func load(ctx context.Context, q inventory.Querier, id int64) (Order, error) {
 	if o.Items, err = inventory.Items(ctx, q, id); err != nil {
 		return Order{}, err
 	}
-	rows, err := q.Query(ctx, `SELECT t.id, i.label FROM tickets t JOIN order_items i ON i.id = t.order_item_id
+	rows, err := q.Query(ctx, `SELECT t.id, i.label, t.void_at IS NOT NULL FROM tickets t JOIN order_items i ON i.id = t.order_item_id
 		WHERE t.order_id = $1 ORDER BY t.id`, id)
 	if err != nil {
 		return Order{}, err
 	}
 	o.Tickets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		return t, r.Scan(&t.ID, &t.Label)
+		return t, r.Scan(&t.ID, &t.Label, &t.Void)
 	})
 	if err != nil {
 		return Order{}, err

@@ -16,9 +16,10 @@ import (
 )
 
 // Fulfil works through every shard's outbox: confirmation emails for paid
-// orders and refunds for payments that lost their hold. Delivery is at
-// least once; both handlers are idempotent (the refund has an idempotency
-// key, the email is rewritten whole).
+// orders, refunds of charges the shop refused and cancellations of the
+// payments of ended holds. Delivery is at least once; every handler is
+// idempotent (PSP calls carry idempotency keys, the email is rewritten
+// whole).
 func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	done := 0
 	var errs []error
@@ -88,6 +89,15 @@ func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload [
 		})
 		if errors.Is(err, psp.ErrRejected) {
 			return nil // already refunded
+		}
+		return err
+	case "payment.cancel":
+		err := s.callPSP(ctx, true, func() error {
+			_, err := s.psp.CancelPayment(ctx, p.Payment, "cancel-"+p.Payment)
+			return err
+		})
+		if errors.Is(err, psp.ErrRejected) {
+			return nil // paid or processing meanwhile: its webhook decides
 		}
 		return err
 	case "order.paid":

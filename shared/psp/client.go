@@ -71,6 +71,12 @@ func (c *Client) GetPayment(ctx context.Context, id string) (Payment, error) {
 	return out, c.do(ctx, http.MethodGet, "/v1/payments/"+id, "", nil, &out)
 }
 
+// CancelPayment implements PSP.
+func (c *Client) CancelPayment(ctx context.Context, id, key string) (Payment, error) {
+	var out Payment
+	return out, c.do(ctx, http.MethodPost, "/v1/payments/"+id+"/cancel", key, nil, &out)
+}
+
 // Refund implements PSP.
 func (c *Client) Refund(ctx context.Context, paymentID string, amount int64, key string) (Refund, error) {
 	var out Refund

@@ -1,5 +1,5 @@
 // Package psp is the port to the payment service provider: a small
-// interface (create payment, get payment, refund, recent events), its
+// interface (create, get and cancel a payment, refund, recent events), its
 // Stripe-style HTTP client, and webhook signatures
 // (PSP-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">).
 package psp
@@ -16,6 +16,7 @@ const (
 	StatusProcessing      = "processing"
 	StatusSucceeded       = "succeeded"
 	StatusFailed          = "failed"
+	StatusCanceled        = "canceled" // cancelled by the shop before it was paid
 )
 
 // Event types delivered by webhook and listed for reconciliation.
@@ -23,7 +24,11 @@ const (
 	EventSucceeded  = "payment.succeeded"
 	EventFailed     = "payment.failed"
 	EventProcessing = "payment.processing"
-	EventRefunded   = "refund.succeeded"
+	EventCanceled   = "payment.canceled"
+	// EventRefunded follows a refund, ours or one made at the PSP (its
+	// dashboard); EventDisputed a chargeback: the money went back either way.
+	EventRefunded = "refund.succeeded"
+	EventDisputed = "dispute.created"
 )
 
 // Errors a caller can act on.
@@ -53,6 +58,7 @@ type Payment struct {
 	URL       string    `json:"url"`
 	Failure   string    `json:"failure,omitempty"`
 	Refunded  bool      `json:"refunded"`
+	Disputed  bool      `json:"disputed,omitempty"`
 	Created   time.Time `json:"created"`
 	ReturnURL string    `json:"return_url,omitempty"`
 }
@@ -77,6 +83,9 @@ type Event struct {
 type PSP interface {
 	CreatePayment(ctx context.Context, p CreatePayment, idempotencyKey string) (Payment, error)
 	GetPayment(ctx context.Context, id string) (Payment, error)
+	// CancelPayment stops a payment that is not paid yet (Stripe: cancel
+	// the PaymentIntent); a paid or processing one is ErrRejected.
+	CancelPayment(ctx context.Context, id, idempotencyKey string) (Payment, error)
 	Refund(ctx context.Context, paymentID string, amount int64, idempotencyKey string) (Refund, error)
 	Events(ctx context.Context, since time.Time) ([]Event, error)
 }

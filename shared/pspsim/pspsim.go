@@ -1,14 +1,18 @@
 // Package pspsim is a payment provider simulator that behaves like Stripe
 // where catraca depends on it: API keys, idempotency keys (same key and body
 // → same answer; same key, other body → 400; kept 24 h), a hosted payment
-// page where a person types a test card, signed webhooks delivered with
-// retries and exponential backoff, and the faults real providers have:
-// duplicates, reordering, delays, outages, slowness and a rate limit (429).
+// page where a person types a test card, cancelling an unpaid payment,
+// refunds and disputes made on the provider's side (its dashboard, a
+// chargeback), signed webhooks delivered with retries and exponential
+// backoff, and the faults real providers have: duplicates, reordering,
+// delays, outages, slowness and a rate limit (429). Its ledger records every
+// charge, refund and dispute, so tests can check that money conserves.
 package pspsim
 
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -46,6 +50,8 @@ type Faults struct {
 
 // Config sets up a simulator.
 type Config struct {
+	// APIKey is the one secret key accepted; without one, every API call
+	// is refused (there is no default key).
 	APIKey     string
 	Secret     []byte // webhook signing secret
 	WebhookURL string // where events are delivered
@@ -67,7 +73,8 @@ type Sim struct {
 	opsBySec  map[int64]int
 	limited   int
 	charges   map[int64]int // order → successful charges
-	refunds   map[int64]int // order → refunds
+	refunds   map[int64]int // order → refunds and disputes
+	ledger    Ledger
 	delivered int
 	mux       *http.ServeMux
 	stop      chan struct{}
@@ -97,12 +104,17 @@ func New(cfg Config) *Sim {
 		client: &http.Client{Timeout: 10 * time.Second}}
 	s.mux.HandleFunc("POST /v1/payments", s.api(s.createPayment))
 	s.mux.HandleFunc("GET /v1/payments/{id}", s.api(s.getPayment))
+	s.mux.HandleFunc("POST /v1/payments/{id}/cancel", s.api(s.cancelPayment))
 	s.mux.HandleFunc("POST /v1/refunds", s.api(s.refund))
 	s.mux.HandleFunc("GET /v1/events", s.api(s.listEvents))
 	s.mux.HandleFunc("GET /pay/{id}", s.page)
 	s.mux.HandleFunc("POST /pay/{id}", s.submit)
 	s.mux.HandleFunc("GET /_sim/stats", s.statsHandler)
 	s.mux.HandleFunc("PUT /_sim/faults", s.faultsHandler)
+	s.mux.HandleFunc("GET /_sim/ledger", s.ledgerHandler)
+	s.mux.HandleFunc("POST /_sim/charges", s.chargeHandler)
+	s.mux.HandleFunc("POST /_sim/payments/{id}/refund", s.dashboardHandler(s.RefundAtPSP))
+	s.mux.HandleFunc("POST /_sim/payments/{id}/dispute", s.dashboardHandler(s.Dispute))
 	return s
 }
 
@@ -148,7 +160,7 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 // idempotency.
 func (s *Sim) api(h func(r *http.Request, body []byte) (int, any)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+		if s.cfg.APIKey == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.cfg.APIKey)) != 1 {
 			apiError(w, http.StatusUnauthorized, "invalid api key")
 			return
 		}
@@ -227,13 +239,17 @@ func (s *Sim) createPayment(r *http.Request, body []byte) (int, any) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return http.StatusOK, *s.newPaymentLocked(req)
+}
+
+func (s *Sim) newPaymentLocked(req psp.CreatePayment) *psp.Payment {
 	s.seq++
 	id := fmt.Sprintf("pay_%06d", s.seq)
 	p := &psp.Payment{ID: id, Status: psp.StatusRequiresPayment, Amount: req.Amount, Currency: req.Currency,
 		OrderID: req.OrderID, Reference: req.Reference, URL: s.cfg.PublicURL + "/pay/" + id, Created: time.Now().UTC(),
 		ReturnURL: req.ReturnURL}
 	s.payments[id] = p
-	return http.StatusOK, *p
+	return p
 }
 
 func (s *Sim) getPayment(r *http.Request, _ []byte) (int, any) {
@@ -246,6 +262,23 @@ func (s *Sim) getPayment(r *http.Request, _ []byte) (int, any) {
 	return http.StatusOK, *p
 }
 
+// cancelPayment stops a payment nobody has paid yet, as Stripe cancels a
+// PaymentIntent: its page no longer takes a card.
+func (s *Sim) cancelPayment(r *http.Request, _ []byte) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.payments[r.PathValue("id")]
+	if !ok {
+		return http.StatusNotFound, map[string]string{"error": "no such payment"}
+	}
+	if p.Status != psp.StatusRequiresPayment && p.Status != psp.StatusFailed {
+		return http.StatusBadRequest, map[string]string{"error": "payment cannot be canceled: it is " + p.Status}
+	}
+	p.Status = psp.StatusCanceled
+	s.emitLocked(psp.EventCanceled, *p)
+	return http.StatusOK, *p
+}
+
 func (s *Sim) refund(r *http.Request, body []byte) (int, any) {
 	var req struct {
 		Payment string `json:"payment"`
@@ -253,18 +286,70 @@ func (s *Sim) refund(r *http.Request, body []byte) (int, any) {
 	}
 	json.Unmarshal(body, &req)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	p, ok := s.payments[req.Payment]
-	if !ok || p.Status != psp.StatusSucceeded || p.Refunded {
-		s.mu.Unlock()
-		return http.StatusBadRequest, map[string]string{"error": "payment cannot be refunded"}
+	if ok && req.Amount != 0 && req.Amount != p.Amount {
+		return http.StatusBadRequest, map[string]string{"error": "only whole refunds are simulated"}
+	}
+	ref, err := s.refundLocked(req.Payment)
+	if err != nil {
+		return http.StatusBadRequest, map[string]string{"error": err.Error()}
+	}
+	return http.StatusOK, ref
+}
+
+// refundLocked gives a whole succeeded payment back, once.
+func (s *Sim) refundLocked(id string) (psp.Refund, error) {
+	p, ok := s.payments[id]
+	if !ok || p.Status != psp.StatusSucceeded || p.Refunded || p.Disputed {
+		return psp.Refund{}, fmt.Errorf("payment cannot be refunded")
 	}
 	p.Refunded = true
 	s.refunds[p.OrderID]++
+	s.recordLocked("refund", *p)
 	s.seq++
 	ref := psp.Refund{ID: fmt.Sprintf("re_%06d", s.seq), Payment: p.ID, Amount: p.Amount, Status: "succeeded"}
 	s.emitLocked(psp.EventRefunded, *p)
-	s.mu.Unlock()
-	return http.StatusOK, ref
+	return ref, nil
+}
+
+// RefundAtPSP refunds a payment from the provider's side, as someone
+// using its dashboard would: the shop learns of it by webhook only.
+func (s *Sim) RefundAtPSP(id string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.refundLocked(id); err != nil {
+		return psp.Payment{}, err
+	}
+	return *s.payments[id], nil
+}
+
+// Dispute is a chargeback: the card holder's bank takes the money of a
+// succeeded payment back, and the shop learns of it by webhook.
+func (s *Sim) Dispute(id string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.payments[id]
+	if !ok || p.Status != psp.StatusSucceeded || p.Refunded || p.Disputed {
+		return psp.Payment{}, fmt.Errorf("payment cannot be disputed")
+	}
+	p.Disputed = true
+	s.refunds[p.OrderID]++
+	s.recordLocked("dispute", *p)
+	s.emitLocked(psp.EventDisputed, *p)
+	return *p, nil
+}
+
+// Charge makes a payment that succeeds at once without the shop's
+// checkout: another integration on the same account, a payment link, a
+// tampered session. Its webhook says whatever c says, so tests can send the
+// shop signed charges for the wrong amount, currency or reference.
+func (s *Sim) Charge(c psp.CreatePayment) psp.Payment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.newPaymentLocked(c)
+	s.succeedLocked(p)
+	return *p
 }
 
 func (s *Sim) listEvents(r *http.Request, _ []byte) (int, any) {
@@ -368,6 +453,7 @@ func (s *Sim) succeedLocked(p *psp.Payment) {
 	p.Status = psp.StatusSucceeded
 	p.Failure = ""
 	s.charges[p.OrderID]++
+	s.recordLocked("charge", *p)
 	s.emitLocked(psp.EventSucceeded, *p)
 }
 
@@ -426,7 +512,7 @@ type Stats struct {
 	MaxOpsPerSecond int           `json:"max_ops_per_second"`
 	RateLimited     int           `json:"rate_limited"`
 	Charges         map[int64]int `json:"charges"` // order → successful charges
-	Refunds         map[int64]int `json:"refunds"`
+	Refunds         map[int64]int `json:"refunds"` // order → refunds and disputes
 	Delivered       int           `json:"delivered"`
 	Events          int           `json:"events"`
 	Payments        int           `json:"payments"`
@@ -452,6 +538,32 @@ func (s *Sim) Stats() Stats {
 
 func (s *Sim) statsHandler(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.Stats())
+}
+
+func (s *Sim) ledgerHandler(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"entries": s.Ledger(), "net": s.Ledger().Net()})
+}
+
+// chargeHandler serves POST /_sim/charges: Charge over HTTP.
+func (s *Sim) chargeHandler(w http.ResponseWriter, r *http.Request) {
+	var c psp.CreatePayment
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Amount <= 0 || c.Currency == "" {
+		apiError(w, http.StatusBadRequest, "amount and currency are required")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Charge(c))
+}
+
+// dashboardHandler serves a provider-side action on payment {id}.
+func (s *Sim) dashboardHandler(act func(id string) (psp.Payment, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := act(r.PathValue("id"))
+		if err != nil {
+			apiError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, p)
+	}
 }
 
 func (s *Sim) faultsHandler(w http.ResponseWriter, r *http.Request) {

@@ -226,7 +226,7 @@ func BaseConfig() config.Config {
 		MaxBodyBytes:      config.DefaultMaxBodyBytes,
 		MaxLayoutBytes:    config.LayoutMaxBodyBytes,
 		AuthPerIP:         1_000_000, // every test client is 127.0.0.1
-		PSPAPIKey:         "sk_test_catraca",
+		PSPAPIKey:         "sk_test_" + randomHex(16),
 		PSPWebhookSecrets: []config.Key{NewKey("w1")},
 		PSPRate:           50,
 		TicketKey:         []config.Key{NewKey("t1")},
