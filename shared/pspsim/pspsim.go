@@ -298,45 +298,54 @@ func (s *Sim) refund(r *http.Request, body []byte) (int, any) {
 	return http.StatusOK, ref
 }
 
-// refundLocked gives a whole succeeded payment back, once.
-func (s *Sim) refundLocked(id string) (psp.Refund, error) {
+// giveBackLocked returns a succeeded payment's money to the card holder,
+// once: kind is "refund" or "dispute"; the shop learns of it by webhook.
+func (s *Sim) giveBackLocked(id, kind string) (*psp.Payment, error) {
 	p, ok := s.payments[id]
 	if !ok || p.Status != psp.StatusSucceeded || p.Refunded || p.Disputed {
-		return psp.Refund{}, fmt.Errorf("payment cannot be refunded")
+		return nil, fmt.Errorf("payment cannot be given back (%s)", kind)
 	}
-	p.Refunded = true
+	event := psp.EventRefunded
+	if kind == "dispute" {
+		p.Disputed, event = true, psp.EventDisputed
+	} else {
+		p.Refunded = true
+	}
 	s.refunds[p.OrderID]++
-	s.recordLocked("refund", *p)
+	s.recordLocked(kind, *p)
+	s.emitLocked(event, *p)
+	return p, nil
+}
+
+// refundLocked refunds a whole succeeded payment, once.
+func (s *Sim) refundLocked(id string) (psp.Refund, error) {
+	p, err := s.giveBackLocked(id, "refund")
+	if err != nil {
+		return psp.Refund{}, err
+	}
 	s.seq++
-	ref := psp.Refund{ID: fmt.Sprintf("re_%06d", s.seq), Payment: p.ID, Amount: p.Amount, Status: "succeeded"}
-	s.emitLocked(psp.EventRefunded, *p)
-	return ref, nil
+	return psp.Refund{ID: fmt.Sprintf("re_%06d", s.seq), Payment: p.ID, Amount: p.Amount, Status: "succeeded"}, nil
 }
 
 // RefundAtPSP refunds a payment from the provider's side, as someone
-// using its dashboard would: the shop learns of it by webhook only.
+// using its dashboard would.
 func (s *Sim) RefundAtPSP(id string) (psp.Payment, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.refundLocked(id); err != nil {
-		return psp.Payment{}, err
-	}
-	return *s.payments[id], nil
+	return s.giveBack(id, "refund")
 }
 
 // Dispute is a chargeback: the card holder's bank takes the money of a
-// succeeded payment back, and the shop learns of it by webhook.
+// succeeded payment back.
 func (s *Sim) Dispute(id string) (psp.Payment, error) {
+	return s.giveBack(id, "dispute")
+}
+
+func (s *Sim) giveBack(id, kind string) (psp.Payment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.payments[id]
-	if !ok || p.Status != psp.StatusSucceeded || p.Refunded || p.Disputed {
-		return psp.Payment{}, fmt.Errorf("payment cannot be disputed")
+	p, err := s.giveBackLocked(id, kind)
+	if err != nil {
+		return psp.Payment{}, err
 	}
-	p.Disputed = true
-	s.refunds[p.OrderID]++
-	s.recordLocked("dispute", *p)
-	s.emitLocked(psp.EventDisputed, *p)
 	return *p, nil
 }
 
