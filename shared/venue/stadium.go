@@ -7,7 +7,7 @@ import (
 
 // Stadium generates a stadium-like layout: a stage at the top, a standing
 // floor in front of it and two rings of numbered seated sections around the
-// floor. rowsPerSection × seats per row grows with the ring radius; the
+// floor, open towards the stage. rowsPerSection × seats per row grows with the ring radius; the
 // result has at least minSeats reserved seats.
 func Stadium(name, city string, minSeats, floorCapacity int) Layout {
 	const cx, cy = 500.0, 540.0
@@ -15,9 +15,10 @@ func Stadium(name, city string, minSeats, floorCapacity int) Layout {
 		Stage: [][2]int{{400, 40}, {600, 40}, {600, 110}, {400, 110}}}
 	l.Sections = append(l.Sections, Section{
 		Code: "FLOOR", Name: "Floor (standing)", Kind: "standing", Rank: 0, PriceLevel: "GA",
-		Capacity: floorCapacity, Shape: [][2]int{{380, 150}, {620, 150}, {620, 620}, {380, 620}},
+		Capacity: floorCapacity, Shape: [][2]int{{390, 150}, {610, 150}, {610, 620}, {390, 620}},
 	})
-	// Each ring: sections spread over 300° leaving the stage side open.
+	// Each ring: sections spread over 300° leaving the stage side (90°, the
+	// top) open, so neither the floor nor the stage lies under a section.
 	type ring struct {
 		prefix, level    string
 		inner, rowDepth  float64
@@ -36,7 +37,7 @@ func Stadium(name, city string, minSeats, floorCapacity int) Layout {
 		inner := rings[0].inner
 		for _, rg := range rings {
 			rg.inner = inner
-			start, span := math.Pi*(-90+30)/180, math.Pi*300/180 // from 30° right of the stage, clockwise
+			start, span := math.Pi*(90+30)/180, math.Pi*300/180 // from 30° left of the stage, round the far end
 			per := span / float64(rg.sections)
 			for s := 0; s < rg.sections; s++ {
 				a0 := start + per*float64(s) + per*0.04
@@ -74,9 +75,43 @@ func Stadium(name, city string, minSeats, floorCapacity int) Layout {
 			inner = rg.inner + float64(int(float64(rg.rows)*scale))*rg.rowDepth + 15
 		}
 		if total >= minSeats {
+			fit(&l, 20)
 			return l
 		}
 	}
+}
+
+// fit moves everything drawn so it starts margin units from the top left
+// corner and sizes the layout to hold it: big rings reach past 1000×1000.
+func fit(l *Layout, margin int) {
+	minX, minY, maxX, maxY := math.MaxInt, math.MaxInt, math.MinInt, math.MinInt
+	for _, p := range l.Stage {
+		minX, minY, maxX, maxY = min(minX, p[0]), min(minY, p[1]), max(maxX, p[0]), max(maxY, p[1])
+	}
+	for _, s := range l.Sections {
+		for _, p := range s.Shape {
+			minX, minY, maxX, maxY = min(minX, p[0]), min(minY, p[1]), max(maxX, p[0]), max(maxY, p[1])
+		}
+	}
+	dx, dy := margin-minX, margin-minY
+	move := func(shape [][2]int) {
+		for i := range shape {
+			shape[i][0] += dx
+			shape[i][1] += dy
+		}
+	}
+	move(l.Stage)
+	for i := range l.Sections {
+		s := &l.Sections[i]
+		move(s.Shape)
+		for _, r := range s.Rows {
+			for k := range r.Seats {
+				r.Seats[k].X += float32(dx)
+				r.Seats[k].Y += float32(dy)
+			}
+		}
+	}
+	l.Width, l.Height = maxX-minX+2*margin, maxY-minY+2*margin
 }
 
 // rowLabel names rows A..Z, AA..AZ, …
