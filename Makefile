@@ -22,12 +22,17 @@ test-go:
 
 # The browser tests run alone: sharing 2 cores with every other package
 # made Chromium miss its waits.
-test-browser: browser
+test-browser: browser edge/node_modules/axe-core/axe.min.js
 	$(GO) test $(GOTEST_FLAGS) ./edge/e2e
 
 FUZZTIME ?= 60s
 fuzz: ## fuzz the HTTP API from its seed corpus for FUZZTIME (default 60s); make test runs the corpus only
 	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) ./shared/api
+
+# axe-core, which the browser tests run on every page (edge/package.json).
+edge/node_modules/axe-core/axe.min.js: edge/package.json edge/package-lock.json
+	cd edge && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 test-edge: ## the CloudFront Function's unit tests (Node's test runner)
 	cd edge && node --test test/
@@ -38,8 +43,8 @@ browser: ## install Debian's Chromium for the browser tests when missing
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-screenshots: browser ## refresh the screenshots in docs/screenshots from the browser tests
-	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent' ./edge/e2e -update-docs
+screenshots: browser edge/node_modules/axe-core/axe.min.js ## refresh the screenshots in docs/screenshots from the browser tests
+	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent|TestPhoneOnSale' ./edge/e2e -update-docs
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -25,13 +25,15 @@ import (
 var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the README shows into docs/")
 
 // inDocs are the screenshots the README shows.
-var inDocs = map[string]bool{"seat-map": true, "waiting-room": true, "reserved-checkout": true, "reserved-tickets": true, "phone-seat-map": true, "sold-out": true}
+var inDocs = map[string]bool{"seat-map": true, "waiting-room": true, "reserved-checkout": true, "reserved-tickets": true,
+	"phone-seat-map": true, "phone-seat-map-section": true, "sold-out": true}
 
 // site is one running stack with a browser beside it.
 type site struct {
 	st        *stack.Stack
 	org       *organizer.Service
 	organizer int64
+	chrome    string
 	browser   context.Context
 	shots     string
 	layout    venue.Layout
@@ -63,9 +65,17 @@ func newSite(t *testing.T) *site {
 		s.shots = t.TempDir()
 	}
 	require.NoError(t, os.MkdirAll(s.shots, 0o755))
+	s.chrome = chrome
+	s.browser = s.newBrowser(t)
+	return s
+}
 
+// newBrowser starts a browser process of its own: a second fan with
+// other cookies.
+func (s *site) newBrowser(t *testing.T) context.Context {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(chrome),
+		chromedp.ExecPath(s.chrome),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -81,8 +91,7 @@ func newSite(t *testing.T) *site {
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
-	s.browser = alloc
-	return s
+	return alloc
 }
 
 // event creates an on-sale event on the test arena.
@@ -109,16 +118,35 @@ func (s *site) event(t *testing.T, name string, room bool, holdTTL int) int64 {
 // each test uses its own browser process).
 func (s *site) tab(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(s.browser)
+	return s.tabOf(t, s.browser)
+}
+
+func (s *site) tabOf(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
+	t.Cleanup(func() { // what the page showed when the test failed
+		if t.Failed() {
+			last, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if png, err := chromedp.Run(last, chromedp.CaptureScreenshot()); err == nil {
+				os.WriteFile(filepath.Join(s.shots, "failed-"+t.Name()+".png"), png, 0o644)
+			}
+		}
+	})
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(cancelT)
 	return ctx
 }
 
+// shot saves the whole page, or what a phone's screen shows.
 func (s *site) shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	whole := chromedp.FullScreenshot(100)
+	if evaluate[int](t, ctx, `window.innerWidth`) < 800 {
+		whole = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(ctx, whole)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(s.shots, name+".png"), png, 0o644))
 	if *updateDocs && inDocs[name] {
@@ -148,6 +176,7 @@ func (s *site) pay(t *testing.T, ctx context.Context, shotPrefix string) {
 		chromedp.WaitVisible(`//p[contains(@class,"countdown") and contains(., "Time left to pay")]`),
 	))
 	s.shot(t, ctx, shotPrefix+"-checkout")
+	accessible(t, ctx, "checkout")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(`//button[contains(., "Pay now") or contains(., "Continue to payment")]`),
 		chromedp.WaitVisible(chromedp.CSS(`#card`)),
@@ -192,15 +221,23 @@ func TestBuyReservedSeatsFromTheMap(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+"/?utm_source=test")))
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//a[. = "Aurora Tour — Browser"]`)))
 	s.shot(t, ctx, "home")
+	accessible(t, ctx, "home")
 
 	s.signUp(t, ctx, fmt.Sprintf("/events/%d", id))
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(`//h1[. = "Aurora Tour — Browser"]`),
+	))
+	accessible(t, ctx, "event")
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(`//a[. = "Choose seats"]`),
-		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap circle.seat`)),
-		// zoom into a seated section, then pick two seats next to each other
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.WaitVisible(`//p[contains(., "Live")]`),
+	))
+	accessible(t, ctx, "booking")
+	require.NoError(t, chromedp.Do(ctx,
+		// open a seated section, then pick two seats next to each other
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
-		chromedp.Sleep(200*time.Millisecond),
+		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`)),
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken)`)),
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken):not(.selected)`)),
 		chromedp.WaitVisible(`//button[contains(., "Hold 2 seats")]`),
@@ -210,15 +247,15 @@ func TestBuyReservedSeatsFromTheMap(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[contains(., "Hold 2 seats")]`)))
 	s.pay(t, ctx, "reserved")
 	require.Contains(t, text(t, ctx, ".tickets"), "Section 101")
-
+	require.Contains(t, text(t, ctx, "main"), "Aurora Tour — Browser · ", "the tickets name the event, its date and venue")
+	require.Contains(t, text(t, ctx, "main"), "Arena Teste, Rio de Janeiro")
+	accessible(t, ctx, "tickets")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
-		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/book", id)),
-		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`)),
+		chromedp.Click(`//a[. = "My orders"]`),
+		chromedp.WaitVisible(`//h2/a[. = "Aurora Tour — Browser"]`),
 	))
-	s.shot(t, ctx, "phone-seat-map")
-	overflow := evaluate[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`)
-	require.False(t, overflow, "no sideways scrolling on a phone")
+	require.Contains(t, text(t, ctx, ".card"), "Arena Teste")
+	accessible(t, ctx, "my orders")
 }
 
 // booking opens the booking page of a new event (no waiting room) as a
@@ -254,11 +291,12 @@ func TestWaitingRoomAdmitsThenSells(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/book", id)),
 		chromedp.WaitVisible(`//h1[starts-with(., "Waiting room")]`),
-		chromedp.WaitVisible(`//p[@role="status" and contains(., "ahead of you") or contains(., "You are next")]`),
+		chromedp.WaitVisible(`//p[@class="lead" and (contains(., "ahead of you") or contains(., "You are next"))]`),
 	))
 	path := evaluate[string](t, ctx, `location.pathname`)
 	require.Equal(t, fmt.Sprintf("/events/%d/queue", id), path)
 	s.shot(t, ctx, "waiting-room")
+	accessible(t, ctx, "waiting room")
 
 	first.buyAndLeave(t, id) // frees the slot
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))))
@@ -278,7 +316,7 @@ func TestLeavingTheLine(t *testing.T) {
 	ctx := s.tab(t)
 	s.signUp(t, ctx, fmt.Sprintf("/events/%d/queue", id))
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//p[@role="status" and contains(., "ahead of you") or contains(., "You are next")]`),
+		chromedp.WaitVisible(`//p[@class="lead" and (contains(., "ahead of you") or contains(., "You are next"))]`),
 		chromedp.Click(`//button[. = "Leave the line"]`),
 		chromedp.WaitVisible(`//h1[. = "Leave Early"]`),
 	))
@@ -312,10 +350,11 @@ func TestSoldOutEvent(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Sold out")]`),
 		chromedp.WaitVisible(`//span[contains(., "0 left")]`),
 		chromedp.Click(`//button[. = "Find best seats"]`),
-		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Not enough tickets left")]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "not enough tickets left")]`),
 	))
-	free := evaluate[int](t, ctx, `document.querySelectorAll('circle.seat:not(.taken)').length`)
-	require.Zero(t, free, "every seat shows as taken")
+	open := evaluate[int](t, ctx, `document.querySelectorAll('polygon.section.seated:not(.soldout)').length`)
+	require.Zero(t, open, "every section shows as sold out")
+	require.Contains(t, text(t, ctx, "#pick-s"), "Section 101 · R$450.00 · sold out")
 	s.shot(t, ctx, "sold-out")
 	require.True(t, strings.Contains(text(t, ctx, "main"), "Unpaid holds come back"))
 }

@@ -382,7 +382,8 @@ label,input,button{display:block;width:100%;font-size:1.1rem;margin:.4rem 0}inpu
 small{color:#555}</style></head><body>
 <h1>Pay {{.Amount}}</h1><p>Order {{.OrderID}} · payment {{.ID}}</p>
 {{if .Done}}<p role="status">This payment is {{.Status}}.</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
-{{else}}<form method="post"><label for="card">Card number</label>
+{{else}}{{if .Failure}}<p role="alert"><strong>{{.Failure}}</strong> Nothing was charged. Try another card{{if .ReturnURL}}, or <a href="{{.ReturnURL}}">go back to the shop</a>{{end}}.</p>{{end}}
+<form method="post"><label for="card">Card number</label>
 <input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required value="">
 <button type="submit">Pay</button></form>
 <p><small>Test cards: 4242 4242 4242 4242 succeeds · 4000 0000 0000 0002 is declined ·
@@ -404,7 +405,8 @@ func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	pageTmpl.Execute(w, map[string]any{"ID": view.ID, "OrderID": view.OrderID, "Status": view.Status,
 		"Amount": fmt.Sprintf("%s %d.%02d", strings.ToUpper(view.Currency), view.Amount/100, view.Amount%100),
-		"Done":   view.Status != psp.StatusRequiresPayment && view.Status != psp.StatusFailed, "ReturnURL": view.ReturnURL})
+		"Done":   view.Status != psp.StatusRequiresPayment && view.Status != psp.StatusFailed, "ReturnURL": view.ReturnURL,
+		"Failure": map[string]string{"card_declined": "Your bank declined this card.", "insufficient_funds": "This card does not have enough funds."}[view.Failure]})
 }
 
 func (s *Sim) submit(w http.ResponseWriter, r *http.Request) {

@@ -25,11 +25,11 @@ export async function api(method, path, body, { idempotencyKey, headers = {}, re
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
   const write = method !== 'GET' && method !== 'HEAD';
   if (write) {
+    // Every write says JSON, even without a body: the API refuses other
+    // content types on cookie-authenticated writes (CSRF).
     const text = body === undefined ? '' : JSON.stringify(body);
-    if (body !== undefined) {
-      init.body = text;
-      init.headers['Content-Type'] = 'application/json';
-    }
+    if (body !== undefined) init.body = text;
+    init.headers['Content-Type'] = 'application/json';
     init.headers['x-amz-content-sha256'] = await sha256Hex(text);
     if (idempotencyKey) init.headers['Idempotency-Key'] = idempotencyKey;
   }
@@ -53,6 +53,33 @@ export async function api(method, path, body, { idempotencyKey, headers = {}, re
     if (!res.ok) throw new Problem(res.status, data);
     return data;
   }
+}
+
+// eventInfo reads an event once per page load (name, date, venue for
+// orders and tickets).
+const events = new Map();
+export function eventInfo(id) {
+  if (!events.has(id)) {
+    events.set(id, api('GET', `/api/events/${id}`).catch((err) => {
+      events.delete(id);
+      throw err;
+    }));
+  }
+  return events.get(id);
+}
+
+// layoutOf fetches an event's seat layout once (it is immutable); the
+// waiting room starts it before the fan's turn comes.
+const layouts = new Map();
+export function layoutOf(e) {
+  const key = `${e.venue_id}/${e.layout_version}`;
+  if (!layouts.has(key)) {
+    layouts.set(key, api('GET', `/api/venues/${key.replace('/', '/layouts/')}`).catch((err) => {
+      layouts.delete(key);
+      throw err;
+    }));
+  }
+  return layouts.get(key);
 }
 
 export const newKey = () => crypto.randomUUID();
@@ -81,3 +108,10 @@ export const money = (cents, currency = 'BRL') =>
 
 export const when = (iso) =>
   new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+
+// clockTime is a time of day, as on the fan's watch.
+export const clockTime = (d) => new Intl.DateTimeFormat('en', { timeStyle: 'short' }).format(new Date(d));
+
+// eventWhen and eventLine are what orders and tickets say about their event.
+export const eventWhen = (e) => `${when(e.starts_at)} · ${e.venue_name}, ${e.city}`;
+export const eventLine = (e) => `${e.name} · ${eventWhen(e)}`;

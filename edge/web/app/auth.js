@@ -3,6 +3,7 @@
 import { api, session } from './api.js';
 import { field, h, toast } from './dom.js';
 import { navigate, renderNav } from './main.js';
+import { explain } from './messages.js';
 
 function next(query) {
   const n = query.get('next') || '/';
@@ -19,7 +20,7 @@ function form(title, fields, submit, footer) {
       try {
         await submit(Object.fromEntries(new FormData(f)));
       } catch (err) {
-        error.textContent = err.message;
+        error.textContent = explain(err);
       } finally {
         button.disabled = false;
       }

@@ -1,18 +1,42 @@
-// Booking page: the seat map with live availability, "best available for
-// N" and general-admission quantity pickers. A hold turns into an order and
-// the fan moves on to pay.
-import { api, money, newKey } from './api.js';
+// Booking page: the seat map with live availability, the same seats as
+// section → row → seat lists (keyboard and screen readers), "best
+// available for N" with the prices it may pick, and general-admission
+// quantities. A sticky bar carries the selection, its total and the hold
+// button. A hold turns into an order and the fan moves on to pay.
+import { api, clockTime, eventInfo, eventWhen, layoutOf, money, newKey } from './api.js';
 import { h, toast } from './dom.js';
 import { navigate } from './main.js';
+import { explain } from './messages.js';
 import { SeatMap } from './seatmap.js';
 
 export async function render(main, [id]) {
-  const e = await api('GET', `/api/events/${id}`);
-  const layout = await api('GET', `/api/venues/${e.venue_id}/layouts/${e.layout_version}`);
+  const e = await eventInfo(id);
+  const turn = h('p', { class: 'notice turn', hidden: true });
+  const loading = h('div', { class: 'loading' },
+    h('p', { role: 'status' }, 'Loading the seat map…'), h('progress', { 'aria-label': 'Loading the seat map' }));
+  main.append(h('h1', {}, e.name), h('p', { class: 'lead' }, eventWhen(e)), turn, loading);
+  const stops = [];
+  const stopAll = () => stops.forEach((f) => f());
+  if (e.waiting_room.enabled) stops.push(showTurn(id, turn));
+  try {
+    stops.push(await book(main, id, e, loading));
+  } catch (err) {
+    stopAll();
+    throw err;
+  }
+  return stopAll;
+}
+
+async function book(main, id, e, loading) {
+  const layout = await layoutOf(e);
   const price = Object.fromEntries((e.price_levels || []).map((p) => [p.code, p]));
-  const info = h('p', { class: 'seat-info muted' }, 'Point at a seat to see it; click to select.');
-  const chosen = h('ul', { class: 'chosen', 'aria-live': 'polite' });
+  const cost = (code) => (price[code] ? price[code].price_cents : 0);
+  const fmt = (cents) => money(cents, e.currency);
+  const info = h('p', { class: 'seat-info muted' }, 'Tap or click a section to see its seats, then tap seats to select them.');
+  const chosen = h('ul', { class: 'chosen' });
   const holdButton = h('button', { type: 'button', disabled: true }, 'Hold selected seats');
+  const summary = h('p', { class: 'bar-summary' });
+  const raceNotice = h('p', { class: 'notice bad', role: 'alert', hidden: true });
   const live = h('p', { class: 'muted small', role: 'status' }, 'Connecting to live availability…');
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
@@ -25,49 +49,153 @@ export async function render(main, [id]) {
     } }, 'Leave and let the next fan in'));
   }
 
+  const seated = layout.sections.filter((s) => s.kind !== 'standing');
+  const standing = layout.sections.filter((s) => s.kind === 'standing');
+
+  // The lists: section → row → seats, the keyboard and screen-reader way
+  // to the same seats as the map.
+  const secSelect = h('select', { id: 'pick-s' }, h('option', { value: '' }, 'Choose a section'),
+    seated.map((s) => h('option', { value: s.code }, s.name)));
+  const rowSelect = h('select', { id: 'pick-r', disabled: true }, h('option', { value: '' }, 'Choose a section first'));
+  const seatLegend = h('legend', {}, 'Seats');
+  const seatList = h('div', { class: 'seat-list' });
+  const seatSet = h('fieldset', { class: 'seat-set', hidden: true }, seatLegend, seatList);
+  let chips = new Map(); // seat index → checkbox of the row shown
+
   const map = new SeatMap(layout, e.price_levels || [], {
     onToggle: () => showSelection(),
-    onHover: (seat, avail) => {
-      const p = price[seat.level];
-      info.textContent = `${seat.label} · ${p ? money(p.price_cents, e.currency) : ''} · ${avail ? 'available' : 'not available'}`;
+    onHover: (seat, rec) => {
+      if (seat) info.textContent = `${seat.label} · ${fmt(cost(seat.level))} · ${map.isAvailable(seat.index) ? 'available' : 'not available'}`;
+      else if (rec.seats.length) info.textContent = `${rec.sec.name} · ${fmt(cost(rec.sec.price_level))} · ${map.free(rec.sec.code).toLocaleString('en')} seats left`;
+    },
+    onOpen: (code) => {
+      secSelect.value = code;
+      showRows(code);
+    },
+    onCounts: () => {
+      showCounts();
+      showRange();
+      syncChips();
     },
   });
 
-  function showSelection() {
-    const sel = map.selection();
-    chosen.replaceChildren(...sel.map((seat) => h('li', {}, `${seat.label} — ${money(price[seat.level].price_cents, e.currency)} `,
-      h('button', { type: 'button', class: 'link', 'aria-label': `Remove ${seat.label}`, onclick: () => map.toggle(seat.index) }, 'remove'))));
-    if (!sel.length) chosen.append(h('li', { class: 'muted' }, 'No seats selected.'));
-    const total = sel.reduce((a, seat) => a + price[seat.level].price_cents, 0);
-    holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${money(total, e.currency)}` : 'Hold selected seats';
-    holdButton.disabled = !sel.length || sel.length > e.max_per_hold;
+  function showCounts() {
+    for (const opt of secSelect.options) {
+      if (!opt.value) continue;
+      const rec = map.sections[opt.value];
+      const n = map.free(opt.value);
+      opt.textContent = `${rec.sec.name} · ${fmt(cost(rec.sec.price_level))} · ${n ? n.toLocaleString('en') + ' left' : 'sold out'}`;
+    }
+    if (secSelect.value) {
+      for (const opt of rowSelect.options) {
+        const n = rowSeats(secSelect.value, opt.value).filter((i) => map.isAvailable(i)).length;
+        opt.textContent = `Row ${opt.value} · ${n ? n + ' free' : 'full'}`;
+      }
+    }
   }
 
-  async function hold(body, button) {
+  const rowSeats = (code, label) => map.sections[code].seats.filter((i) => map.seats[i].row === label);
+
+  function showRows(code) {
+    const rows = [...new Set(map.sections[code].seats.map((i) => map.seats[i].row))];
+    rowSelect.replaceChildren(...rows.map((r) => h('option', { value: r }, `Row ${r}`)));
+    rowSelect.disabled = false;
+    rowSelect.value = rows.find((r) => rowSeats(code, r).some((i) => map.isAvailable(i))) || rows[0];
+    showCounts();
+    showSeats();
+  }
+
+  function showSeats() {
+    const code = secSelect.value;
+    const row = rowSelect.value;
+    chips = new Map();
+    seatSet.hidden = !code || !row;
+    if (seatSet.hidden) return;
+    seatLegend.textContent = `Seats in ${map.sections[code].sec.name}, row ${row} · ${fmt(cost(map.sections[code].sec.price_level))} each`;
+    seatList.replaceChildren(...rowSeats(code, row).map((i) => {
+      const seat = map.seats[i];
+      const box = h('input', { type: 'checkbox', value: i, onchange: () => map.toggle(i) });
+      chips.set(i, box);
+      return h('label', { class: 'chip' }, box, h('span', {}, String(seat.number)));
+    }));
+    syncChips();
+  }
+
+  function syncChips() {
+    for (const [i, box] of chips) {
+      box.checked = map.selected.has(i);
+      box.disabled = !box.checked && !map.isAvailable(i);
+      box.closest('label').classList.toggle('taken', box.disabled);
+      box.setAttribute('aria-label', `Seat ${map.seats[i].number}${box.disabled ? ', taken' : ''}`);
+    }
+  }
+
+  secSelect.onchange = () => {
+    if (!secSelect.value) return;
+    map.open(secSelect.value, { quiet: true });
+    showRows(secSelect.value);
+  };
+  rowSelect.onchange = () => {
+    showSeats();
+    map.show(rowSeats(secSelect.value, rowSelect.value).map((i) => map.seats[i]));
+  };
+
+  function showSelection(seat) {
+    const sel = map.selection();
+    chosen.replaceChildren(...sel.map((t) => h('li', {}, `${t.label} — ${fmt(cost(t.level))} `,
+      h('button', { type: 'button', class: 'link', 'aria-label': `Remove ${t.label}`, onclick: () => map.toggle(t.index) }, 'remove'))));
+    if (!sel.length) chosen.append(h('li', { class: 'muted' }, 'No seats selected.'));
+    const total = sel.reduce((a, t) => a + cost(t.level), 0);
+    const tooMany = sel.length > e.max_per_hold;
+    // The bar names the seats (short: section, row and number).
+    summary.textContent = sel.length
+      ? `${sel.map((t) => `${t.section} ${t.row}-${t.number}`).join(', ')}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
+      : 'Pick seats on the map or from the lists.';
+    summary.title = sel.map((t) => t.label).join(', ');
+    holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
+    holdButton.disabled = !sel.length || tooMany;
+    if (seat) raceNotice.hidden = true;
+    syncChips();
+  }
+
+  async function hold(body, button, seats = []) {
     button.disabled = true;
+    map.pending = new Set(seats.map((t) => t.index));
+    performance.mark('catraca:hold');
     try {
       const res = await api('POST', `/api/events/${id}/holds`, body, { idempotencyKey: newKey() });
       navigate(`/orders/${res.order_id}`);
     } catch (err) {
+      map.pending.clear();
       if (err.code === 'seats-taken') {
+        // The loser of a race: name the seats and show the map around them.
         const lost = map.markTaken(err.body.seats || []);
-        toast(`Sorry, ${lost.length ? lost.map((s) => s.label).join(', ') : 'some seats'} just went to someone else. The map is up to date; pick again.`, 'bad');
+        const kept = map.selection().length;
+        raceNotice.textContent = lost.length
+          ? `${names(lost)} ${lost.length > 1 ? 'were' : 'was'} taken by another fan a moment before you.${kept ? ' Your other seats are still selected.' : ''} Pick ${lost.length > 1 ? 'other seats' : 'another seat'} on the map.`
+          : explain(err);
+        raceNotice.hidden = false;
+        if (lost.length) map.show(lost);
         refresh();
       } else if (err.code === 'admission-required') {
-        toast('Your turn to buy has ended. Join the waiting room again.', 'bad');
+        toast(explain(err), 'bad');
         navigate(`/events/${id}/queue`);
       } else {
-        toast(err.message, 'bad');
+        toast(explain(err), 'bad');
       }
-      button.disabled = false;
+      showSelection();
+      if (button !== holdButton) button.disabled = false;
+    } finally {
+      map.pending = new Set();
     }
   }
-  holdButton.onclick = () => hold({ seats: map.selection().map((s) => s.id).sort((a, b) => a - b) }, holdButton);
+  holdButton.onclick = () => {
+    const sel = map.selection();
+    if (sel.length) hold({ seats: sel.map((t) => t.id).sort((a, b) => a - b) }, holdButton, sel);
+  };
 
-  const seated = layout.sections.filter((s) => s.kind !== 'standing');
-  const standing = layout.sections.filter((s) => s.kind === 'standing');
   const quantities = (sel) => Array.from({ length: e.max_per_hold }, (_, i) => h('option', { value: i + 1, selected: i + 1 === sel }, i + 1));
-
+  const range = h('p', { class: 'muted small', id: 'best-range' });
   const bestForm = h('form', { class: 'inline', onsubmit: (ev) => {
       ev.preventDefault();
       const f = new FormData(bestForm);
@@ -76,9 +204,24 @@ export async function render(main, [id]) {
       hold({ best }, bestForm.querySelector('button'));
     } },
     h('p', { class: 'field' }, h('label', { for: 'best-q' }, 'Tickets'), h('select', { id: 'best-q', name: 'quantity' }, quantities(2))),
-    h('p', { class: 'field' }, h('label', { for: 'best-s' }, 'Section'), h('select', { id: 'best-s', name: 'section' },
+    h('p', { class: 'field' }, h('label', { for: 'best-s' }, 'Section'), h('select', { id: 'best-s', name: 'section', onchange: () => showRange() },
       h('option', { value: '' }, 'Best in the house'), seated.map((s) => h('option', { value: s.code }, s.name)))),
-    h('p', { class: 'field' }, h('button', { type: 'submit' }, 'Find best seats')));
+    h('p', { class: 'field' }, h('button', { type: 'submit', 'aria-describedby': 'best-range' }, 'Find best seats')));
+
+  // showRange tells, before the hold, what best available may cost.
+  function showRange() {
+    const code = bestForm.elements.section.value;
+    const prices = seated.filter((s) => (!code || s.code === code) && map.free(s.code) > 0).map((s) => cost(s.price_level));
+    if (!prices.length) {
+      range.textContent = 'No seats are left there right now.';
+      return;
+    }
+    const lo = Math.min(...prices);
+    const hi = Math.max(...prices);
+    range.textContent = lo === hi
+      ? `Each ticket costs ${fmt(lo)}.`
+      : `Each ticket costs from ${fmt(lo)} to ${fmt(hi)}: the best seats left are picked, whatever their price. You see the seats and total before paying.`;
+  }
 
   const gaForms = standing.map((sec) => {
     const left = h('span', { class: 'muted' });
@@ -87,27 +230,35 @@ export async function render(main, [id]) {
         ev.preventDefault();
         hold({ pool: sec.code, quantity: Number(new FormData(f).get('quantity')) }, f.querySelector('button'));
       } },
-      h('p', { class: 'field' }, h('label', { for: 'ga-' + sec.code }, `${sec.name} · ${money(price[sec.price_level].price_cents, e.currency)}`),
+      h('p', { class: 'field' }, h('label', { for: 'ga-' + sec.code }, `${sec.name} · ${fmt(cost(sec.price_level))}`),
         h('select', { id: 'ga-' + sec.code, name: 'quantity' }, quantities(2))),
       h('p', { class: 'field' }, h('button', { type: 'submit' }, 'Get standing tickets')), left);
     return f;
   });
 
   const legend = h('ul', { class: 'legend' },
-    (e.price_levels || []).map((p) => h('li', {}, h('span', { class: 'swatch', style: { background: map.color[p.code] } }), `${p.name} ${money(p.price_cents, e.currency)}`)),
+    (e.price_levels || []).map((p) => h('li', {}, h('span', { class: 'swatch', style: { background: map.color[p.code] } }), `${p.name} ${fmt(p.price_cents)}`)),
     h('li', {}, h('span', { class: 'swatch taken' }), 'Not available'),
     h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'));
 
+  loading.remove();
   main.append(
-    h('h1', {}, e.name),
-    h('p', { class: 'lead' }, `${e.venue_name} · up to ${e.max_per_hold} tickets per order`),
     soldOut,
     h('div', { class: 'book' },
       h('section', { class: 'map-wrap', 'aria-label': 'Seat map' }, map.controls(), map.el, info, legend, live),
       h('aside', { class: 'panel' },
-        h('h2', {}, 'Your seats'), chosen, holdButton,
-        h('h2', {}, 'Best available'), bestForm,
-        standing.length ? h('h2', {}, 'Standing') : '', gaForms)));
+        h('h2', {}, 'Your seats'), chosen,
+        h('h2', {}, 'Pick seats from a list'),
+        h('p', { class: 'field' }, h('label', { for: 'pick-s' }, 'Section'), secSelect),
+        h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
+        seatSet,
+        h('h2', {}, 'Best available'), bestForm, range,
+        standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
+    h('div', { class: 'actionbar' }, raceNotice, h('div', { class: 'bar-row' }, summary, holdButton)));
+  document.body.classList.add('has-bar');
+  map.reset();
+  const resized = new ResizeObserver(() => map.setView(map.view));
+  resized.observe(map.el);
   showSelection();
 
   let etag = '';
@@ -116,8 +267,7 @@ export async function render(main, [id]) {
     if (res.status === 304 || !res.ok) return;
     etag = res.headers.get('ETag') || '';
     const snap = await res.json();
-    const lost = map.applySnapshot(snap.available, snap.seat_count);
-    tellLost(lost);
+    tellLost(map.applySnapshot(snap.available, snap.seat_count));
     let left = map.available.reduce((a, b) => a + b, 0);
     for (const [code, g] of Object.entries(snap.ga || {})) {
       left += g.remaining;
@@ -126,6 +276,15 @@ export async function render(main, [id]) {
     soldOut.hidden = left > 0;
   }
   await refresh();
+  requestAnimationFrame(() => performance.mark('catraca:map-live'));
+
+  // tellLost says which selected seats went to someone else while the fan
+  // was choosing (never the fan's own hold: those seats are pending).
+  function tellLost(lost) {
+    if (!lost.length) return;
+    raceNotice.textContent = `${names(lost)} ${lost.length > 1 ? 'were' : 'was'} just taken by another fan and ${lost.length > 1 ? 'are' : 'is'} no longer in your selection.`;
+    raceNotice.hidden = false;
+  }
 
   // Live changes over SSE; if the stream is unavailable (as behind a
   // buffered Lambda), poll the edge-cached snapshot instead.
@@ -144,8 +303,7 @@ export async function render(main, [id]) {
     stream.onopen = () => { failures = 0; live.textContent = 'Live: seats update as others buy.'; };
     stream.addEventListener('change', (m) => {
       const d = JSON.parse(m.data);
-      const lost = map.applyDelta(d);
-      tellLost(lost);
+      tellLost(map.applyDelta(d));
       for (const [code, n] of Object.entries(d.ga || {})) {
         const el = gaRemaining[code];
         if (el) el.textContent = ` ${Math.max(0, parseInt(el.textContent, 10) + n)} left`;
@@ -159,10 +317,45 @@ export async function render(main, [id]) {
   return () => {
     clearInterval(poll);
     if (stream) stream.close();
+    resized.disconnect();
+    document.body.classList.remove('has-bar');
   };
 }
 
-// tellLost says which selected seats went to someone else meanwhile.
-function tellLost(lost) {
-  if (lost.length) toast(`${lost.map((s) => s.label).join(', ')} was just taken by someone else.`, 'bad');
+// names lists seats for a sentence.
+function names(seats) {
+  const labels = seats.map((t) => t.label);
+  return labels.length > 1 ? `${labels.slice(0, -1).join(', ')} and ${labels.at(-1)}` : labels[0];
+}
+
+// showTurn shows when the fan's shopping turn ends, as a clock time and
+// minutes left, and says so aloud at 2 and 1 minutes left.
+function showTurn(id, el) {
+  const key = `catraca.turn.${id}`;
+  let timer = null;
+  const said = new Set();
+  const tick = () => {
+    const until = sessionStorage.getItem(key);
+    if (!until) return;
+    const left = Math.max(0, Math.round((new Date(until) - Date.now()) / 60000));
+    el.hidden = false;
+    el.textContent = left > 0
+      ? `Your turn to buy ends at ${clockTime(until)} (${left} min left).`
+      : `Your turn to buy ends at ${clockTime(until)}: less than a minute left.`;
+    for (const m of [2, 1]) {
+      if (left <= m && !said.has(m)) {
+        said.add(m);
+        if (left > 0) toast(`${left === 1 ? 'One minute' : left + ' minutes'} left in your turn to buy.`, 'bad');
+      }
+    }
+  };
+  if (!sessionStorage.getItem(key)) {
+    api('GET', `/api/events/${id}/queue`).then((st) => {
+      if (st.admission_expires_at) sessionStorage.setItem(key, st.admission_expires_at);
+      tick();
+    }).catch(() => {});
+  }
+  tick();
+  timer = setInterval(tick, 5000);
+  return () => clearInterval(timer);
 }

@@ -2,6 +2,7 @@
 // index.html for every page path), the account menu and notices.
 import { api, session } from './api.js';
 import { h, toast } from './dom.js';
+import { explain } from './messages.js';
 
 const routes = [
   [/^\/$/, () => import('./home.js')],
@@ -72,7 +73,7 @@ async function render() {
         session.clear();
         return requireLogin();
       }
-      main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', { class: 'error' }, err.message));
+      main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', { class: 'error' }, explain(err)));
     }
     const heading = main.querySelector('h1');
     document.title = heading ? heading.textContent + ' · catraca' : 'catraca';

@@ -1,21 +1,28 @@
 // One order: the hold countdown, payment on the PSP's page, and the tickets
 // with their QR codes once paid. The PSP's webhook may land a moment after
 // the fan returns, so a paying order is re-read until it settles.
-import { api, money, newKey, when } from './api.js';
+import { api, clockTime, eventInfo, eventLine, money, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
 import { navigate } from './main.js';
 import { liveTickets } from './tickets.js';
+import { explain, paymentFailure } from './messages.js';
 
 export async function render(main, [id]) {
   let timer = null;
   let poll = null;
   let stopLive = () => {};
+  let rechecks = 0;
   const box = h('div');
   const title = h('h1', {}, `Order ${id}`);
-  main.append(title, box);
+  const about = h('p', { class: 'lead event-line' });
+  main.append(title, about, box);
 
   async function load() {
     const o = await api('GET', `/api/orders/${id}`);
+    // The order knows its event's id only: name, date and venue come from
+    // the (cached) event.
+    const e = await eventInfo(o.event_id).catch(() => null);
+    about.textContent = e ? eventLine(e) : '';
     draw(o);
     return o;
   }
@@ -47,29 +54,33 @@ export async function render(main, [id]) {
         expired: 'Your hold expired and the seats went back on sale. Nothing was charged.',
         cancelled: 'This order was cancelled and its seats released. Nothing was charged.',
         refunded: 'This order was refunded.',
-      }[lapsed ? 'expired' : o.status] || o.status;
+      }[lapsed ? 'expired' : o.status] || 'This order can no longer be paid. Nothing was charged.';
       title.textContent = `Order ${id}`;
       box.replaceChildren(h('p', { class: 'notice bad', role: 'alert' }, why), items,
         h('p', {}, h('a', { class: 'button', href: `/events/${o.event_id}` }, 'Back to the event')));
       return;
     }
     const left = h('p', { class: 'countdown', role: 'timer', 'aria-live': 'off' });
+    const say = h('p', { class: 'sr-only', role: 'status' });
     const status = h('p', { role: 'status' });
     const payButton = h('button', { type: 'button' }, pay.status === 'requires_action' && pay.url ? 'Continue to payment' : 'Pay now');
     const release = h('button', { type: 'button', class: 'secondary' }, 'Release these seats');
     title.textContent = 'Checkout';
-    box.replaceChildren(h('p', { class: 'lead' }, 'Your seats are held for you.'), left, items, total, status,
+    performance.mark('catraca:checkout');
+    const expires = new Date(o.hold_expires_at);
+    const until = clockTime(expires);
+    box.replaceChildren(h('p', {}, `Your seats are held for you until ${until}.`), left, say, items, total, status,
       h('p', { class: 'actions' }, payButton, release));
 
-    const expires = new Date(o.hold_expires_at);
-    let warned = false;
+    // Screen readers hear the time left at a few steps, not every second.
+    const steps = [300, 120, 60, 30].filter((t) => (expires - Date.now()) / 1000 > t);
     const tick = () => {
       const s = Math.max(0, Math.round((expires - Date.now()) / 1000));
-      left.textContent = `Time left to pay: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+      left.textContent = `Time left to pay: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} (until ${until})`;
       left.classList.toggle('urgent', s < 60);
-      if (s < 60 && !warned) {
-        warned = true;
-        toast('Less than a minute left to pay for your seats.', 'bad');
+      if (steps.length && s <= steps[0]) {
+        const t = steps.shift();
+        say.textContent = `${t >= 120 ? t / 60 + ' minutes' : t === 60 ? 'One minute' : t + ' seconds'} left to pay, until ${until}.`;
       }
       if (s === 0) {
         clearInterval(timer);
@@ -89,8 +100,13 @@ export async function render(main, [id]) {
       status.textContent = 'Lots of fans are paying right now; your payment page is being prepared…';
       payButton.disabled = true;
       poll = setTimeout(load, 2000);
+    } else if (pay.status === 'requires_action' && rechecks < 5) {
+      // Back from the payment page: its verdict may land a moment later.
+      rechecks++;
+      poll = setTimeout(load, 2000);
     } else if (pay.status === 'failed') {
-      status.textContent = `The payment did not go through${pay.failure ? ' (' + pay.failure + ')' : ''}. You can try again while your seats are held.`;
+      status.className = 'notice bad';
+      status.textContent = paymentFailure(pay.failure, until);
     }
 
     payButton.onclick = async () => {
@@ -104,7 +120,7 @@ export async function render(main, [id]) {
         draw(res.order);
       } catch (err) {
         if (err.code === 'hold-expired') return load();
-        toast(err.message, 'bad');
+        toast(explain(err), 'bad');
         payButton.disabled = false;
       }
     };
@@ -115,7 +131,7 @@ export async function render(main, [id]) {
         toast('Seats released.');
         navigate(`/events/${o.event_id}`);
       } catch (err) {
-        toast(err.message, 'bad');
+        toast(explain(err), 'bad');
         release.disabled = false;
       }
     };
@@ -130,5 +146,5 @@ export async function render(main, [id]) {
 }
 
 export function summary(o) {
-  return `${when(o.created_at)} · ${o.items.length} item${o.items.length > 1 ? 's' : ''} · ${money(o.total_cents, o.currency)}`;
+  return `Ordered ${when(o.created_at)} · ${o.items.length} item${o.items.length > 1 ? 's' : ''} · ${money(o.total_cents, o.currency)}`;
 }

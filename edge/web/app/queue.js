@@ -2,19 +2,29 @@
 // for a second) every 2 s, the fan's own status every couple of minutes or
 // when the line reaches them. The admission token arrives as a cookie with the
 // status that admits the fan; then the page moves on to the booking page.
-import { api, when } from './api.js';
+import { api, layoutOf, when } from './api.js';
 import { h } from './dom.js';
 import { navigate } from './main.js';
+import { explain } from './messages.js';
 
 export async function render(main, [id]) {
   const e = await api('GET', `/api/events/${id}`);
-  const headline = h('p', { class: 'lead', role: 'status', 'aria-live': 'polite' }, 'Joining the line…');
+  const headline = h('p', { class: 'lead' }, 'Joining the line…');
+  // Screen readers hear the line move in steps, not every poll.
+  const say = h('p', { class: 'sr-only', role: 'status' });
+  let said = { key: '', at: 0 };
+  const announce = (text, key, now = false) => {
+    const [kind] = key.split(':');
+    if (key === said.key || (!now && kind === said.key.split(':')[0] && Date.now() - said.at < 30000)) return;
+    said = { key, at: Date.now() };
+    say.textContent = text;
+  };
   const bar = h('progress', { max: 100, value: 0, 'aria-label': 'Your progress in the line' });
   const facts = h('dl', { class: 'facts' });
   const note = h('p', { class: 'notice', hidden: true, role: 'status' });
   const leave = h('button', { type: 'button', class: 'link', onclick: leaveLine }, 'Leave the line');
   main.append(
-    h('h1', {}, `Waiting room · ${e.name}`), headline, bar, facts, note, h('p', {}, leave),
+    h('h1', {}, `Waiting room · ${e.name}`), headline, say, bar, facts, note, h('p', {}, leave),
     h('section', { class: 'tips', 'aria-label': 'While you wait' },
       h('h2', {}, 'While you wait'),
       h('ul', {},
@@ -37,7 +47,10 @@ export async function render(main, [id]) {
     leave.hidden = !['prequeue', 'waiting'].includes(st);
     if (!st) return;
     if (st === 'admitted') {
+      performance.mark('catraca:admitted');
+      if (mine.admission_expires_at) sessionStorage.setItem(`catraca.turn.${id}`, mine.admission_expires_at);
       headline.textContent = 'It is your turn! Taking you to the seat map…';
+      announce(headline.textContent, 'admitted', true);
       bar.value = 100;
       navigate(`/events/${id}/book`, { replace: true });
       stopped = true;
@@ -49,6 +62,7 @@ export async function render(main, [id]) {
         ? `You are in. In ${clock(left)} everyone here gets a random place in line, so arriving early gives no advantage.`
         : 'Drawing places in line…';
       add('Draw at', when(mine.draw_at));
+      announce(`You are in. Places in line are drawn at ${when(mine.draw_at)}.`, 'prequeue');
       return;
     }
     if (st === 'waiting') {
@@ -61,6 +75,9 @@ export async function render(main, [id]) {
       const rate = progress ? progress.admitted_last_minute : 0;
       const eta = rate > 0 ? Math.round((ahead / rate) * 60) : mine.eta_seconds;
       headline.textContent = ahead > 0 ? `You are in line. ${ahead.toLocaleString('en')} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.` : 'You are next.';
+      announce(headline.textContent, `waiting:${step(ahead)}`, ahead <= 3);
+      // The map is immutable and cached: fetch it before the turn comes.
+      if (ahead <= Math.max(50, progress ? progress.ceiling : 0)) layoutOf(e).catch(() => {});
       bar.value = pos > 1 ? Math.min(99, Math.round((1 - ahead / (pos - 1)) * 100)) : 99;
       add('People ahead', ahead.toLocaleString('en'));
       if (eta) add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
@@ -74,7 +91,8 @@ export async function render(main, [id]) {
       closed: 'This event has no waiting room right now.',
       none: 'You are not in this line.',
     };
-    headline.textContent = mine.message || messages[st] || st;
+    headline.textContent = messages[st] || 'Checking your place in line…';
+    announce(headline.textContent, st, true);
     const rejoin = () => h('button', { type: 'button', onclick: join }, 'Join the line');
     const next = {
       expired: rejoin,
@@ -95,7 +113,7 @@ export async function render(main, [id]) {
       stopped = true;
       navigate(`/events/${id}`);
     } catch (err) {
-      headline.textContent = err.message;
+      headline.textContent = explain(err);
       leave.disabled = false;
     }
   }
@@ -129,7 +147,7 @@ export async function render(main, [id]) {
       asked = Date.now();
     } catch (err) {
       if (err.status === 503) return calm(err, status);
-      headline.textContent = err.message;
+      headline.textContent = explain(err);
       return;
     }
     show();
@@ -183,5 +201,8 @@ export async function render(main, [id]) {
 // still counts as the front: two seconds of admissions, at least a quarter
 // of the ceiling.
 const near = (p) => 20 + Math.max(Math.floor((p.ceiling || 0) / 4), Math.floor((p.admitted_last_minute || 0) / 30));
+
+// step rounds a place in line to what is worth announcing.
+const step = (n) => (n >= 1000 ? Math.round(n / 1000) * 1000 : n >= 100 ? Math.round(n / 100) * 100 : n >= 10 ? Math.round(n / 10) * 10 : n);
 
 const clock = (s) => `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;

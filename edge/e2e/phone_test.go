@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// liveMapBudget is how long a slowed phone may take from "it is your turn"
+// to a seat map that answers taps.
+const liveMapBudget = 1500 * time.Millisecond
+
+var phoneViewport = chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulateScale(2))
+
+// asPhone makes the tab a mid-range phone: 390×844, touch, a CPU 4× slower
+// than this machine's.
+func asPhone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, phoneViewport))
+	_, err := chromedp.Call(ctx, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: 4})
+	require.NoError(t, err)
+}
+
+// touch sends one touch event with the fingers at the points given.
+func touch(t *testing.T, ctx context.Context, kind input.DispatchTouchEventType, pts ...[2]float64) {
+	t.Helper()
+	tp := []*input.TouchPoint{}
+	for i, p := range pts {
+		id := float64(i + 1)
+		tp = append(tp, &input.TouchPoint{X: p[0], Y: p[1], ID: &id})
+	}
+	_, err := chromedp.Call(ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: kind, TouchPoints: tp})
+	require.NoError(t, err)
+}
+
+func tap(t *testing.T, ctx context.Context, x, y float64) {
+	t.Helper()
+	touch(t, ctx, input.DispatchTouchEventTypeTouchStart, [2]float64{x, y})
+	touch(t, ctx, input.DispatchTouchEventTypeTouchEnd)
+}
+
+// at returns the centre of the first element matching the CSS selector,
+// in viewport pixels.
+func at(t *testing.T, ctx context.Context, sel string) (float64, float64) {
+	t.Helper()
+	p := evaluate[[]float64](t, ctx, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, sel))
+	return p[0], p[1]
+}
+
+// mapPoint returns the venue point under a viewport point of the seat map.
+func mapPoint(t *testing.T, ctx context.Context, x, y float64) [2]float64 {
+	t.Helper()
+	p := evaluate[[]float64](t, ctx, fmt.Sprintf(`(() => { const m = document.querySelector('svg.seatmap'); const r = m.getBoundingClientRect();
+		const [vx, vy, vw, vh] = m.getAttribute('viewBox').split(' ').map(Number); return [vx + (%f - r.x) / r.width * vw, vy + (%f - r.y) / r.height * vh]; })()`, x, y))
+	return [2]float64{p[0], p[1]}
+}
+
+// between reads the time between two performance marks of the page.
+func between(t *testing.T, ctx context.Context, from, to string) time.Duration {
+	t.Helper()
+	var ms float64
+	poll, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`performance.getEntriesByName(%q).length > 0`, to), chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err)
+	require.True(t, poll)
+	start := "0"
+	if from != "" {
+		start = fmt.Sprintf(`performance.getEntriesByName(%q).at(-1).startTime`, from)
+	}
+	ms = evaluate[float64](t, ctx, fmt.Sprintf(`performance.getEntriesByName(%q).at(-1).startTime - %s`, to, start))
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// The on-sale on a phone: the waiting room hands over to a live map of a
+// 20,000-seat stadium within the budget; a tapped section fills the map
+// with seats a finger can hit; pinch, "+" and the sticky hold bar work;
+// every page passes axe-core at phone size.
+func TestPhoneOnSale(t *testing.T) {
+	s := newSite(t)
+	var err error
+	s.layout, err = s.org.ImportLayout(context.Background(), 0, venue.Stadium("Estádio Teste", "Rio de Janeiro", 20000, 5000))
+	require.NoError(t, err)
+	id := s.event(t, "Phone Night", true, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	asPhone(t, ctx)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+	))
+	admitted := between(t, ctx, "catraca:admitted", "catraca:map-live")
+	t.Logf("phone (390×844, touch, CPU 4×): admission → live map %v", admitted.Round(time.Millisecond))
+	require.Less(t, admitted, liveMapBudget, "admission → live map on a slowed phone")
+	deadline := text(t, ctx, ".turn")
+	require.Regexp(t, `Your turn to buy ends at \d{1,2}:\d\d`, deadline)
+	accessible(t, ctx, "booking (phone)")
+
+	// A fresh page load with nothing cached.
+	_, err = chromedp.Call(ctx, network.ClearBrowserCache, cdp.Empty{})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/book", id))))
+	cold := between(t, ctx, "", "catraca:map-live")
+	t.Logf("phone: page load with an empty cache → live map %v", cold.Round(time.Millisecond))
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	s.shot(t, ctx, "phone-seat-map")
+	overflow := evaluate[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`)
+	require.False(t, overflow, "no sideways scrolling on a phone")
+	inView := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.actionbar button').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)
+	require.True(t, inView, "the hold button stays on screen")
+	disabled := evaluate[bool](t, ctx, `document.querySelector('.actionbar button').disabled`)
+	require.True(t, disabled, "nothing to hold before a seat is chosen")
+	require.Contains(t, text(t, ctx, "#pick-s"), "Section 101 · R$450.00 · ", "price and seats left per section")
+
+	// "+" zooms around the centre of the map.
+	cx, cy := at(t, ctx, "svg.seatmap")
+	before := mapPoint(t, ctx, cx, cy)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[@aria-label="Zoom in"]`)))
+	after := mapPoint(t, ctx, cx, cy)
+	require.InDelta(t, before[0], after[0], 2)
+	require.InDelta(t, before[1], after[1], 2)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[. = "Whole venue"]`)))
+
+	// Pinch out around a point: the venue under the fingers stays there.
+	px, py := cx-60, cy+40
+	under := mapPoint(t, ctx, px, py)
+	width := evaluate[float64](t, ctx, `Number(document.querySelector('svg.seatmap').getAttribute('viewBox').split(' ')[2])`)
+	touch(t, ctx, input.DispatchTouchEventTypeTouchStart, [2]float64{px - 20, py}, [2]float64{px + 20, py})
+	for d := 30.0; d <= 80; d += 10 {
+		touch(t, ctx, input.DispatchTouchEventTypeTouchMove, [2]float64{px - d, py}, [2]float64{px + d, py})
+	}
+	touch(t, ctx, input.DispatchTouchEventTypeTouchEnd)
+	zoomed := evaluate[float64](t, ctx, `Number(document.querySelector('svg.seatmap').getAttribute('viewBox').split(' ')[2])`)
+	require.InDelta(t, width/4, zoomed, width/20, "fingers 40 → 160 px apart zoom in 4×")
+	still := mapPoint(t, ctx, px, py)
+	require.InDelta(t, under[0], still[0], 3)
+	require.InDelta(t, under[1], still[1], 3)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[. = "Whole venue"]`)))
+
+	// Section first: a tap opens section 101 with seats a finger can hit;
+	// its label stays.
+	x, y := at(t, ctx, `g[data-section="101"] polygon`)
+	tap(t, ctx, x, y)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`))))
+	seat := evaluate[float64](t, ctx, `document.querySelector('g[data-section="101"] circle.seat').getBoundingClientRect().width`)
+	t.Logf("phone: a seat of an opened section is %.0f px wide", seat)
+	require.GreaterOrEqual(t, seat, 24.0)
+	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.selected').length`), "the tap that opens a section selects nothing")
+	labelShown := evaluate[bool](t, ctx, `[...document.querySelectorAll('.section-label')].some((l) => l.textContent === '101' && getComputedStyle(l).display !== 'none')`)
+	require.True(t, labelShown, "section labels stay when zoomed")
+	require.Equal(t, "101", evaluate[string](t, ctx, `document.querySelector('#pick-s').value`), "the lists follow the map")
+
+	// Tap a free seat in view, then hold it from the sticky bar.
+	free := evaluate[[]float64](t, ctx, `(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
+		const bar = document.querySelector('.actionbar').getBoundingClientRect();
+		for (const c of document.querySelectorAll('g[data-section="101"] circle.seat:not(.taken)')) {
+			const r = c.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;
+			if (x > m.left + 20 && x < m.right - 20 && y > m.top + 20 && y < Math.min(m.bottom, bar.top) - 20) return [x, y];
+		} return []; })()`)
+	require.Len(t, free, 2, "a free seat of section 101 in view")
+	tap(t, ctx, free[0], free[1])
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[starts-with(., "Hold 1 seat")]`)))
+	s.shot(t, ctx, "phone-seat-map-section")
+	hx, hy := at(t, ctx, ".actionbar button")
+	tap(t, ctx, hx, hy)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
+	held := between(t, ctx, "catraca:hold", "catraca:checkout")
+	t.Logf("phone: hold → checkout %v", held.Round(time.Millisecond))
+	require.Contains(t, text(t, ctx, ".event-line"), "Phone Night · ")
+	require.Regexp(t, `\(until \d{1,2}:\d\d`, text(t, ctx, ".countdown"))
+	require.NotContains(t, text(t, ctx, "#toast"), "taken", "no alarm about the fan's own seats")
+	accessible(t, ctx, "checkout (phone)")
+}
