@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -93,6 +94,12 @@ func TestPhoneOnSale(t *testing.T) {
 	ctx := s.tab(t)
 	s.signUp(t, ctx, "/")
 	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	// The layout is immutable and cached at the edge: only the first fan
+	// of an on-sale waits for the origin to build it.
+	res, err := http.Get(fmt.Sprintf("%s/api/venues/%d/layouts/%d", s.st.URL, s.layout.VenueID, s.layout.Version))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
 	asPhone(t, ctx)
 
 	require.NoError(t, chromedp.Do(ctx,

@@ -11,6 +11,7 @@ export const PALETTE = ['#1f6feb', '#8250df', '#bf3989', '#1a7f37', '#bc4c00', '
 
 const SEAT_R = 2.4; // seat pitch is 5 units
 const FINGER_PX = 26; // an opened section shows seats at least 24 px, with room to spare
+const MOUSE_PX = 14; // with a mouse, an opened section fits the map down to this
 const TAP_PX = 12; // smaller seats are not tapped: the tap opens their section
 const MAX_SEAT_PX = 64;
 
@@ -159,7 +160,7 @@ export class SeatMap {
     const aspect = r.height / r.width;
     const b = rec.box;
     let w = Math.max(b.w, b.h / aspect) * 1.1;
-    w = Math.min(w, (2 * SEAT_R * r.width) / FINGER_PX);
+    w = Math.min(w, (2 * SEAT_R * r.width) / aimPx());
     this.setView({ x: b.x + b.w / 2 - w / 2, y: b.y + b.h / 2 - (w * aspect) / 2, w, h: w * aspect });
     if (quiet) return;
     this.el.scrollIntoView({ block: 'nearest' }); // on a phone the map may sit half below the fold
@@ -175,7 +176,7 @@ export class SeatMap {
     const ys = seats.map((t) => t.y);
     const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
     const cy = (Math.min(...ys) + Math.max(...ys)) / 2;
-    const w = (2 * SEAT_R * r.width) / FINGER_PX;
+    const w = (2 * SEAT_R * r.width) / aimPx();
     this.setView({ x: cx - w / 2, y: cy - (w * aspect) / 2, w, h: w * aspect });
   }
 
@@ -274,7 +275,7 @@ export class SeatMap {
     const px = this.seatPx();
     if (t && t.seat && px >= TAP_PX) return this.toggle(t.seat.index);
     if (double) return this.zoomAt(0.5, x, y);
-    if (t && px < FINGER_PX * 0.9 && this.sections[t.code].seats.length) this.open(t.code);
+    if (t && px < aimPx() * 0.9 && this.sections[t.code].seats.length) this.open(t.code);
   }
 
   controls() {
@@ -386,6 +387,9 @@ export class SeatMap {
     return [...this.selected].map((i) => this.seats[i]);
   }
 }
+
+// aimPx is the smallest seat the fan can hit: a fingertip on touch screens.
+const aimPx = () => (matchMedia('(pointer: coarse)').matches ? FINGER_PX : MOUSE_PX);
 
 function bounds(shape) {
   const xs = shape.map((p) => p[0]);
