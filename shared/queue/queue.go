@@ -62,6 +62,11 @@ func (r *Room) keys(eventID int64) []string {
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
+// SetClock replaces the room's clock, before it serves: tests step the
+// waiting room's time (slot lifetimes, heartbeats, the ceiling's
+// adjustments) with it instead of sleeping.
+func (r *Room) SetClock(now func() time.Time) { r.now = now }
+
 // unavailable wraps Redis errors so callers can fail closed.
 func unavailable(err error) error {
 	if err == nil || errors.Is(err, redis.Nil) {

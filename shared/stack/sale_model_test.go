@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,6 +119,7 @@ const (
 	maxPerHold    = 2
 	maxPerAccount = 3
 	holdTTL       = 120 // seconds
+	activeTTL     = 900 // seconds, a shopping slot and its token
 	maxFans       = 5
 	password      = "model-password-1"
 )
@@ -137,11 +139,15 @@ type sale struct {
 	checks  int
 	emailNo int
 	seen    map[string]int // what the sequences reached, for the log
+	// roomAhead is how far the waiting room's clock runs ahead of real
+	// time (nanoseconds): ticks and Expire advance it.
+	roomAhead atomic.Int64
 }
 
 func newSale(t *testing.T) *sale {
 	ctx := context.Background()
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
+	cfg.PSPRate = 100_000 // no checkout queued behind the quota: a queued one completes in the background, out of step
 	st, err := stack.Start(ctx, cfg, stack.Options{Manual: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +157,7 @@ func newSale(t *testing.T) *sale {
 		secret: cfg.PSPWebhookSecrets[0].Secret, seen: map[string]int{}, tr: &http.Transport{MaxIdleConnsPerHost: 16}}
 	// The simulator's deliveries come to the test, which replays them to
 	// the shop in the order (and as many times) the sequence says.
+	st.App.Room.SetClock(func() time.Time { return time.Now().Add(time.Duration(s.roomAhead.Load())) })
 	hooks := httptest.NewServer(s.hooks)
 	t.Cleanup(hooks.Close)
 	st.Sim.SetWebhookURL(hooks.URL)
@@ -245,7 +252,7 @@ type model struct {
 type shopper struct {
 	*fan.Fan
 	ticket   string // last queue ticket
-	place    int64  // place number of the current place
+	place    int64  // place number of the current place (0: unknown)
 	inLine   bool   // holds a place (waiting or admitted)
 	hadPlace bool   // had a place before (given up, served or dropped)
 	served   bool   // the current place was admitted
@@ -263,7 +270,7 @@ type order struct {
 
 func (s *sale) newModel(t *rapid.T) *model {
 	s.checks++
-	m := &model{s: s, ctx: s.ctx, start: time.Now().Add(-time.Second), ceiling: 2,
+	m := &model{s: s, ctx: s.ctx, start: time.Now(), ceiling: 2,
 		prices: map[string]int{"A": 9000, "GA": 5000}, byID: map[int64]*order{}, forged: map[string]bool{}}
 	now := time.Now().UTC()
 	var e struct {
@@ -274,7 +281,7 @@ func (s *sale) newModel(t *rapid.T) *model {
 		"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
 		"max_per_hold": maxPerHold, "max_per_account": maxPerAccount, "hold_ttl_seconds": holdTTL,
 		"price_levels": m.levels(),
-		"waiting_room": map[string]any{"enabled": true, "ceiling": m.ceiling, "active_ttl_seconds": 900, "admission_ttl_seconds": 900},
+		"waiting_room": map[string]any{"enabled": true, "ceiling": m.ceiling, "active_ttl_seconds": activeTTL, "admission_ttl_seconds": activeTTL},
 	}, &e)
 	if err != nil {
 		t.Fatalf("create event: %v", err)
@@ -349,7 +356,9 @@ func (m *model) pickFan(t *rapid.T, pred func(*shopper) bool) *shopper {
 			some = append(some, f)
 		}
 	}
-	if len(some) == 0 || rapid.IntRange(0, 3).Draw(t, "any fan") == 0 {
+	// Drawn whether or not it is needed, so that shrinking a sequence
+	// keeps the later draws in step.
+	if anyFan := rapid.IntRange(0, 3).Draw(t, "any fan") == 0; anyFan || len(some) == 0 {
 		some = m.fans
 	}
 	return some[rapid.IntRange(0, len(some)-1).Draw(t, "fan")]
@@ -413,8 +422,7 @@ func (m *model) Status(t *rapid.T) {
 			} else if waiting := m.waitingOthers(f); a.Ahead < waiting {
 				m.fail(t, noRestore, "account %d, out of line, came back with %d ahead of it while %d wait", f.Account, a.Ahead, waiting)
 			}
-			m.maxPlace++
-			f.inLine, f.place, f.served = true, m.maxPlace, false
+			f.inLine, f.place, f.served = true, 0, false // its number is not told: unknown until it joins
 		}
 		if a.State == "admitted" {
 			f.served, f.slot = true, true
@@ -453,7 +461,10 @@ func (f *shopper) endPlace() {
 
 func (m *model) Tick(t *rapid.T) { m.tick(t) }
 
+// tick is one admission tick, a second after the last one on the room's
+// clock (the ceiling adapts at most once a second).
 func (m *model) tick(t *rapid.T) {
+	m.s.roomAhead.Add(int64(time.Second))
 	room := m.s.st.App.Room
 	before, err := room.Progress(m.ctx, m.event)
 	if err != nil {
@@ -497,12 +508,14 @@ func (m *model) tick(t *rapid.T) {
 			}
 		case "waiting":
 			waiting = append(waiting, f)
+		case "none", "expired":
+			f.endPlace() // dropped: missed heartbeats, or the turn ran out
 		}
 	}
 	m.s.seen["admissions"] += len(admitted)
 	for _, a := range admitted {
 		for _, w := range waiting {
-			if w.place < a.place {
+			if w.place > 0 && w.place < a.place {
 				m.fail(t, placeOrder, "place %d (account %d) was admitted while place %d (account %d) waits",
 					a.place, a.Account, w.place, w.Account)
 			}
@@ -546,7 +559,7 @@ func (m *model) pickOrder(t *rapid.T, pred func(*order) bool) *order {
 		t.Skip("no orders yet")
 	}
 	some := slices.DeleteFunc(slices.Clone(m.orders), func(o *order) bool { return !pred(o) })
-	if len(some) == 0 || rapid.IntRange(0, 3).Draw(t, "any order") == 0 {
+	if anyOrder := rapid.IntRange(0, 3).Draw(t, "any order") == 0; anyOrder || len(some) == 0 {
 		some = m.orders
 	}
 	return some[rapid.IntRange(0, len(some)-1).Draw(t, "order")]
@@ -561,10 +574,20 @@ func (m *model) Release(t *rapid.T) {
 	}
 }
 
-// Expire advances the hold clock: PostgreSQL's now() decides expiry, so
-// the deadlines of this event's live holds move into the past instead.
+// Expire advances the clocks: half a hold's lifetime, a whole one, or a
+// whole shopping slot's. PostgreSQL's now() decides hold expiry, so the
+// deadlines of this event's live holds move into the past instead; the
+// waiting room's clock moves forward.
 func (m *model) Expire(t *rapid.T) {
-	secs := rapid.SampledFrom([]int{holdTTL / 2, holdTTL + 1}).Draw(t, "seconds")
+	secs := rapid.SampledFrom([]int{holdTTL / 2, holdTTL + 1, activeTTL + 1}).Draw(t, "seconds")
+	m.s.roomAhead.Add(int64(secs) * int64(time.Second))
+	if secs > activeTTL {
+		for _, f := range m.fans {
+			if f.served {
+				f.endPlace() // the turn is over
+			}
+		}
+	}
 	db, err := m.s.st.App.Shards.ForEvent(m.ctx, m.event)
 	if err != nil {
 		t.Fatal(err)
@@ -732,7 +755,7 @@ func (m *model) ChangePrice(t *rapid.T) {
 func (m *model) ChangeCeiling(t *rapid.T) {
 	c := rapid.IntRange(1, 3).Draw(t, "ceiling")
 	err := m.s.org.Call(m.ctx, "ceiling", http.MethodPut, fmt.Sprintf("/api/events/%d/waiting-room", m.event),
-		map[string]any{"enabled": true, "ceiling": c, "active_ttl_seconds": 900, "admission_ttl_seconds": 900}, nil)
+		map[string]any{"enabled": true, "ceiling": c, "active_ttl_seconds": activeTTL, "admission_ttl_seconds": activeTTL}, nil)
 	if err != nil {
 		t.Logf("change ceiling: %v", err)
 		return
