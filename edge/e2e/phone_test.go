@@ -165,6 +165,19 @@ func TestPhoneOnSale(t *testing.T) {
 	require.InDelta(t, under[1], still[1], 3)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[. = "Whole venue"]`)))
 
+	// A double tap on the floor (no seats to open) zooms in 2× around it.
+	fx, fy := at(t, ctx, `g[data-section="FLOOR"] polygon`)
+	under = mapPoint(t, ctx, fx, fy)
+	width = evaluate[float64](t, ctx, `Number(document.querySelector('svg.seatmap').getAttribute('viewBox').split(' ')[2])`)
+	tap(t, ctx, fx, fy)
+	tap(t, ctx, fx, fy)
+	zoomed = evaluate[float64](t, ctx, `Number(document.querySelector('svg.seatmap').getAttribute('viewBox').split(' ')[2])`)
+	require.InDelta(t, width/2, zoomed, width/20, "a double tap zooms in 2×")
+	still = mapPoint(t, ctx, fx, fy)
+	require.InDelta(t, under[0], still[0], 3)
+	require.InDelta(t, under[1], still[1], 3)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`//button[. = "Whole venue"]`)))
+
 	// Section first: a tap opens section 101 with seats a finger can hit;
 	// its label stays.
 	x, y := at(t, ctx, `g[data-section="101"] polygon`)

@@ -3,14 +3,14 @@
 // available for N" with the prices it may pick, and general-admission
 // quantities. A sticky bar carries the selection, its total and the hold
 // button. A hold turns into an order and the fan moves on to pay.
-import { api, clockTime, eventInfo, eventWhen, layoutOf, money, newKey } from './api.js';
+import { api, clockTime, eventWhen, layoutOf, money, newKey } from './api.js';
 import { h, toast } from './dom.js';
 import { navigate } from './main.js';
 import { explain } from './messages.js';
 import { SeatMap } from './seatmap.js';
 
 export async function render(main, [id]) {
-  const e = await eventInfo(id);
+  const e = await api('GET', `/api/events/${id}`); // fresh: prices and status may have changed
   const turn = h('p', { class: 'notice turn', hidden: true });
   const loading = h('div', { class: 'loading' },
     h('p', { role: 'status' }, 'Loading the seat map…'), h('progress', { 'aria-label': 'Loading the seat map' }));
