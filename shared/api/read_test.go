@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,4 +321,41 @@ func TestStreamPushesSweptHolds(t *testing.T) {
 	require.Len(t, data, 1)
 	require.Contains(t, data[0], `"state":"available"`)
 	require.Contains(t, data[0], `"seats":[4,5]`)
+}
+
+// TestSearchRelevanceByKind pins the top result for each kind of query the
+// search benchmark mixes (issue 18): results stay as good as they were fast.
+func TestSearchRelevanceByKind(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	catalog(t, a)
+	f := newFan(t, srv)
+	search := func(q string) []string {
+		r := f.do(http.MethodGet, "/api/events?q="+url.QueryEscape(q), nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		return names(r)
+	}
+	for _, c := range []struct{ kind, query, top string }{
+		{"exact name", "Jazz na Praça", "Jazz na Praça"},
+		{"exact name", "Flamengo x Fluminense", "Flamengo x Fluminense"},
+		{"prefix as typed", "symph", "Symphony under the stars"},
+		{"prefix as typed", "flamengo x flu", "Flamengo x Fluminense"},
+		{"typo", "simphony", "Symphony under the stars"},
+		{"typo", "stand-up nigth", "Stand-up Night"},
+		{"accents dropped", "jazz na praca", "Jazz na Praça"},
+		{"accents added", "áurora tóur são paulo", "Aurora Tour São Paulo"},
+		{"name before venue", "aurora", "Aurora Tour"},
+	} {
+		got := search(c.query)
+		require.NotEmpty(t, got, "%s: %q found nothing", c.kind, c.query)
+		require.Equal(t, c.top, got[0], "%s: %q", c.kind, c.query)
+	}
+	require.Contains(t, search("maracana"), "Flamengo x Fluminense", "a venue's name finds its events")
+	r := f.do(http.MethodGet, "/api/events?q=aurora&city="+url.QueryEscape("sao paulo"), nil)
+	require.Equal(t, []string{"Aurora Tour São Paulo"}, names(r), "city filter")
+	require.Empty(t, search("xyzzyqq"), "no match")
+	require.Empty(t, search("aurora xyzzyqq"), "one word that matches nothing: no match")
+	require.Empty(t, search("!!!"), "nothing searchable")
 }

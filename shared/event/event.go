@@ -184,65 +184,54 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	return p, nil
 }
 
-// search ranks full-text matches (accents folded) above typo-tolerant
-// trigram matches; both use GIN indexes.
+// search ranks events whose name or category holds every typed word above
+// those that match through the city, the venue or the description, soonest
+// first within each; the last word counts as a prefix and unknown words are
+// corrected to the nearest known one (search_query, catalog migration 5).
+// It takes two round trips on purpose: the tsqueries come first, so the
+// search is planned for those very words (a frequent word walks the
+// start-time index and stops at the page, a rare one reads its few rows
+// through the GIN index; docs/read-path.md shows both plans).
 func (d *Directory) search(ctx context.Context, f Filter, query string, where []string, args *[]any, arg func(any) string) (Page, error) {
-	// The cursor is the mode ("w" word matches, "t" typo matches) and an
-	// offset: ranked results have no stable keyset.
-	offset, mode := 0, "w"
+	// The cursor is an offset (after a mode letter older cursors carry):
+	// ranked results have no stable keyset.
+	offset := 0
 	if f.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(f.Cursor)
 		if err != nil || len(b) < 2 || (b[0] != 'w' && b[0] != 't') {
 			return Page{}, ErrBadCursor
 		}
-		n, err := strconv.Atoi(string(b[1:]))
-		if err != nil || n < 0 {
+		if offset, err = strconv.Atoi(string(b[1:])); err != nil || offset < 0 {
 			return Page{}, ErrBadCursor
 		}
-		offset, mode = n, string(b[:1])
 	}
 	if len([]rune(query)) > 200 {
 		query = string([]rune(query)[:200])
 	}
-	// Words first: full-text matches (GIN) among the 1,000 soonest, ranked.
-	// Only when no word matches (a typo) do we fall back to the nearest
-	// names by trigram similarity (GiST KNN).
-	qa := arg(query)
+	var inName, anywhere *string
+	if err := d.db.QueryRow(ctx, `SELECT search_query($1, 'A')::text, search_query($1, '')::text`, query).Scan(&inName, &anywhere); err != nil {
+		return Page{}, fmt.Errorf("search query: %w", err)
+	}
+	if anywhere == nil {
+		return Page{Events: []Event{}}, nil
+	}
 	filters := strings.Join(where, " AND ")
-	page := ` LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
-	words := `WITH c AS (
-			SELECT e.id FROM events e
-			WHERE ` + filters + ` AND e.search_vec @@ websearch_to_tsquery('simple', search_normalize(` + qa + `))
-			ORDER BY e.starts_at, e.id LIMIT 1000)
-		SELECT ` + columns + ` FROM c JOIN events e ON e.id = c.id JOIN venues v ON v.id = e.venue_id
-		ORDER BY ts_rank(e.search_vec, websearch_to_tsquery('simple', search_normalize(` + qa + `))) DESC, e.starts_at, e.id` + page
-	typos := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE ` + filters + ` AND search_normalize(` + qa + `) <% e.search_text
-		ORDER BY search_normalize(` + qa + `) <<-> e.search_text, e.starts_at, e.id` + page
-	var events []Event
-	err := pgx.BeginFunc(ctx, d.db, func(tx pgx.Tx) error {
-		// Typos: "maracna" is 0.5 word-similar to "maracana"; the default
-		// threshold (0.6) would miss it.
-		if _, err := tx.Exec(ctx, `SELECT set_config('pg_trgm.word_similarity_threshold', '0.45', true)`); err != nil {
-			return err
-		}
-		var err error
-		if mode == "w" {
-			if events, err = collect(ctx, tx, words, *args); err != nil || len(events) > 0 || offset > 0 {
-				return err
-			}
-			mode = "t"
-		}
-		events, err = collect(ctx, tx, typos, *args)
-		return err
-	})
+	name, anyField, upTo := arg(*inName), arg(*anywhere), arg(offset+f.Limit+1)
+	from := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` + filters
+	q := `(` + from + ` AND e.search_vec @@ ` + name + `::tsquery ORDER BY e.starts_at, e.id LIMIT ` + upTo + `)
+		UNION ALL
+		(` + from + ` AND e.search_vec @@ ` + anyField + `::tsquery AND NOT e.search_vec @@ ` + name + `::tsquery ORDER BY e.starts_at, e.id LIMIT ` + upTo + `)
+		LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
+	// Exec mode: an unnamed statement, planned with these words every time
+	// (a cached generic plan would pick one index for every word).
+	events, err := collect(ctx, d.db, q, append([]any{pgx.QueryExecModeExec}, *args...))
 	if err != nil {
 		return Page{}, err
 	}
 	p := Page{Events: events}
 	if len(events) > f.Limit {
 		p.Events = events[:f.Limit]
-		p.Next = base64.RawURLEncoding.EncodeToString([]byte(mode + strconv.Itoa(offset+f.Limit)))
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte("w" + strconv.Itoa(offset+f.Limit)))
 	}
 	return p, nil
 }
