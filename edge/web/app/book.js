@@ -248,11 +248,11 @@ async function book(main, id, e, loading) {
       h('section', { class: 'map-wrap', 'aria-label': 'Seat map' }, map.controls(), map.el, info, legend, live),
       h('aside', { class: 'panel' },
         h('h2', {}, 'Your seats'), chosen,
+        h('h2', {}, 'Best available'), bestForm, range,
         h('h2', {}, 'Pick seats from a list'),
         h('p', { class: 'field' }, h('label', { for: 'pick-s' }, 'Section'), secSelect),
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
-        h('h2', {}, 'Best available'), bestForm, range,
         standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
     h('div', { class: 'actionbar' }, raceNotice, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');

@@ -3,6 +3,7 @@
 // the next minute at a time and keeps rotating through them without signal.
 import { api, when } from './api.js';
 import { h, toast } from './dom.js';
+import { explain } from './messages.js';
 
 export async function render(main) {
   main.append(h('h1', {}, 'My tickets'));
@@ -74,7 +75,7 @@ export function liveTickets(ids) {
           toast(`Sent to ${res.to}. The ticket is theirs now.`);
           await load();
         } catch (err) {
-          toast(err.message, 'bad');
+          toast(explain(err), 'bad');
           send.disabled = false;
         }
       } }, email, send),
