@@ -135,6 +135,29 @@ async function book(main, id, e, loading) {
     map.open(secSelect.value, { quiet: true });
     showRows(secSelect.value);
   };
+  // Arrow keys move through the seats of a row like a grid: left and right
+  // along the row, up and down to the row in front or behind.
+  seatList.onkeydown = (ev) => {
+    const boxes = [...chips.values()];
+    const i = boxes.indexOf(document.activeElement);
+    if (i < 0) return;
+    const step = { ArrowLeft: -1, ArrowRight: 1 }[ev.key];
+    const rows = { ArrowUp: -1, ArrowDown: 1 }[ev.key];
+    if (step) {
+      const target = step > 0 ? boxes.slice(i + 1).find((b) => !b.disabled) : boxes.slice(0, i).reverse().find((b) => !b.disabled);
+      if (target) target.focus();
+    } else if (rows) {
+      const r = rowSelect.selectedIndex + rows;
+      if (r < 0 || r >= rowSelect.options.length) return;
+      rowSelect.selectedIndex = r;
+      showSeats();
+      const now = [...chips.values()];
+      (now.slice(Math.min(i, now.length - 1)).find((b) => !b.disabled) || now.find((b) => !b.disabled) || rowSelect).focus();
+    } else {
+      return;
+    }
+    ev.preventDefault();
+  };
   rowSelect.onchange = () => {
     showSeats();
     map.show(rowSeats(secSelect.value, rowSelect.value).map((i) => map.seats[i]));
