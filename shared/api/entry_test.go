@@ -1,7 +1,10 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +88,10 @@ func TestDoorOverHTTP(t *testing.T) {
 	requireProblem(t, bia.do(http.MethodPost, tr, map[string]any{"email": "bia@example.com"}), http.StatusNotFound, "ticket-not-found")
 	r = ana.do(http.MethodPost, tr, map[string]any{"email": "bia@example.com"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	waitUntil(t, 5*time.Second, func() bool {
+		mail, err := os.ReadFile(filepath.Join(s.app.Config.Mailbox, fmt.Sprintf("transfer-%d-2.txt", ids[1])))
+		return err == nil && strings.Contains(string(mail), "To: bia@example.com") && strings.Contains(string(mail), "/tickets")
+	}, "the recipient's mail")
 	r = scan(codes[1], "4")
 	require.Equal(t, "void", r.Body["outcome"], string(r.Raw))
 	requireProblem(t, bia.do(http.MethodPost, tr, map[string]any{"email": "ana@example.com"}), http.StatusConflict, "transfer-not-allowed")

@@ -194,6 +194,14 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 			var email string
 			return email, a.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
 		}})
+	a.Entry.Sent = func(ctx context.Context, n entry.Sent) {
+		err := mailer.Send(ctx, order.Mail{Key: fmt.Sprintf("transfer-%d-%d", n.Ticket, n.Generation), To: n.Email,
+			Subject: n.From + " sent you a ticket",
+			Body:    fmt.Sprintf("%s sent you a ticket: %s.\n\nIt is yours now. Show it at the door from %s/tickets\n", n.From, n.Seat, cfg.PublicURL)})
+		if err != nil {
+			a.Logger.Warn("transfer mail", "ticket", n.Ticket, "err", err)
+		}
+	}
 	a.Orders.Paid = func(eventID, account int64, seats []int) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

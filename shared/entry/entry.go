@@ -37,6 +37,9 @@ type Service struct {
 	ring    *Ring
 	// Now is the clock (tests move it).
 	Now func() time.Time
+	// Sent, if set, is told about each transfer after it commits (to mail
+	// the recipient).
+	Sent func(ctx context.Context, s Sent)
 }
 
 // New returns the service.

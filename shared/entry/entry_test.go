@@ -1,6 +1,7 @@
 package entry_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -241,8 +242,12 @@ func TestTransfer(t *testing.T) {
 	ticket := w.sell(t, w.event, w.fan, 1)[0]
 	old := w.codeOf(t, w.fan, ticket)
 
+	var sent []entry.Sent
+	w.svc.Sent = func(_ context.Context, n entry.Sent) { sent = append(sent, n) }
 	_, err := w.svc.Transfer(w.ctx, ticket, friend, "third@example.com")
 	require.ErrorIs(t, err, entry.ErrNotFound, "only the holder can transfer")
+	_, err = w.svc.Transfer(w.ctx, ticket, friend, "nobody@example.com")
+	require.ErrorIs(t, err, entry.ErrNotFound, "nor learn which emails have accounts")
 	_, err = w.svc.Transfer(w.ctx, ticket, w.fan, "nobody@example.com")
 	require.ErrorIs(t, err, entry.ErrNoAccount)
 	_, err = w.svc.Transfer(w.ctx, ticket, w.fan, "FAN@example.com")
@@ -251,6 +256,10 @@ func TestTransfer(t *testing.T) {
 	to, err := w.svc.Transfer(w.ctx, ticket, w.fan, "Friend@Example.com")
 	require.NoError(t, err)
 	require.Equal(t, "Frida Friend", to.Name)
+	require.Len(t, sent, 1, "the recipient is told once")
+	require.Equal(t, "Fabio Fan", sent[0].From)
+	require.Equal(t, 2, sent[0].Generation)
+	require.Contains(t, sent[0].Seat, "seat")
 	r := w.scan(t, w.event, "North 1", "t1", old)
 	require.Equal(t, entry.Void, r.Outcome, r.Message)
 	require.Contains(t, r.Message, "transferred")

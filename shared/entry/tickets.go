@@ -112,13 +112,21 @@ func (s *Service) Mine(ctx context.Context, account int64) ([]Ticket, error) {
 	return out, nil
 }
 
+// Sent tells a transfer's recipient what they got.
+type Sent struct {
+	Ticket     int64
+	Generation int
+	Seat       string
+	From       string // the sender's name
+	To         Person
+	Email      string
+}
+
 // Transfer hands a ticket to the account with email: the ticket gets a new
-// key generation, so every code of the old holder is void at once.
+// key generation, so every code of the old holder is void at once. Only
+// the holder learns whether an email has an account.
 func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string) (Person, error) {
-	to, err := s.byEmail(ctx, email)
-	if err != nil {
-		return to, err
-	}
+	var to Person
 	pool, err := s.shards.ForRow(ticket)
 	if err != nil {
 		return to, ErrNotFound
@@ -126,23 +134,30 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	if err := s.keyTickets(ctx, pool, `o.user_id = $1`, from); err != nil {
 		return to, err
 	}
+	sent := Sent{Ticket: ticket, Email: email}
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var holder int64
 		var status string
 		var transfers, limit int
 		var allowed, used bool
 		err := tx.QueryRow(ctx, `
-			SELECT k.holder_id, o.status, k.transfers, coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
+			SELECT k.holder_id, k.holder_name, `+seatLabel+`, o.status, k.transfers,
+			       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
 			       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
-			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id
+			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 			LEFT JOIN entry_settings st ON st.event_id = k.event_id
 			WHERE k.ticket_id = $1 FOR UPDATE OF k`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers).
-			Scan(&holder, &status, &transfers, &allowed, &limit, &used)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows) || (err == nil && holder != from):
+			Scan(&holder, &sent.From, &sent.Seat, &status, &transfers, &allowed, &limit, &used)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && holder != from) {
 			return ErrNotFound
-		case err != nil:
+		}
+		if err != nil {
 			return err
+		}
+		if to, err = s.byEmail(ctx, email); err != nil {
+			return err
+		}
+		switch {
 		case to.ID == from:
 			return fmt.Errorf("%w: the ticket is already yours", ErrNoTransfer)
 		case status != "paid":
@@ -154,16 +169,19 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		case transfers >= limit:
 			return fmt.Errorf("%w: this ticket was already transferred the %d time(s) the organizer allows", ErrNoTransfer, limit)
 		}
-		var gen int
 		if err := tx.QueryRow(ctx, `UPDATE ticket_keys SET holder_id = $2, holder_name = $3, generation = generation + 1,
 			transfers = transfers + 1, key_id = $4, updated_at = now() WHERE ticket_id = $1 RETURNING generation`,
-			ticket, to.ID, to.Name, s.ring.Current()).Scan(&gen); err != nil {
+			ticket, to.ID, to.Name, s.ring.Current()).Scan(&sent.Generation); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO ticket_transfers (ticket_id, from_id, to_id, generation) VALUES ($1, $2, $3, $4)`,
-			ticket, from, to.ID, gen)
+			ticket, from, to.ID, sent.Generation)
 		return err
 	})
+	if err == nil && s.Sent != nil {
+		sent.To = to
+		s.Sent(ctx, sent)
+	}
 	return to, err
 }
 
