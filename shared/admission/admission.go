@@ -44,7 +44,9 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 		if !until.IsZero() && now.After(until) {
 			return
 		}
-		if now.Sub(refreshed) > 10*time.Second {
+		// Re-read the catalog every second: an organizer's change (a
+		// lowered ceiling, the room switched off) reaches Redis within it.
+		if now.Sub(refreshed) >= time.Second {
 			if list, err := c.Events.WaitingRoomEvents(ctx, now); err != nil {
 				c.Log.Error("admission: list events", "err", err)
 			} else {

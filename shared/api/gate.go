@@ -1,41 +1,78 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 )
 
 // AdmissionCookie carries the admission token for browsers.
 const AdmissionCookie = "catraca_admission"
 
-// Gate decides whether an account may buy for an event right now. The
-// waiting room plugs in here; with the room off everyone may buy.
+// Holds per account and event: a burst for seat collisions, then one every
+// two seconds, so one fan's slow best-available searches cannot weigh on
+// the hold latency that sets everyone's adaptive ceiling.
+const (
+	holdBurst  = 10
+	holdRefill = 0.5 // per second
+)
+
+// Gate decides whether an account may hold for an event right now. The
+// waiting room plugs in here.
 type Gate interface {
 	Allow(r *http.Request, e event.Event, account int64) error
 }
 
-// TokenGate admits holders of a valid admission token for the event and
-// account. It is a signature check with no lookup, so fans admitted before
-// a Redis outage keep buying through it.
-type TokenGate struct{ Signer *token.Signer }
+// TokenGate admits, in waiting-room events, holders of a valid admission
+// token for the event and account whose shopping slot is still open, and
+// rate-limits every account's holds. The signature is checked first, with
+// no lookup; then one Redis script checks the slot and spends from the
+// bucket. Without Redis it fails open for valid tokens: the controller
+// admits nobody meanwhile, and a token never outlives its slot's lifetime.
+type TokenGate struct {
+	Signer *token.Signer
+	Room   *queue.Room
+}
 
 // Allow implements Gate.
 func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
-	if !e.WaitingRoom.Enabled {
-		return nil
+	gated := e.WaitingRoom.Enabled
+	if gated && !g.admitted(r, e, account) {
+		return problem.New(http.StatusForbidden, "admission-required",
+			"This event has a waiting room: join the queue and buy once you are admitted.").
+			With("queue", "/api/events/"+itoa(e.ID)+"/queue")
 	}
+	wait, err := g.Room.CheckHold(r.Context(), e.ID, account, gated, holdBurst, holdRefill)
+	switch {
+	case errors.Is(err, queue.ErrTurnOver):
+		return problem.New(http.StatusForbidden, "admission-required",
+			"Your shopping turn has ended (you left the waiting room, bought, or your time ran out). Join the queue again for a new turn.").
+			With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+	case err != nil:
+		return nil // Redis unreachable: fail open, see TokenGate
+	case wait > 0:
+		p := problem.New(http.StatusTooManyRequests, "slow-down",
+			"Too many hold attempts in a short time. Wait a moment, then try again; seats you already hold are kept.")
+		p.RetryAfter = int(wait.Seconds()) + 1
+		return p
+	}
+	return nil
+}
+
+// admitted reports whether the request carries a valid admission token for
+// the event and account.
+func (g TokenGate) admitted(r *http.Request, e event.Event, account int64) bool {
 	for _, raw := range admissionCandidates(r) {
 		c, err := g.Signer.Verify(raw)
 		if err == nil && c.Event == e.ID && c.Account == account {
-			return nil
+			return true
 		}
 	}
-	return problem.New(http.StatusForbidden, "admission-required",
-		"This event has a waiting room: join the queue and buy once you are admitted.").
-		With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+	return false
 }
 
 // admissionCandidates lists the tokens a request may carry as admission:

@@ -136,7 +136,12 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.background(func(ctx context.Context) error { return s.room.Leave(ctx, h.EventID, sess.Account) })
+	// Releasing ends the shopping turn (the web app sends the fan back to
+	// the event page). Done before answering, so a re-join right after it
+	// cannot find the old turn still open.
+	if err := s.room.Leave(r.Context(), h.EventID, sess.Account); err != nil {
+		s.log.Warn("release: leave the waiting room", "event", h.EventID, "err", err)
+	}
 	if h.Released {
 		s.publishHold(h, "available")
 	}

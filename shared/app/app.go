@@ -251,7 +251,7 @@ func (a *App) Handler() http.Handler {
 	return api.New(api.Deps{
 		Config: a.Config, Logger: a.Logger, Catalog: a.Catalog, Shards: a.Shards, Redis: a.Redis,
 		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
-		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions},
+		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions, Room: a.Room},
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: secrets(a.Config.PSPWebhookSecrets),

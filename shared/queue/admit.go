@@ -111,8 +111,8 @@ func (r *Room) Tick(ctx context.Context, eventID int64, in TickInput) (TickResul
 	}
 	maxCeiling := num(cfg, "ceiling")
 	ceiling := num(st, "ceiling")
-	if ceiling == 0 {
-		ceiling = maxCeiling
+	if ceiling == 0 || ceiling > maxCeiling {
+		ceiling = maxCeiling // a lowered setting applies now, not after a backoff
 	}
 	// The ceiling follows backend health reported by the hold endpoint,
 	// judged once per adjustPeriod however often the controller ticks.

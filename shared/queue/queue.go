@@ -52,7 +52,7 @@ func New(rdb redis.UniversalClient, prefix string) *Room {
 
 func (r *Room) keys(eventID int64) []string {
 	tag := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
-	names := []string{"cfg", "st", "pre", "q", "seen", "active", "adm", "ticks", "health", "frozen"}
+	names := []string{"cfg", "st", "pre", "q", "seen", "active", "adm", "ticks", "health", "frozen", "placed"}
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = tag + n
@@ -261,8 +261,8 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 		Waiting: waiting.Val(), Prequeue: pre.Val(), Active: active.Val(),
 	}
 	p.Phase, _ = s[0].(string)
-	if n := num(s[2]); n > 0 {
-		p.Ceiling = n
+	if n := num(s[2]); n > 0 && n < p.Ceiling {
+		p.Ceiling = n // the adaptive ceiling, within the configured one
 	}
 	for _, t := range ticks.Val() {
 		if _, n, ok := strings.Cut(t, ":"); ok {
@@ -277,6 +277,32 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 // released, or the fan gave up): its active slot goes to the next fan.
 func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
 	return unavailable(leaveScript.Run(ctx, r.rdb, r.keys(eventID), account).Err())
+}
+
+// ErrTurnOver means an account's shopping turn in a waiting room has ended
+// (it left, bought, or its slot expired): its admission token buys nothing.
+var ErrTurnOver = errors.New("shopping turn over")
+
+// CheckHold vets one hold attempt in a single round trip: in a gated room
+// the account's shopping slot must still be open (ErrTurnOver otherwise),
+// and every account spends one token of its hold bucket for the event
+// (capacity, refill per second). It returns how long to wait when that
+// bucket is empty.
+func (r *Room) CheckHold(ctx context.Context, eventID, account int64, gated bool, capacity int, perSecond float64) (time.Duration, error) {
+	keys := r.keys(eventID)
+	keys = append(keys, r.prefix+"{evt:"+strconv.FormatInt(eventID, 10)+"}:hold:"+strconv.FormatInt(account, 10))
+	flag := "0"
+	if gated {
+		flag = "1"
+	}
+	wait, err := holdScript.Run(ctx, r.rdb, keys, account, ms(r.now()), flag, capacity, perSecond).Int64()
+	switch {
+	case err != nil:
+		return 0, unavailable(err)
+	case wait < 0:
+		return 0, ErrTurnOver
+	}
+	return time.Duration(wait) * time.Millisecond, nil
 }
 
 // Allow spends one token of a per-key bucket (capacity, refill per second)

@@ -28,6 +28,8 @@ type roomFixture struct {
 	rdb    *redis.Client
 	clock  *clock
 	drawAt time.Time
+	// settings as published, to publish again or changed.
+	settings Settings
 }
 
 // newRoom returns a room on the test Redis with its own key prefix and an
@@ -54,6 +56,7 @@ func newRoom(t testing.TB, eventID int64, s Settings) *roomFixture {
 	}
 	_, err := r.Publish(context.Background(), eventID, s)
 	require.NoError(t, err)
+	f.settings = s
 	return f
 }
 
@@ -224,6 +227,23 @@ func joinThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResu
 	return res
 }
 
+// drawThenTick moves past an empty draw, puts fans 1..n in line in that
+// order (places 1..n) and runs one tick.
+func drawThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResult {
+	t.Helper()
+	ctx := context.Background()
+	f.clock.add(time.Minute)
+	_, _, err := f.room.Draw(ctx, eventID)
+	require.NoError(t, err)
+	for a := int64(1); a <= n; a++ {
+		_, err := f.room.Join(ctx, eventID, a, 0)
+		require.NoError(t, err)
+	}
+	res, err := f.room.Tick(ctx, eventID, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	return res
+}
+
 // inLine lists the fans still waiting, first in line first.
 func inLine(t *testing.T, f *roomFixture, eventID int64) []int64 {
 	t.Helper()
@@ -358,8 +378,11 @@ func TestQueueTicketRestoresAPlaceLostInAFailover(t *testing.T) {
 		require.NoError(t, err)
 		places = append(places, p.Number)
 	}
-	// The queue is lost; settings come back with the next publish.
-	require.NoError(t, f.rdb.Del(ctx, f.room.keys(6)[3]).Err())
+	// Redis loses the room; the controller republishes and recovers.
+	require.NoError(t, f.rdb.Del(ctx, f.room.keys(6)...).Err())
+	_, err = f.room.Publish(ctx, 6, f.settings)
+	require.NoError(t, err)
+	require.NoError(t, f.room.Recover(ctx, 6, 10*time.Minute))
 	st, err := f.room.Status(ctx, 6, 3, places[2])
 	require.NoError(t, err)
 	require.Equal(t, StateWaiting, st.State)
@@ -423,4 +446,212 @@ func TestLeaseKeepsOneTickerPerEvent(t *testing.T) {
 	require.False(t, ok, "another controller skips while the lease lasts")
 	ok, _ = f.room.Lease(ctx, 8, "a", time.Second)
 	require.True(t, ok, "the holder renews")
+}
+
+// TestServedOrGivenUpPlacesAreNeverRestored: a signed queue ticket brings a
+// place back only when Redis lost it. A place admitted, left, expired or
+// abandoned is gone; joining again goes to the back.
+func TestServedOrGivenUpPlacesAreNeverRestored(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 11, Settings{Ceiling: 1, ActiveTTL: 2 * time.Minute, AdmissionTTL: 3 * time.Minute, Abandon: 30 * time.Minute})
+	ctx := context.Background()
+	f.clock.add(time.Minute)
+	_, _, err := f.room.Draw(ctx, 11)
+	require.NoError(t, err)
+	for a := int64(1); a <= 5; a++ {
+		p, err := f.room.Join(ctx, 11, a, 0)
+		require.NoError(t, err)
+		require.Equal(t, a, p.Number)
+	}
+	tick := func(paused bool) TickResult {
+		t.Helper()
+		res, err := f.room.Tick(ctx, 11, TickInput{Interval: time.Second, Paused: paused})
+		require.NoError(t, err)
+		return res
+	}
+	rejoin := func(account, ticket, want int64) {
+		t.Helper()
+		p, err := f.room.Join(ctx, 11, account, ticket)
+		require.NoError(t, err)
+		require.Equal(t, StateWaiting, p.State)
+		require.Equal(t, want, p.Number, "fan %d's ticket for place %d must not bring it back", account, ticket)
+	}
+	require.EqualValues(t, 1, tick(false).Admitted)
+
+	// Admitted, then left: back of the line, not place 1.
+	require.NoError(t, f.room.Leave(ctx, 11, 1))
+	rejoin(1, 1, 6)
+
+	// A waiting fan who left gave the place up: its ticket restores nothing.
+	require.NoError(t, f.room.Leave(ctx, 11, 2))
+	st, err := f.room.Status(ctx, 11, 2, 2)
+	require.NoError(t, err)
+	require.Equal(t, StateNone, st.State)
+	rejoin(2, 2, 7)
+
+	// Admitted, then the turn ran out.
+	require.EqualValues(t, 1, tick(false).Admitted)
+	st, err = f.room.Status(ctx, 11, 3, 3)
+	require.NoError(t, err)
+	require.Equal(t, StateAdmitted, st.State)
+	f.clock.add(2*time.Minute + time.Millisecond)
+	tick(true)
+	st, err = f.room.Status(ctx, 11, 3, 3)
+	require.NoError(t, err)
+	require.Equal(t, StateExpired, st.State, "the slot is over, whatever the pickup window says")
+	rejoin(3, 3, 8)
+
+	// Dropped for missed heartbeats: fan 5 keeps polling, the others do not.
+	f.clock.add(29 * time.Minute)
+	_, err = f.room.Status(ctx, 11, 5, 5)
+	require.NoError(t, err)
+	f.clock.add(2 * time.Minute)
+	tick(true)
+	st, err = f.room.Status(ctx, 11, 4, 4)
+	require.NoError(t, err)
+	require.Equal(t, StateNone, st.State, "an abandoned place is not restored by its ticket")
+	rejoin(4, 4, 9)
+	require.Equal(t, []int64{5, 4}, inLine(t, f, 11), "the fan who kept waiting stays ahead")
+}
+
+// TestATurnEndsWithItsSlot: the admission token's lifetime is the slot's
+// (not the longer pickup window), and leaving or buying ends the turn for
+// holds at once, so the accounts able to hold never outnumber the ceiling.
+func TestATurnEndsWithItsSlot(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 12, Settings{Ceiling: 2, ActiveTTL: 10 * time.Minute, AdmissionTTL: 15 * time.Minute, Abandon: time.Hour})
+	ctx := context.Background()
+	admittedAt := f.clock.now().Add(time.Minute)
+	require.EqualValues(t, 2, drawThenTick(t, f, 12, 8).Admitted)
+	st, err := f.room.Status(ctx, 12, 1, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateAdmitted, st.State)
+	require.Equal(t, admittedAt.Add(10*time.Minute).UnixMilli(), st.AdmitTill.UnixMilli(), "the token lasts as long as the slot")
+
+	canHold := func() []int64 {
+		t.Helper()
+		var out []int64
+		for a := int64(1); a <= 8; a++ {
+			_, err := f.room.CheckHold(ctx, 12, a, true, 1000, 1000)
+			if err == nil {
+				out = append(out, a)
+			} else {
+				require.ErrorIs(t, err, ErrTurnOver)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []int64{1, 2}, canHold())
+	require.NoError(t, f.room.Leave(ctx, 12, 1))
+	res, err := f.room.Tick(ctx, 12, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.Admitted)
+	require.Equal(t, []int64{2, 3}, canHold(), "fan 1 left: its turn is over, fan 3 has the slot")
+	_, err = f.room.Join(ctx, 12, 1, 0)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 3}, canHold(), "joining again is a place at the back, not a turn")
+
+	// Churn: whoever leaves, the accounts able to hold stay within the ceiling.
+	for round := 0; round < 5; round++ {
+		require.NoError(t, f.room.Leave(ctx, 12, canHold()[0]))
+		res, err := f.room.Tick(ctx, 12, TickInput{Interval: time.Second})
+		require.NoError(t, err)
+		require.LessOrEqual(t, res.Active, int64(2))
+		require.LessOrEqual(t, len(canHold()), 2)
+		p, err := f.room.Progress(ctx, 12)
+		require.NoError(t, err)
+		require.LessOrEqual(t, p.Active, p.Ceiling)
+	}
+	f.clock.add(10 * time.Minute)
+	require.Empty(t, canHold(), "a slot that ran out ends the turn even before a tick prunes it")
+}
+
+// TestAdmittedFansKeepTheirTurnAfterAFailover: Redis lost the room; a fan
+// with a valid token (the caller checked it) takes its slot back and counts
+// against the ceiling again, once; after leaving it cannot.
+func TestAdmittedFansKeepTheirTurnAfterAFailover(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 13, Settings{Ceiling: 2})
+	ctx := context.Background()
+	require.EqualValues(t, 2, drawThenTick(t, f, 13, 3).Admitted)
+	require.NoError(t, f.rdb.Del(ctx, f.room.keys(13)...).Err())
+	_, err := f.room.Publish(ctx, 13, f.settings)
+	require.NoError(t, err)
+	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	require.ErrorIs(t, err, ErrTurnOver, "not recovering yet: no slot, no turn")
+	require.NoError(t, f.room.Recover(ctx, 13, 10*time.Minute))
+	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	require.NoError(t, err)
+	p, err := f.room.Progress(ctx, 13)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Active, "the slot counts again")
+	require.NoError(t, f.room.Leave(ctx, 13, 1))
+	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	require.ErrorIs(t, err, ErrTurnOver)
+}
+
+func TestLoweredCeilingAppliesAtTheNextTick(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 14, Settings{Ceiling: 100, Abandon: time.Hour})
+	ctx := context.Background()
+	res := joinThenTick(t, f, 14, 30)
+	require.EqualValues(t, 30, res.Admitted)
+	require.EqualValues(t, 100, res.Ceiling)
+	for a := int64(31); a <= 60; a++ {
+		_, err := f.room.Join(ctx, 14, a, 0)
+		require.NoError(t, err)
+	}
+	s := f.settings
+	s.Ceiling = 10
+	_, err := f.room.Publish(ctx, 14, s)
+	require.NoError(t, err)
+	tick := func() TickResult {
+		t.Helper()
+		res, err := f.room.Tick(ctx, 14, TickInput{Interval: 250 * time.Millisecond})
+		require.NoError(t, err)
+		return res
+	}
+	res = tick() // within the second: the adaptive ceiling is not judged
+	require.Zero(t, res.Admitted, "30 shop under a ceiling of 10: nobody more")
+	require.EqualValues(t, 10, res.Ceiling)
+	p, err := f.room.Progress(ctx, 14)
+	require.NoError(t, err)
+	require.EqualValues(t, 10, p.Ceiling)
+	f.clock.add(time.Second)
+	res = tick() // judged: healthy, yet never above the setting
+	require.Zero(t, res.Admitted)
+	require.EqualValues(t, 10, res.Ceiling)
+	for a := int64(1); a <= 25; a++ {
+		require.NoError(t, f.room.Leave(ctx, 14, a))
+	}
+	res = tick()
+	require.EqualValues(t, 5, res.Admitted, "refilled up to the lowered ceiling")
+	require.EqualValues(t, 10, res.Active)
+	require.NoError(t, f.room.RecordHold(ctx, 14, time.Second, false))
+	f.clock.add(time.Second)
+	require.EqualValues(t, 7, tick().Ceiling, "an unhealthy backend backs off from the lowered ceiling")
+}
+
+func TestHoldsAreRateLimitedPerAccountAndEvent(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 15, Settings{Ceiling: 1})
+	ctx := context.Background()
+	for range 3 {
+		wait, err := f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+		require.NoError(t, err)
+		require.Zero(t, wait)
+	}
+	wait, err := f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Second, wait, "the burst is spent: one hold every 2 s")
+	wait, err = f.room.CheckHold(ctx, 15, 2, false, 3, 0.5)
+	require.NoError(t, err)
+	require.Zero(t, wait, "another account has its own bucket")
+	wait, err = f.room.CheckHold(ctx, 16, 1, false, 3, 0.5)
+	require.NoError(t, err)
+	require.Zero(t, wait, "and so has another event")
+	f.clock.add(2 * time.Second)
+	wait, err = f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+	require.NoError(t, err)
+	require.Zero(t, wait)
 }

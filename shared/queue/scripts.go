@@ -1,6 +1,10 @@
 package queue
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/ratelimit"
+)
 
 // Key order shared by every script: all keys of one event carry the same
 // hash tag, so each script touches one cluster slot.
@@ -15,37 +19,63 @@ import "github.com/redis/go-redis/v9"
 //	KEYS[8] ticks  zset: admission samples for the measured rate
 //	KEYS[9] health hash: hold outcomes since the last tick
 //	KEYS[10] frozen set: the pre-queue being drawn
-const keyCount = 10
+//	KEYS[11] placed hash: member → last place number given (0: seen only
+//	         leaving). A member listed here had its place from this Redis, so
+//	         a signed queue ticket never brings that place back.
+
+// turnLua and restoreLua are shared by the join and status scripts.
+//
+// turn(m, now) is the end of m's shopping turn, or nil when m has none: the
+// earlier of the session slot and the token pickup deadline, so a token
+// minted from it never outlives the slot.
+//
+// restorable(m, place, st) says whether a signed queue ticket's place may be
+// given back: only when this Redis knows nothing of m (it lost the queue in
+// a failover) and the place is still ahead of the served count. A place
+// served, left, abandoned or expired is never restored.
+const turnLua = `
+local function turn(m, now)
+  local slot = redis.call('ZSCORE', KEYS[6], m)
+  local pickup = redis.call('ZSCORE', KEYS[7], m)
+  if not slot or not pickup then return nil end
+  local e = math.min(tonumber(slot), tonumber(pickup))
+  if e > now then return e end
+  return nil
+end
+local function restorable(m, place, st)
+  return place > 0 and st[1] == 'drawn' and place > tonumber(st[3] or '0')
+    and redis.call('HEXISTS', KEYS[11], m) == 0
+end
+`
 
 // joinScript: ARGV member, now, restore place (0 = none).
 // Returns {state, place or time}.
-var joinScript = redis.NewScript(`
+var joinScript = redis.NewScript(turnLua + `
 local cfg = redis.call('HMGET', KEYS[1], 'enabled', 'opens', 'draw')
 if cfg[1] ~= '1' then return {'closed', 0} end
 local now = tonumber(ARGV[2])
 if now < tonumber(cfg[2]) then return {'notyet', tonumber(cfg[2])} end
 local m = ARGV[1]
-local exp = redis.call('ZSCORE', KEYS[7], m)
-if exp and tonumber(exp) > now then return {'admitted', tonumber(exp)} end
+local exp = turn(m, now)
+if exp then return {'admitted', exp} end
 local place = redis.call('ZSCORE', KEYS[4], m)
 if place then
   redis.call('ZADD', KEYS[5], now, m)
   return {'waiting', tonumber(place)}
 end
-local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout')
+local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout', 'served')
 if st[2] == '1' then return {'soldout', 0} end
 if st[1] ~= 'drawn' then
   redis.call('SADD', KEYS[3], m)
   redis.call('ZADD', KEYS[5], now, m)
   return {'prequeue', tonumber(cfg[3])}
 end
-local restore = tonumber(ARGV[3])
-if restore > 0 then
-  place = restore
-else
+place = tonumber(ARGV[3])
+if not restorable(m, place, st) then
   place = redis.call('HINCRBY', KEYS[2], 'seq', 1)
 end
-redis.call('ZADD', KEYS[4], 'NX', place, m)
+redis.call('ZADD', KEYS[4], place, m)
+redis.call('HSET', KEYS[11], m, place)
 redis.call('ZADD', KEYS[5], now, m)
 return {'waiting', place}
 `)
@@ -53,18 +83,20 @@ return {'waiting', place}
 // statusScript: ARGV member, now, restore place (0 = none).
 // Returns {state, place, ahead, admission expiry}. A status call is the
 // fan's heartbeat.
-var statusScript = redis.NewScript(`
+var statusScript = redis.NewScript(turnLua + `
 local now = tonumber(ARGV[2])
 local m = ARGV[1]
 local cfg = redis.call('HGET', KEYS[1], 'enabled')
 if cfg ~= '1' then return {'closed', 0, 0, 0} end
-local exp = redis.call('ZSCORE', KEYS[7], m)
-if exp and tonumber(exp) > now then return {'admitted', 0, 0, tonumber(exp)} end
-local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout')
+local exp = turn(m, now)
+if exp then return {'admitted', 0, 0, exp} end
+local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout', 'served')
 local rank = redis.call('ZRANK', KEYS[4], m)
-if not rank and tonumber(ARGV[3]) > 0 and st[1] == 'drawn' then
+local place = tonumber(ARGV[3])
+if not rank and restorable(m, place, st) then
   -- Redis lost this fan's place (failover): the signed ticket puts it back.
-  redis.call('ZADD', KEYS[4], 'NX', tonumber(ARGV[3]), m)
+  redis.call('ZADD', KEYS[4], place, m)
+  redis.call('HSET', KEYS[11], m, place)
   rank = redis.call('ZRANK', KEYS[4], m)
 end
 if rank then
@@ -77,7 +109,8 @@ if redis.call('SISMEMBER', KEYS[3], m) == 1 or redis.call('SISMEMBER', KEYS[10],
   return {'prequeue', 0, 0, 0}
 end
 if st[2] == '1' then return {'soldout', 0, 0, 0} end
-if exp then return {'expired', 0, 0, tonumber(exp)} end
+local picked = redis.call('ZSCORE', KEYS[7], m)
+if picked then return {'expired', 0, 0, tonumber(picked)} end
 return {'none', 0, 0, 0}
 `)
 
@@ -105,6 +138,7 @@ if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[1] then return 0 end
 local first = tonumber(ARGV[2])
 for i = 3, #ARGV do
   redis.call('ZADD', KEYS[4], first + i - 3, ARGV[i])
+  redis.call('HSET', KEYS[11], ARGV[i], first + i - 3)
 end
 return 1
 `)
@@ -119,6 +153,7 @@ for _, m in ipairs(late) do
   if not redis.call('ZSCORE', KEYS[4], m) then
     n = n + 1
     redis.call('ZADD', KEYS[4], n, m)
+    redis.call('HSET', KEYS[11], m, n)
   end
 end
 redis.call('DEL', KEYS[3], KEYS[10])
@@ -142,7 +177,10 @@ for _, m in ipairs(gone) do
 end
 if #gone > 0 then redis.call('HINCRBY', KEYS[2], 'abandoned', #gone) end
 redis.call('HSET', KEYS[2], 'soldout', ARGV[6])
-local ceiling = tonumber(redis.call('HGET', KEYS[2], 'ceiling') or redis.call('HGET', KEYS[1], 'ceiling') or '0')
+-- The adaptive ceiling never exceeds the configured one: a lowered
+-- setting applies at once.
+local max = tonumber(redis.call('HGET', KEYS[1], 'ceiling') or '0')
+local ceiling = math.min(max, tonumber(redis.call('HGET', KEYS[2], 'ceiling') or max))
 local active = redis.call('ZCARD', KEYS[6])
 local slack = ceiling - active
 if ARGV[6] == '1' or ARGV[7] == '1' or redis.call('HGET', KEYS[2], 'phase') ~= 'drawn' then slack = 0 end
@@ -173,13 +211,38 @@ return {n, active, redis.call('ZCARD', KEYS[4]), ceiling}
 
 // leaveScript takes a fan out of the room: its active slot (given to the
 // next fan at the next tick), its unclaimed admission and its place in line.
+// The member stays known in placed, so its queue ticket restores nothing.
 // ARGV member.
 var leaveScript = redis.NewScript(`
 local m = ARGV[1]
+if redis.call('HGET', KEYS[1], 'enabled') == '1' then redis.call('HSETNX', KEYS[11], m, 0) end
 redis.call('ZREM', KEYS[6], m)
 redis.call('ZREM', KEYS[7], m)
 redis.call('ZREM', KEYS[4], m)
 redis.call('SREM', KEYS[3], m)
 redis.call('ZREM', KEYS[5], m)
 return 1
+`)
+
+// holdScript vets one hold attempt: ARGV member, now, gated flag, bucket
+// capacity, refill per second; KEYS[12] is the account's hold bucket.
+// In a gated room the member's shopping slot must still be open: leaving
+// or buying ends it, whatever tokens the fan kept. After a failover that
+// lost the room (recovering), a slot this Redis never knew of is taken back
+// for one session lifetime, so fans admitted before the loss keep buying
+// and count against the ceiling again. Returns -1 when the turn is over,
+// else the bucket's wait in ms (0: go ahead).
+var holdScript = redis.NewScript(ratelimit.TakeLua + `
+local m = ARGV[1]
+local now = tonumber(ARGV[2])
+if ARGV[3] == '1' then
+  local slot = redis.call('ZSCORE', KEYS[6], m)
+  if not slot or tonumber(slot) <= now then
+    local recovering = tonumber(redis.call('HGET', KEYS[2], 'recovering_until') or '0') > now
+    if slot or not recovering or redis.call('HEXISTS', KEYS[11], m) == 1 then return -1 end
+    redis.call('ZADD', KEYS[6], now + tonumber(redis.call('HGET', KEYS[1], 'active_ttl') or '0'), m)
+    redis.call('HSET', KEYS[11], m, 0)
+  end
+end
+return take(KEYS[12], now, tonumber(ARGV[4]), tonumber(ARGV[5]))
 `)

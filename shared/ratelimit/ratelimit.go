@@ -10,20 +10,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var bucket = redis.NewScript(`
-local now = tonumber(ARGV[1])
-local cap = tonumber(ARGV[2])
-local rate = tonumber(ARGV[3])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(b[1] or cap)
-local at = tonumber(b[2] or now)
-tokens = math.min(cap, tokens + (now - at) * rate / 1000)
-local wait = 0
-if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil(cap * 1000 / rate) + 1000)
-return wait
-`)
+// TakeLua defines the Lua function take(key, now_ms, capacity, per_second):
+// it spends one token of the bucket at key and returns 0, or how many
+// milliseconds to wait when the bucket is empty (nothing spent). Scripts of
+// other packages embed it to rate-limit in the round trip they already make;
+// the bucket key must then share their cluster slot.
+const TakeLua = `
+local function take(key, now, cap, rate)
+  local b = redis.call('HMGET', key, 'tokens', 'at')
+  local tokens = tonumber(b[1] or cap)
+  local at = tonumber(b[2] or now)
+  tokens = math.min(cap, tokens + (now - at) * rate / 1000)
+  local wait = 0
+  if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
+  redis.call('HSET', key, 'tokens', tokens, 'at', now)
+  redis.call('PEXPIRE', key, math.ceil(cap * 1000 / rate) + 1000)
+  return wait
+end
+`
+
+var bucket = redis.NewScript(TakeLua + `return take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))`)
 
 // Limiter spends tokens from named buckets.
 type Limiter struct {
