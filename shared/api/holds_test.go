@@ -194,8 +194,17 @@ func TestHoldsOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	requireProblem(t, ana.do(http.MethodPost, gated, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "g2", "X-Admission-Token", wrong),
 		http.StatusForbidden, "admission-required")
-	good, _, err := a.Admissions.Issue(token.Claims{Account: anaID, Event: gatedID}, time.Minute)
+	ctl := a.Admission()
+	e, err := a.Events.Get(context.Background(), gatedID)
 	require.NoError(t, err)
+	_, err = ctl.Tick(context.Background(), e) // publishes and draws: the sale started an hour ago
+	require.NoError(t, err)
+	require.Equal(t, "waiting", ana.do(http.MethodPost, "/api/events/"+itoa(gatedID)+"/queue", nil).Body["state"])
+	_, err = ctl.Tick(context.Background(), e)
+	require.NoError(t, err)
+	r = ana.do(http.MethodGet, "/api/events/"+itoa(gatedID)+"/queue", nil)
+	require.Equal(t, "admitted", r.Body["state"], string(r.Raw))
+	good := r.Body["admission_token"].(string)
 	r = ana.do(http.MethodPost, gated, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "g3", "X-Admission-Token", good)
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 

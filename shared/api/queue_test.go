@@ -163,3 +163,98 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	requireProblem(t, f.do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusConflict, "no-waiting-room")
 	requireProblem(t, newFan(t, srv).do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusUnauthorized, "unauthenticated")
 }
+
+// TestRoomSequencesAnAttackerWouldTry drives the waiting room over HTTP as
+// an attacker would: leave then re-join with the kept queue ticket, release
+// a hold then re-join, reuse the admission token after leaving, and fire
+// holds in a burst. Nobody jumps the line, and active shoppers never exceed
+// the ceiling.
+func TestRoomSequencesAnAttackerWouldTry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := apptest.New(t, 1)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+	venueID := importVenue(t, o, venue.Stadium("Attack Arena", "Recife", 20, 10))
+	id := createEvent(t, o, venueID, "Gated", true)
+	seats := seatIDs(t, a, venueID)
+	e, err := a.Events.Get(ctx, id)
+	require.NoError(t, err)
+	e.WaitingRoom.Ceiling = 1
+	ctl := a.Admission()
+	queueURL := "/api/events/" + itoa(id) + "/queue"
+	holds := "/api/events/" + itoa(id) + "/holds"
+	tick := func() {
+		t.Helper()
+		_, err := ctl.Tick(ctx, e)
+		require.NoError(t, err)
+		p := o.do(http.MethodGet, queueURL+"/progress", nil)
+		require.LessOrEqual(t, p.Body["active"], p.Body["ceiling"], "active shoppers never exceed the ceiling")
+	}
+	state := func(f *fan) (string, any) {
+		t.Helper()
+		r := f.do(http.MethodGet, queueURL, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		return r.Body["state"].(string), r.Body["position"]
+	}
+
+	ana, bia, carol := newFan(t, srv), newFan(t, srv), newFan(t, srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	carol.signUp("carol@example.com")
+	tick() // publishes and draws: the sale started an hour ago
+	anaTicket := ana.do(http.MethodPost, queueURL, nil).Body["queue_ticket"].(string)
+	bia.do(http.MethodPost, queueURL, nil)
+	carol.do(http.MethodPost, queueURL, nil)
+	tick()
+	r := ana.do(http.MethodGet, queueURL, nil)
+	require.Equal(t, "admitted", r.Body["state"], string(r.Raw))
+	anaToken := r.Body["admission_token"].(string)
+	exp, err := time.Parse(time.RFC3339, r.Body["admission_expires_at"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(time.Duration(e.WaitingRoom.ActiveTTL)*time.Second), exp, 5*time.Second,
+		"the token lasts as long as the shopping slot, not the longer pickup window")
+
+	// Ana leaves, keeps her admission token and her queue ticket.
+	require.Equal(t, http.StatusNoContent, ana.do(http.MethodDelete, queueURL, nil).Status)
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "a1", "X-Admission-Token", anaToken),
+		http.StatusForbidden, "admission-required")
+	tick()
+	st, _ := state(bia)
+	require.Equal(t, "admitted", st, "Ana's slot went to Bia")
+	r = ana.do(http.MethodPost, queueURL, nil, "X-Queue-Ticket", anaTicket)
+	require.Equal(t, "waiting", r.Body["state"], string(r.Raw))
+	st, pos := state(ana)
+	require.Equal(t, "waiting", st)
+	require.EqualValues(t, 2, pos, "Ana's old place is served: she re-joins behind Carol")
+	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "a2", "X-Admission-Token", anaToken),
+		http.StatusForbidden, "admission-required")
+
+	// Bia holds, releases, and the page re-joins on load with her ticket cookie.
+	r = bia.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "b1")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.Equal(t, http.StatusOK, bia.do(http.MethodDelete, "/api/holds/"+itoa(int64(r.Body["hold_id"].(float64))), nil).Status)
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": seats[1:2]}, "Idempotency-Key", "b2"),
+		http.StatusForbidden, "admission-required")
+	require.Equal(t, "waiting", bia.do(http.MethodPost, queueURL, nil).Body["state"])
+	st, pos = state(bia)
+	require.Equal(t, "waiting", st)
+	require.EqualValues(t, 3, pos, "behind Carol and Ana, not back at the front")
+	tick()
+	st, _ = state(carol)
+	require.Equal(t, "admitted", st, "admission follows place order among fans still waiting")
+
+	// Carol fires holds in a burst: the bucket answers 429 with Retry-After.
+	var last response
+	for i := range 12 {
+		last = carol.do(http.MethodPost, holds, map[string]any{"pool": "FLOOR", "quantity": 0}, "Idempotency-Key", "c"+itoa(int64(i)))
+		if last.Status == http.StatusTooManyRequests {
+			require.GreaterOrEqual(t, i, 10, "the burst allows ten attempts")
+			break
+		}
+		requireProblem(t, last, http.StatusBadRequest, "invalid-hold")
+	}
+	requireProblem(t, last, http.StatusTooManyRequests, "slow-down")
+	require.NotEmpty(t, last.Header.Get("Retry-After"))
+}
