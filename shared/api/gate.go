@@ -1,8 +1,10 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
@@ -19,6 +21,8 @@ const AdmissionCookie = "catraca_admission"
 const (
 	holdBurst  = 10
 	holdRefill = 0.5 // per second
+	// holdCheckTimeout bounds what a hung Redis adds to a hold.
+	holdCheckTimeout = 300 * time.Millisecond
 )
 
 // Gate decides whether an account may hold for an event right now. The
@@ -28,11 +32,12 @@ type Gate interface {
 }
 
 // TokenGate admits, in waiting-room events, holders of a valid admission
-// token for the event and account whose shopping slot is still open, and
-// rate-limits every account's holds. The signature is checked first, with
-// no lookup; then one Redis script checks the slot and spends from the
-// bucket. Without Redis it fails open for valid tokens: the controller
-// admits nobody meanwhile, and a token never outlives its slot's lifetime.
+// token for the event and account whose turn (the shopping slot it was
+// issued for) is still open, and rate-limits every account's holds. The
+// signature is checked first, with no lookup; then one Redis script checks
+// the turn and spends from the bucket. Without Redis (unreachable, or
+// slower than holdCheckTimeout) it fails open for valid tokens: the
+// controller admits nobody meanwhile, and a token never outlives its slot.
 type TokenGate struct {
 	Signer *token.Signer
 	Room   *queue.Room
@@ -40,13 +45,17 @@ type TokenGate struct {
 
 // Allow implements Gate.
 func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
-	gated := e.WaitingRoom.Enabled
-	if gated && !g.admitted(r, e, account) {
-		return problem.New(http.StatusForbidden, "admission-required",
-			"This event has a waiting room: join the queue and buy once you are admitted.").
-			With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+	var adm queue.Admission
+	if e.WaitingRoom.Enabled {
+		if adm = g.admission(r, e, account); adm.Turn == 0 {
+			return problem.New(http.StatusForbidden, "admission-required",
+				"This event has a waiting room: join the queue and buy once you are admitted.").
+				With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+		}
 	}
-	wait, err := g.Room.CheckHold(r.Context(), e.ID, account, gated, holdBurst, holdRefill)
+	ctx, cancel := context.WithTimeout(r.Context(), holdCheckTimeout)
+	defer cancel()
+	wait, err := g.Room.CheckHold(ctx, e.ID, account, adm, holdBurst, holdRefill)
 	switch {
 	case errors.Is(err, queue.ErrTurnOver):
 		return problem.New(http.StatusForbidden, "admission-required",
@@ -63,16 +72,17 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	return nil
 }
 
-// admitted reports whether the request carries a valid admission token for
-// the event and account.
-func (g TokenGate) admitted(r *http.Request, e event.Event, account int64) bool {
+// admission returns the newest valid admission token the request carries
+// for the event and account (a zero Turn if none).
+func (g TokenGate) admission(r *http.Request, e event.Event, account int64) queue.Admission {
+	var adm queue.Admission
 	for _, raw := range admissionCandidates(r) {
 		c, err := g.Signer.Verify(raw)
-		if err == nil && c.Event == e.ID && c.Account == account {
-			return true
+		if err == nil && c.Event == e.ID && c.Account == account && c.Turn > adm.Turn {
+			adm = queue.Admission{Turn: c.Turn, Expires: c.Expires}
 		}
 	}
-	return false
+	return adm
 }
 
 // admissionCandidates lists the tokens a request may carry as admission:

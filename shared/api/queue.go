@@ -108,12 +108,13 @@ func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueVie
 
 // issueAdmission mints the stateless admission token once the controller
 // has admitted the fan, and sets it as a cookie for the browser.
-func (s *Server) issueAdmission(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account int64, until time.Time) error {
+// The token belongs to one turn and expires with it.
+func (s *Server) issueAdmission(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account int64, until time.Time, turn int64) error {
 	ttl := time.Until(until)
 	if ttl <= 0 {
 		return nil
 	}
-	raw, exp, err := s.admissions.Issue(token.Claims{Account: account, Event: eventID}, ttl)
+	raw, exp, err := s.admissions.Issue(token.Claims{Account: account, Event: eventID, Turn: turn}, ttl)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 		v.Message = "You are in line. Keep this page open; it updates by itself."
 	case queue.StateAdmitted:
 		v.Message = "It is your turn."
-		if err := s.issueAdmission(w, r, &v, id, sess.Account, place.At); err != nil {
+		if err := s.issueAdmission(w, r, &v, id, sess.Account, place.At, place.Turn); err != nil {
 			return err
 		}
 	}
@@ -213,7 +214,7 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 		v.Message = "You are in. Places are drawn at random when the sale starts."
 	case queue.StateAdmitted:
 		v.Message = "It is your turn: pick your seats before your access expires."
-		if err := s.issueAdmission(w, r, &v, id, sess.Account, st.AdmitTill); err != nil {
+		if err := s.issueAdmission(w, r, &v, id, sess.Account, st.AdmitTill, st.Turn); err != nil {
 			return err
 		}
 	case queue.StateExpired:

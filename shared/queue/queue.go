@@ -134,8 +134,11 @@ type Place struct {
 	// Number is the fan's place number after the draw (not the position:
 	// positions are dense ranks, see Status).
 	Number int64
-	// At is the draw time while in the pre-queue, or the pre-queue opening.
+	// At is the draw time while in the pre-queue, the pre-queue opening, or
+	// the end of the turn once admitted.
 	At time.Time
+	// Turn identifies the shopping turn once admitted (see Status.Turn).
+	Turn int64
 }
 
 func (r *Room) run(ctx context.Context, s *redis.Script, eventID int64, args ...any) ([]any, error) {
@@ -166,6 +169,9 @@ func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place
 	case StatePrequeue, StateNotYet, StateAdmitted:
 		p.At = time.UnixMilli(asInt(v[1])).UTC()
 	}
+	if p.State == StateAdmitted {
+		p.Turn = asInt(v[2])
+	}
 	return p, nil
 }
 
@@ -175,7 +181,11 @@ type Status struct {
 	Position  int64 // dense rank, 1 = next
 	Ahead     int64
 	ETA       time.Duration
-	AdmitTill time.Time // admission pickup deadline once admitted
+	AdmitTill time.Time // end of the turn once admitted: the admission token's expiry
+	// Turn identifies the shopping turn once admitted: the place number it
+	// was admitted from (a place is used once). Admission tokens carry it,
+	// and CheckHold accepts only the current turn's.
+	Turn int64
 }
 
 // Status reports account's state and counts as a heartbeat.
@@ -187,6 +197,9 @@ func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Sta
 	st := Status{State: v[0].(string), Position: asInt(v[1]), Ahead: asInt(v[2])}
 	if exp := asInt(v[3]); exp > 0 {
 		st.AdmitTill = time.UnixMilli(exp).UTC()
+	}
+	if st.State == StateAdmitted {
+		st.Turn = asInt(v[4])
 	}
 	if st.State == StateWaiting {
 		p, err := r.Progress(ctx, eventID)
@@ -283,19 +296,22 @@ func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
 // (it left, bought, or its slot expired): its admission token buys nothing.
 var ErrTurnOver = errors.New("shopping turn over")
 
+// Admission is what an admission token says: the turn it belongs to (see
+// Status.Turn; 0 for an event without a waiting room) and its expiry.
+type Admission struct {
+	Turn    int64
+	Expires time.Time
+}
+
 // CheckHold vets one hold attempt in a single round trip: in a gated room
-// the account's shopping slot must still be open (ErrTurnOver otherwise),
-// and every account spends one token of its hold bucket for the event
-// (capacity, refill per second). It returns how long to wait when that
-// bucket is empty.
-func (r *Room) CheckHold(ctx context.Context, eventID, account int64, gated bool, capacity int, perSecond float64) (time.Duration, error) {
+// the admission's turn must be the account's open shopping turn
+// (ErrTurnOver otherwise), and every account spends one token of its hold
+// bucket for the event (capacity, refill per second). It returns how long
+// to wait when that bucket is empty.
+func (r *Room) CheckHold(ctx context.Context, eventID, account int64, adm Admission, capacity int, perSecond float64) (time.Duration, error) {
 	keys := r.keys(eventID)
 	keys = append(keys, r.prefix+"{evt:"+strconv.FormatInt(eventID, 10)+"}:hold:"+strconv.FormatInt(account, 10))
-	flag := "0"
-	if gated {
-		flag = "1"
-	}
-	wait, err := holdScript.Run(ctx, r.rdb, keys, account, ms(r.now()), flag, capacity, perSecond).Int64()
+	wait, err := holdScript.Run(ctx, r.rdb, keys, account, ms(r.now()), adm.Turn, ms(adm.Expires), capacity, perSecond).Int64()
 	switch {
 	case err != nil:
 		return 0, unavailable(err)

@@ -516,7 +516,8 @@ func TestServedOrGivenUpPlacesAreNeverRestored(t *testing.T) {
 
 // TestATurnEndsWithItsSlot: the admission token's lifetime is the slot's
 // (not the longer pickup window), and leaving or buying ends the turn for
-// holds at once, so the accounts able to hold never outnumber the ceiling.
+// holds at once, whatever token the fan kept, so the accounts able to hold
+// never outnumber the ceiling.
 func TestATurnEndsWithItsSlot(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 12, Settings{Ceiling: 2, ActiveTTL: 10 * time.Minute, AdmissionTTL: 15 * time.Minute, Abandon: time.Hour})
@@ -528,11 +529,26 @@ func TestATurnEndsWithItsSlot(t *testing.T) {
 	require.Equal(t, StateAdmitted, st.State)
 	require.Equal(t, admittedAt.Add(10*time.Minute).UnixMilli(), st.AdmitTill.UnixMilli(), "the token lasts as long as the slot")
 
+	turns := map[int64]int64{} // the turn of the last token each fan picked up
+	pickUp := func() {
+		t.Helper()
+		for a := int64(1); a <= 8; a++ {
+			st, err := f.room.Status(ctx, 12, a, 0)
+			require.NoError(t, err)
+			if st.State == StateAdmitted {
+				require.Positive(t, st.Turn)
+				turns[a] = st.Turn
+			}
+		}
+	}
 	canHold := func() []int64 {
 		t.Helper()
 		var out []int64
 		for a := int64(1); a <= 8; a++ {
-			_, err := f.room.CheckHold(ctx, 12, a, true, 1000, 1000)
+			if turns[a] == 0 {
+				continue
+			}
+			_, err := f.room.CheckHold(ctx, 12, a, Admission{Turn: turns[a], Expires: f.clock.now().Add(time.Hour)}, 1000, 1000)
 			if err == nil {
 				out = append(out, a)
 			} else {
@@ -541,52 +557,76 @@ func TestATurnEndsWithItsSlot(t *testing.T) {
 		}
 		return out
 	}
+	tick := func() TickResult {
+		t.Helper()
+		res, err := f.room.Tick(ctx, 12, TickInput{Interval: time.Second})
+		require.NoError(t, err)
+		pickUp()
+		return res
+	}
+	pickUp()
 	require.Equal(t, []int64{1, 2}, canHold())
 	require.NoError(t, f.room.Leave(ctx, 12, 1))
-	res, err := f.room.Tick(ctx, 12, TickInput{Interval: time.Second})
-	require.NoError(t, err)
-	require.EqualValues(t, 1, res.Admitted)
-	require.Equal(t, []int64{2, 3}, canHold(), "fan 1 left: its turn is over, fan 3 has the slot")
+	require.EqualValues(t, 1, tick().Admitted)
+	require.Equal(t, []int64{2, 3}, canHold(), "fan 1 left: its token is worthless, fan 3 has the slot")
 	_, err = f.room.Join(ctx, 12, 1, 0)
 	require.NoError(t, err)
 	require.Equal(t, []int64{2, 3}, canHold(), "joining again is a place at the back, not a turn")
 
 	// Churn: whoever leaves, the accounts able to hold stay within the ceiling.
-	for round := 0; round < 5; round++ {
+	for range 3 {
 		require.NoError(t, f.room.Leave(ctx, 12, canHold()[0]))
-		res, err := f.room.Tick(ctx, 12, TickInput{Interval: time.Second})
-		require.NoError(t, err)
+		res := tick()
 		require.LessOrEqual(t, res.Active, int64(2))
 		require.LessOrEqual(t, len(canHold()), 2)
 		p, err := f.room.Progress(ctx, 12)
 		require.NoError(t, err)
 		require.LessOrEqual(t, p.Active, p.Ceiling)
 	}
+	// Fan 1's second turn comes: the token of its first turn still buys nothing.
+	for _, a := range []int64{5, 6, 7, 8} {
+		require.NoError(t, f.room.Leave(ctx, 12, a))
+	}
+	old := turns[1]
+	tick()
+	require.NotEqual(t, old, turns[1], "fan 1 was admitted again")
+	_, err = f.room.CheckHold(ctx, 12, 1, Admission{Turn: old, Expires: f.clock.now().Add(time.Hour)}, 1000, 1000)
+	require.ErrorIs(t, err, ErrTurnOver, "a token belongs to one turn")
+	require.Equal(t, []int64{1}, canHold())
+
 	f.clock.add(10 * time.Minute)
 	require.Empty(t, canHold(), "a slot that ran out ends the turn even before a tick prunes it")
 }
 
 // TestAdmittedFansKeepTheirTurnAfterAFailover: Redis lost the room; a fan
-// with a valid token (the caller checked it) takes its slot back and counts
-// against the ceiling again, once; after leaving it cannot.
+// with a valid token (the caller checked it) takes its slot back as the
+// token says and counts against the ceiling again, once; after leaving it
+// cannot.
 func TestAdmittedFansKeepTheirTurnAfterAFailover(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 13, Settings{Ceiling: 2})
 	ctx := context.Background()
 	require.EqualValues(t, 2, drawThenTick(t, f, 13, 3).Admitted)
-	require.NoError(t, f.rdb.Del(ctx, f.room.keys(13)...).Err())
-	_, err := f.room.Publish(ctx, 13, f.settings)
+	st, err := f.room.Status(ctx, 13, 1, 0)
 	require.NoError(t, err)
-	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	require.NoError(t, f.rdb.Del(ctx, f.room.keys(13)...).Err())
+	_, err = f.room.Publish(ctx, 13, f.settings)
+	require.NoError(t, err)
+	_, err = f.room.CheckHold(ctx, 13, 1, Admission{Turn: st.Turn, Expires: st.AdmitTill}, 10, 1)
 	require.ErrorIs(t, err, ErrTurnOver, "not recovering yet: no slot, no turn")
 	require.NoError(t, f.room.Recover(ctx, 13, 10*time.Minute))
-	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	_, err = f.room.CheckHold(ctx, 13, 1, Admission{Turn: st.Turn, Expires: st.AdmitTill}, 10, 1)
 	require.NoError(t, err)
 	p, err := f.room.Progress(ctx, 13)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, p.Active, "the slot counts again")
+	again, err := f.room.Status(ctx, 13, 1, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateAdmitted, again.State)
+	require.Equal(t, st.Turn, again.Turn, "the same turn, ending when its token does")
+	require.Equal(t, st.AdmitTill, again.AdmitTill)
 	require.NoError(t, f.room.Leave(ctx, 13, 1))
-	_, err = f.room.CheckHold(ctx, 13, 1, true, 10, 1)
+	_, err = f.room.CheckHold(ctx, 13, 1, Admission{Turn: st.Turn, Expires: st.AdmitTill}, 10, 1)
 	require.ErrorIs(t, err, ErrTurnOver)
 }
 
@@ -637,21 +677,21 @@ func TestHoldsAreRateLimitedPerAccountAndEvent(t *testing.T) {
 	f := newRoom(t, 15, Settings{Ceiling: 1})
 	ctx := context.Background()
 	for range 3 {
-		wait, err := f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+		wait, err := f.room.CheckHold(ctx, 15, 1, Admission{}, 3, 0.5)
 		require.NoError(t, err)
 		require.Zero(t, wait)
 	}
-	wait, err := f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+	wait, err := f.room.CheckHold(ctx, 15, 1, Admission{}, 3, 0.5)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Second, wait, "the burst is spent: one hold every 2 s")
-	wait, err = f.room.CheckHold(ctx, 15, 2, false, 3, 0.5)
+	wait, err = f.room.CheckHold(ctx, 15, 2, Admission{}, 3, 0.5)
 	require.NoError(t, err)
 	require.Zero(t, wait, "another account has its own bucket")
-	wait, err = f.room.CheckHold(ctx, 16, 1, false, 3, 0.5)
+	wait, err = f.room.CheckHold(ctx, 16, 1, Admission{}, 3, 0.5)
 	require.NoError(t, err)
 	require.Zero(t, wait, "and so has another event")
 	f.clock.add(2 * time.Second)
-	wait, err = f.room.CheckHold(ctx, 15, 1, false, 3, 0.5)
+	wait, err = f.room.CheckHold(ctx, 15, 1, Admission{}, 3, 0.5)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 }

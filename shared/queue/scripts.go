@@ -27,7 +27,9 @@ import (
 //
 // turn(m, now) is the end of m's shopping turn, or nil when m has none: the
 // earlier of the session slot and the token pickup deadline, so a token
-// minted from it never outlives the slot.
+// minted from it never outlives the slot; and the place number m was
+// admitted from, which identifies the turn (a place is used once):
+// admission tokens carry it.
 //
 // restorable(m, place, st) says whether a signed queue ticket's place may be
 // given back: only when this Redis knows nothing of m (it lost the queue in
@@ -39,7 +41,7 @@ local function turn(m, now)
   local pickup = redis.call('ZSCORE', KEYS[7], m)
   if not slot or not pickup then return nil end
   local e = math.min(tonumber(slot), tonumber(pickup))
-  if e > now then return e end
+  if e > now then return e, tonumber(redis.call('HGET', KEYS[11], m) or '0') end
   return nil
 end
 local function restorable(m, place, st)
@@ -49,15 +51,15 @@ end
 `
 
 // joinScript: ARGV member, now, restore place (0 = none).
-// Returns {state, place or time}.
+// Returns {state, place or time, turn when admitted}.
 var joinScript = redis.NewScript(turnLua + `
 local cfg = redis.call('HMGET', KEYS[1], 'enabled', 'opens', 'draw')
 if cfg[1] ~= '1' then return {'closed', 0} end
 local now = tonumber(ARGV[2])
 if now < tonumber(cfg[2]) then return {'notyet', tonumber(cfg[2])} end
 local m = ARGV[1]
-local exp = turn(m, now)
-if exp then return {'admitted', exp} end
+local exp, slot = turn(m, now)
+if exp then return {'admitted', exp, slot} end
 local place = redis.call('ZSCORE', KEYS[4], m)
 if place then
   redis.call('ZADD', KEYS[5], now, m)
@@ -81,15 +83,15 @@ return {'waiting', place}
 `)
 
 // statusScript: ARGV member, now, restore place (0 = none).
-// Returns {state, place, ahead, admission expiry}. A status call is the
-// fan's heartbeat.
+// Returns {state, place, ahead, admission expiry, turn}. A status call is
+// the fan's heartbeat.
 var statusScript = redis.NewScript(turnLua + `
 local now = tonumber(ARGV[2])
 local m = ARGV[1]
 local cfg = redis.call('HGET', KEYS[1], 'enabled')
 if cfg ~= '1' then return {'closed', 0, 0, 0} end
-local exp = turn(m, now)
-if exp then return {'admitted', 0, 0, exp} end
+local exp, slot = turn(m, now)
+if exp then return {'admitted', 0, 0, exp, slot} end
 local st = redis.call('HMGET', KEYS[2], 'phase', 'soldout', 'served')
 local rank = redis.call('ZRANK', KEYS[4], m)
 local place = tonumber(ARGV[3])
@@ -197,6 +199,7 @@ if slack > 0 then
     redis.call('ZADD', KEYS[7], now + tonumber(ARGV[4]), m)
     redis.call('ZREM', KEYS[5], m)
     local place = tonumber(popped[i + 1])
+    redis.call('HSET', KEYS[11], m, place)
     if place > served then served = place end
     n = n + 1
   end
@@ -224,25 +227,32 @@ redis.call('ZREM', KEYS[5], m)
 return 1
 `)
 
-// holdScript vets one hold attempt: ARGV member, now, gated flag, bucket
-// capacity, refill per second; KEYS[12] is the account's hold bucket.
-// In a gated room the member's shopping slot must still be open: leaving
-// or buying ends it, whatever tokens the fan kept. After a failover that
-// lost the room (recovering), a slot this Redis never knew of is taken back
-// for one session lifetime, so fans admitted before the loss keep buying
-// and count against the ceiling again. Returns -1 when the turn is over,
-// else the bucket's wait in ms (0: go ahead).
+// holdScript vets one hold attempt: ARGV member, now, turn (0: the room is
+// off), token expiry ms, bucket capacity, refill per second; KEYS[12] is the
+// account's hold bucket. In a gated room the token's turn must be the
+// member's open one: leaving or buying ends it, and a token of an earlier
+// turn never counts for a later one. After a failover that lost the room
+// (recovering), a turn this Redis never knew of is taken back until the
+// token expires, so fans admitted before the loss keep buying and count
+// against the ceiling again. Returns -1 when the turn is over, else the
+// bucket's wait in ms (0: go ahead).
 var holdScript = redis.NewScript(ratelimit.TakeLua + `
 local m = ARGV[1]
 local now = tonumber(ARGV[2])
-if ARGV[3] == '1' then
+local turn = tonumber(ARGV[3])
+if turn ~= 0 then
   local slot = redis.call('ZSCORE', KEYS[6], m)
-  if not slot or tonumber(slot) <= now then
+  local placed = redis.call('HGET', KEYS[11], m)
+  if slot then
+    if tonumber(slot) <= now or tonumber(placed or '0') ~= turn then return -1 end
+  else
+    local exp = tonumber(ARGV[4])
     local recovering = tonumber(redis.call('HGET', KEYS[2], 'recovering_until') or '0') > now
-    if slot or not recovering or redis.call('HEXISTS', KEYS[11], m) == 1 then return -1 end
-    redis.call('ZADD', KEYS[6], now + tonumber(redis.call('HGET', KEYS[1], 'active_ttl') or '0'), m)
-    redis.call('HSET', KEYS[11], m, 0)
+    if placed or not recovering or exp <= now then return -1 end
+    redis.call('ZADD', KEYS[6], exp, m)
+    redis.call('ZADD', KEYS[7], exp, m)
+    redis.call('HSET', KEYS[11], m, turn)
   end
 end
-return take(KEYS[12], now, tonumber(ARGV[4]), tonumber(ARGV[5]))
+return take(KEYS[12], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
 `)

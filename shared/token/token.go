@@ -35,6 +35,7 @@ type Claims struct {
 	Role    string // session tokens only
 	Event   int64  // evt, admission tokens and queue tickets
 	Place   int64  // plc, queue tickets only
+	Turn    int64  // trn, admission tokens only: the waiting-room turn they belong to
 	ID      string // jti
 	Expires time.Time
 }
@@ -43,6 +44,7 @@ type jwtClaims struct {
 	Role  string `json:"role,omitempty"`
 	Event int64  `json:"evt,omitempty"`
 	Place int64  `json:"plc,omitempty"`
+	Turn  int64  `json:"trn,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -78,6 +80,7 @@ func (s *Signer) Issue(c Claims, ttl time.Duration) (string, time.Time, error) {
 		Role:  c.Role,
 		Event: c.Event,
 		Place: c.Place,
+		Turn:  c.Turn,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   strconv.FormatInt(c.Account, 10),
 			Audience:  jwt.ClaimStrings{s.audience},
@@ -117,7 +120,7 @@ func (s *Signer) Verify(raw string) (Claims, error) {
 	if err != nil || account <= 0 {
 		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
 	}
-	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
+	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
 }
 
 func newID() string {
