@@ -21,12 +21,13 @@ func TestAdmissionTokens(t *testing.T) {
 	t.Parallel()
 	s, err := NewSigner(AudienceAdmission, []config.Key{key("k2", 2), key("k1", 1)})
 	require.NoError(t, err)
-	raw, _, err := s.Issue(Claims{Account: 7, Event: 42}, time.Minute)
+	raw, _, err := s.Issue(Claims{Account: 7, Event: 42, Turn: 3}, time.Minute)
 	require.NoError(t, err)
 	c, err := s.Verify(raw)
 	require.NoError(t, err)
 	require.EqualValues(t, 7, c.Account)
 	require.EqualValues(t, 42, c.Event)
+	require.EqualValues(t, 3, c.Turn, "the waiting-room turn the token belongs to")
 	require.NotEmpty(t, c.ID, "every token has a jti")
 
 	t.Run("old key still verifies during rotation", func(t *testing.T) {
