@@ -55,8 +55,6 @@ const (
 // with the defect: their violations are logged, not failed, until the fix
 // lands (then the entry goes). -sale.strict checks them all.
 var pendingFix = map[string]string{
-	noRestore:      "#1 served places restored",
-	withinCeiling:  "#2 token outlives the slot, #3 ceiling decrease ignored",
 	paidInFull:     "#7 webhook amount, currency and reference not checked",
 	moneyConserves: "#7 wrong charges paid, #8 unmatched charges, #9 PSP-side refunds",
 	no5xx:          "#8 an unmatched charge answers 500 and stops the reconciler",
