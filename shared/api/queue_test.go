@@ -11,8 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/admission"
 	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -112,24 +114,47 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 }
 
+// gatedRoom is an app serving one on-sale event whose waiting room has a
+// ceiling of 1, with an organizer and a way to run admission ticks.
+type gatedRoom struct {
+	srv     *httptest.Server
+	o       *fan
+	venueID int64
+	id      int64
+	seats   []int64
+	e       event.Event
+	ctl     *admission.Controller
+}
+
+func newGatedRoom(t *testing.T, venueName string) *gatedRoom {
+	a := apptest.New(t, 1)
+	g := &gatedRoom{srv: httptest.NewServer(a.Handler()), ctl: a.Admission()}
+	t.Cleanup(g.srv.Close)
+	g.o = organizerFan(t, a, g.srv)
+	g.venueID = importVenue(t, g.o, venue.Stadium(venueName, "Natal", 20, 10))
+	g.id = createEvent(t, g.o, g.venueID, "Gated", true)
+	g.seats = seatIDs(t, a, g.venueID)
+	var err error
+	g.e, err = a.Events.Get(context.Background(), g.id)
+	require.NoError(t, err)
+	g.e.WaitingRoom.Ceiling = 1
+	return g
+}
+
+// tick runs one admission tick (the first publishes the room and draws:
+// the sale started an hour ago).
+func (g *gatedRoom) tick(t *testing.T) {
+	t.Helper()
+	_, err := g.ctl.Tick(context.Background(), g.e)
+	require.NoError(t, err)
+}
+
 func TestLeavingTheRoomLetsTheNextFanIn(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	o := organizerFan(t, a, srv)
-	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Leave Arena", "Natal", 20, 10)), "Gated", true)
-	e, err := a.Events.Get(ctx, id)
-	require.NoError(t, err)
-	e.WaitingRoom.Ceiling = 1
-	ctl := a.Admission()
-	tick := func() {
-		t.Helper()
-		_, err := ctl.Tick(ctx, e)
-		require.NoError(t, err)
-	}
-	queueURL := "/api/events/" + itoa(id) + "/queue"
+	g := newGatedRoom(t, "Leave Arena")
+	srv := g.srv
+	tick := func() { g.tick(t) }
+	queueURL := "/api/events/" + itoa(g.id) + "/queue"
 	ana, bia := newFan(t, srv), newFan(t, srv)
 	ana.signUp("ana@example.com")
 	bia.signUp("bia@example.com")
@@ -171,24 +196,13 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 // the ceiling.
 func TestRoomSequencesAnAttackerWouldTry(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	o := organizerFan(t, a, srv)
-	venueID := importVenue(t, o, venue.Stadium("Attack Arena", "Recife", 20, 10))
-	id := createEvent(t, o, venueID, "Gated", true)
-	seats := seatIDs(t, a, venueID)
-	e, err := a.Events.Get(ctx, id)
-	require.NoError(t, err)
-	e.WaitingRoom.Ceiling = 1
-	ctl := a.Admission()
-	queueURL := "/api/events/" + itoa(id) + "/queue"
-	holds := "/api/events/" + itoa(id) + "/holds"
+	g := newGatedRoom(t, "Attack Arena")
+	srv, o, seats, e := g.srv, g.o, g.seats, g.e
+	queueURL := "/api/events/" + itoa(g.id) + "/queue"
+	holds := "/api/events/" + itoa(g.id) + "/holds"
 	tick := func() {
 		t.Helper()
-		_, err := ctl.Tick(ctx, e)
-		require.NoError(t, err)
+		g.tick(t)
 		p := o.do(http.MethodGet, queueURL+"/progress", nil)
 		require.LessOrEqual(t, p.Body["active"], p.Body["ceiling"], "active shoppers never exceed the ceiling")
 	}

@@ -227,19 +227,26 @@ func joinThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResu
 	return res
 }
 
-// drawThenTick moves past an empty draw, puts fans 1..n in line in that
-// order (places 1..n) and runs one tick.
-func drawThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResult {
+// drawThenJoin moves past an empty draw and puts fans 1..n in line in that
+// order: places 1..n.
+func drawThenJoin(t *testing.T, f *roomFixture, eventID int64, n int64) {
 	t.Helper()
 	ctx := context.Background()
 	f.clock.add(time.Minute)
 	_, _, err := f.room.Draw(ctx, eventID)
 	require.NoError(t, err)
 	for a := int64(1); a <= n; a++ {
-		_, err := f.room.Join(ctx, eventID, a, 0)
+		p, err := f.room.Join(ctx, eventID, a, 0)
 		require.NoError(t, err)
+		require.Equal(t, a, p.Number)
 	}
-	res, err := f.room.Tick(ctx, eventID, TickInput{Interval: time.Second})
+}
+
+// drawThenTick is drawThenJoin and one tick.
+func drawThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResult {
+	t.Helper()
+	drawThenJoin(t, f, eventID, n)
+	res, err := f.room.Tick(context.Background(), eventID, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	return res
 }
@@ -338,20 +345,14 @@ func TestAbandonedFansLoseTheirPlace(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 5, Settings{Ceiling: 1, Abandon: 90 * time.Second})
 	ctx := context.Background()
-	f.clock.add(time.Minute)
-	_, _, err := f.room.Draw(ctx, 5)
-	require.NoError(t, err)
-	for a := int64(1); a <= 4; a++ {
-		_, err := f.room.Join(ctx, 5, a, 0)
-		require.NoError(t, err)
-	}
+	drawThenJoin(t, f, 5, 4)
 	f.clock.add(60 * time.Second)
 	for _, a := range []int64{1, 3, 4} { // fan 2 stopped polling
 		_, err := f.room.Status(ctx, 5, a, 0)
 		require.NoError(t, err)
 	}
 	f.clock.add(40 * time.Second)
-	_, err = f.room.Tick(ctx, 5, TickInput{Interval: time.Second})
+	_, err := f.room.Tick(ctx, 5, TickInput{Interval: time.Second})
 	require.NoError(t, err)
 	st, err := f.room.Status(ctx, 5, 2, 0)
 	require.NoError(t, err)
@@ -455,14 +456,7 @@ func TestServedOrGivenUpPlacesAreNeverRestored(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 11, Settings{Ceiling: 1, ActiveTTL: 2 * time.Minute, AdmissionTTL: 3 * time.Minute, Abandon: 30 * time.Minute})
 	ctx := context.Background()
-	f.clock.add(time.Minute)
-	_, _, err := f.room.Draw(ctx, 11)
-	require.NoError(t, err)
-	for a := int64(1); a <= 5; a++ {
-		p, err := f.room.Join(ctx, 11, a, 0)
-		require.NoError(t, err)
-		require.Equal(t, a, p.Number)
-	}
+	drawThenJoin(t, f, 11, 5)
 	tick := func(paused bool) TickResult {
 		t.Helper()
 		res, err := f.room.Tick(ctx, 11, TickInput{Interval: time.Second, Paused: paused})
