@@ -173,7 +173,7 @@ async function book(main, id, e, loading) {
     // The bar names the seats (short: section, row and number).
     summary.textContent = sel.length
       ? `${sel.map((t) => `${t.section} ${t.row}-${t.number}`).join(', ')}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
-      : 'Pick seats on the map or from the lists.';
+      : 'No seats yet';
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
     holdButton.disabled = !sel.length || tooMany;
