@@ -117,6 +117,7 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	ctx := d.s.tab(t)
 	d.open(t, ctx, "North")
 	require.Contains(t, text(t, ctx, "#door-counts"), "Checked in 0 of 2")
+	accessible(t, ctx, "door")
 	code := d.code(t, 0)
 
 	answer := scan(t, ctx, code, "good", "Admitted")
@@ -129,6 +130,7 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	answer = scan(t, ctx, code, "bad", "Already used")
 	require.Contains(t, answer, "gate North")
 	d.s.shot(t, ctx, "door-already-used")
+	accessible(t, ctx, "door answer")
 	full := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.verdict').getBoundingClientRect(); return r.width >= innerWidth && r.height >= innerHeight; })()`)
 	require.True(t, full, "the answer covers the whole screen")
 	scan(t, ctx, forge(d.code(t, 1)), "bad", "Invalid code")
@@ -150,6 +152,7 @@ func TestDoorScanByManualEntry(t *testing.T) {
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Entry rules saved")]`),
 	))
 	d.s.shot(t, org, "door-organizer")
+	accessible(t, org, "door (organizer)")
 	var v struct {
 		Tickets []struct {
 			Static *struct{ Code string } `json:"static_code"`
@@ -242,6 +245,7 @@ func TestTransferVoidsTheOldCode(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.ticket img[src^="data:image/png"]`)),
 	))
 	d.s.shot(t, holder, "my-tickets")
+	accessible(t, holder, "my tickets")
 	require.NoError(t, chromedp.Do(holder,
 		chromedp.Click(`//summary[. = "Send to a friend"]`),
 		chromedp.SendKeys(`//input[@name="email"]`, "friend-e2e@catraca.dev"),
