@@ -125,9 +125,10 @@ type sale struct {
 	checks  int
 	emailNo int
 	seen    map[string]int // what the sequences reached, for the log
-	// roomAhead is how far the waiting room's clock runs ahead of real
-	// time (nanoseconds): ticks and Expire advance it.
-	roomAhead atomic.Int64
+	// roomNow is the waiting room's clock (Unix nanoseconds): it stands
+	// still but for ticks and Expire, so that a replay sees the same times
+	// (shopping slots, heartbeats, the hold rate limit's refills).
+	roomNow atomic.Int64
 }
 
 func newSale(t *testing.T) *sale {
@@ -143,7 +144,7 @@ func newSale(t *testing.T) *sale {
 		secret: cfg.PSPWebhookSecrets[0].Secret, seen: map[string]int{}, tr: &http.Transport{MaxIdleConnsPerHost: 16}}
 	// The simulator's deliveries come to the test, which replays them to
 	// the shop in the order (and as many times) the sequence says.
-	st.App.Room.SetClock(func() time.Time { return time.Now().Add(time.Duration(s.roomAhead.Load())) })
+	st.App.Room.SetClock(func() time.Time { return time.Unix(0, s.roomNow.Load()) })
 	hooks := httptest.NewServer(s.hooks)
 	t.Cleanup(hooks.Close)
 	st.Sim.SetWebhookURL(hooks.URL)
@@ -256,6 +257,9 @@ type order struct {
 
 func (s *sale) newModel(t *rapid.T) *model {
 	s.checks++
+	if now := time.Now().UnixNano(); now > s.roomNow.Load() {
+		s.roomNow.Store(now) // each sequence starts at real time or later
+	}
 	m := &model{s: s, ctx: s.ctx, start: time.Now(), ceiling: 2,
 		prices: map[string]int{"A": 9000, "GA": 5000}, byID: map[int64]*order{}, forged: map[string]bool{}}
 	now := time.Now().UTC()
@@ -455,7 +459,7 @@ func (m *model) Tick(t *rapid.T) { m.tick(t) }
 // tick is one admission tick, a second after the last one on the room's
 // clock (the ceiling adapts at most once a second).
 func (m *model) tick(t *rapid.T) {
-	m.s.roomAhead.Add(int64(time.Second))
+	m.s.roomNow.Add(int64(time.Second))
 	room := m.s.st.App.Room
 	before, err := room.Progress(m.ctx, m.event)
 	if err != nil {
@@ -578,7 +582,7 @@ func (m *model) Release(t *rapid.T) {
 func (m *model) Expire(t *rapid.T) {
 	rarely(t, "time passes")
 	secs := rapid.SampledFrom([]int{holdTTL / 4, holdTTL / 2, holdTTL + 1, activeTTL + 1}).Draw(t, "seconds")
-	m.s.roomAhead.Add(int64(secs) * int64(time.Second))
+	m.s.roomNow.Add(int64(secs) * int64(time.Second))
 	if secs > activeTTL {
 		for _, f := range m.fans {
 			if f.served {
