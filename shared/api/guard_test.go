@@ -26,6 +26,13 @@ func organizerNamed(t testing.TB, a *app.App, srv *httptest.Server, email string
 	return o
 }
 
+// serve runs a's handler on a test server.
+func serve(t testing.TB, a *app.App) *httptest.Server {
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 func mustURL(t testing.TB, raw string) *url.URL {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
@@ -37,8 +44,7 @@ func mustURL(t testing.TB, raw string) *url.URL {
 func TestInputErrorsAreProblems(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	venueID := importVenue(t, o, venue.Stadium("Input Arena", "Recife", 60, 5))
 	eventID := createEvent(t, o, venueID, "Input Show", false)
@@ -100,8 +106,7 @@ func TestInputErrorsAreProblems(t *testing.T) {
 func TestLogInAndSignUpAreThrottled(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1, func(c *config.Config) { c.AuthPerIP = 100 })
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	newFan(t, srv).signUp("victim@example.com")
 
 	from := func(ip string) *fan {
@@ -178,8 +183,7 @@ func TestLogInTimingHidesWhichEmailsExist(t *testing.T) {
 func TestLogOutAndRoleChangesTakeEffectAtOnce(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	f := newFan(t, srv)
 	f.signUp("leaver@example.com")
 	r := call(t, srv, http.MethodPost, "/api/session", "application/json", strings.NewReader(`{"email":"leaver@example.com","password":"a long enough password"}`))
@@ -217,8 +221,7 @@ func TestLogOutAndRoleChangesTakeEffectAtOnce(t *testing.T) {
 func TestCrossSiteWritesAreRefused(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	eventID := createEvent(t, o, importVenue(t, o, venue.Stadium("CSRF Arena", "Recife", 20, 5)), "CSRF Show", false)
 	holds := "/api/events/" + itoa(eventID) + "/holds"
@@ -250,8 +253,7 @@ func TestCrossSiteWritesAreRefused(t *testing.T) {
 func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 2)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	ana, bob := organizerNamed(t, a, srv, "ana-org@example.com"), organizerNamed(t, a, srv, "bob-org@example.com")
 	anaVenue := importVenue(t, ana, venue.Stadium("Ana Arena", "Recife", 20, 5))
 
@@ -293,8 +295,7 @@ func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 func TestOutagesAreRetryableAndPrivate(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1, func(c *config.Config) { c.Shards[1] = "postgres://catraca:secret@127.0.0.1:1/gone?connect_timeout=1" })
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	f := newFan(t, srv)
 	f.signUp("outage@example.com")
 	r := f.do(http.MethodGet, "/api/holds/1025", nil) // id 1 on shard 1
@@ -313,8 +314,7 @@ func TestOutagesAreRetryableAndPrivate(t *testing.T) {
 func TestNonCanonicalPathsAreProblems(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	eventID := createEvent(t, o, importVenue(t, o, venue.Stadium("Canon Arena", "Recife", 20, 5)), "Canon Show", false)
 	require.Equal(t, http.StatusOK, call(t, srv, http.MethodGet, "/api/events/"+itoa(eventID), "", nil).Status)

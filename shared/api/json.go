@@ -78,9 +78,10 @@ var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body
 
 // hasNUL tells whether a decoded JSON document has a string (or key) with a
 // NUL, which PostgreSQL text cannot store. Invalid UTF-8 needs no check:
-// encoding/json replaces it. Only bodies with the escape are walked.
+// encoding/json replaces it. Only bodies with the escape (JSON spells it
+// only so: a raw NUL is a syntax error, and \U is no escape) are walked.
 func hasNUL(b []byte) bool {
-	if !bytes.Contains(bytes.ToLower(b), []byte(`\u0000`)) {
+	if !bytes.Contains(b, []byte(`\u0000`)) {
 		return false
 	}
 	var v any
