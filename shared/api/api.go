@@ -136,8 +136,9 @@ func New(d Deps) http.Handler {
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
 	return s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// ServeMux would answer a bodiless 307 to the cleaned path.
-		if p := r.URL.Path; p != "" && p != "/" && strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
+		// ServeMux would answer a bodiless 307 to the cleaned path, or a
+		// bodiless 400 to "GET *".
+		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
 			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
 			return
 		}
