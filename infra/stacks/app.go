@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -103,7 +104,8 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
 			LogGroup: awslogs.NewLogGroup(st, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
 				Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
-			Tracing: awslambda.Tracing_ACTIVE,
+			Tracing:         awslambda.Tracing_ACTIVE,
+			DeadLetterQueue: deadLetters(name, props.Async.FailedInvocations),
 		})
 		for _, s := range a.Secrets {
 			s.GrantRead(fn, nil)
@@ -112,6 +114,20 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			db.Cluster.Secret().GrantRead(fn, nil)
 		}
 		a.Functions[name] = fn
+		suppress(fn, "AWSLambdaBasicExecutionRole (logs) and AWSLambdaVPCAccessExecutionRole (ENIs) are AWS's minimal policies for a VPC function; "+
+			"Resource::* is X-Ray tracing, which has no resource-level permissions (checked by the stack tests)",
+			"AwsSolutions-IAM4", "AwsSolutions-IAM5")
+		if fn.DeadLetterQueue() == nil {
+			suppress(fn, "invoked synchronously (function URL, CloudFormation custom resource) or by an SQS event source with its own redrive queue: "+
+				"the caller sees each failure, nothing is dropped", "Serverless-LambdaDLQ")
+		}
+	}
+	for name, s := range a.Secrets {
+		reason := "an HMAC signing key: it rotates by deploying with a new kid prepended (docs/deploy.md), which no rotation Lambda can do"
+		if name == "psp" {
+			reason = "the PSP's credentials: they rotate at the provider, then here by hand (docs/deploy.md)"
+		}
+		suppress(s, reason, "AwsSolutions-SMG4")
 	}
 
 	a.Functions["admit"].AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -124,6 +140,8 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Async.PSPCalls, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize: jsii.Number(1), ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency: jsii.Number(max(2, float64(props.PSPConcurrency)))}))
+	suppress(consumer, "SQS event sources take no on-failure destination: PSPCalls' redrive policy moves a message failed five times to PSPCallsDLQ",
+		"Serverless-LambdaEventSourceMappingDestination")
 	if cfn, ok := consumer.Node().DefaultChild().(awslambda.CfnFunction); ok {
 		cfn.SetReservedConcurrentExecutions(jsii.Number(float64(props.PSPConcurrency)))
 	}
@@ -195,6 +213,7 @@ func (a *AppStack) schedules(props *AppStackProps) {
 	for name, rate := range map[string]string{"admit": "rate(1 minute)", "sweep": "rate(1 minute)", "fulfil": "rate(1 minute)", "reconcile": "rate(5 minutes)"} {
 		fn := a.Functions[name]
 		fn.GrantInvoke(role)
+		suppress(role, "GrantInvoke's <function>:* covers the function's versions and aliases, of these four functions only", "AwsSolutions-IAM5")
 		awsscheduler.NewCfnSchedule(a.Stack, jsii.String(title(name)+"Schedule"), &awsscheduler.CfnScheduleProps{
 			ScheduleExpression: jsii.String(rate),
 			FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
@@ -205,6 +224,17 @@ func (a *AppStack) schedules(props *AppStackProps) {
 			},
 		})
 	}
+}
+
+// deadLetters is where the scheduled functions' failed runs go once
+// Lambda's asynchronous retries are spent (the others are invoked
+// synchronously: their callers see failures).
+func deadLetters(name string, q awssqs.IQueue) awssqs.IQueue {
+	switch name {
+	case "admit", "sweep", "fulfil", "reconcile":
+		return q
+	}
+	return nil
 }
 
 func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

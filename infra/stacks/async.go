@@ -35,5 +35,9 @@ func NewAsyncStack(scope constructs.Construct, id string, props *awscdk.StackPro
 	a.FailedInvocations = awssqs.NewQueue(st, jsii.String("FailedInvocations"), &awssqs.QueueProps{
 		Encryption: awssqs.QueueEncryption_SQS_MANAGED, EnforceSSL: jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14))})
+	for _, q := range []awssqs.Queue{a.PSPCallsDLQ, a.FailedInvocations} {
+		suppress(q, "a dead-letter queue itself: what lands here stays for review and redrive (alarmed in the ops stack)",
+			"AwsSolutions-SQS3", "Serverless-SQSRedrivePolicy")
+	}
 	return a
 }

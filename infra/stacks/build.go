@@ -15,12 +15,17 @@ type Config struct {
 	Region  string
 	// AZs are the region's availability zones; given, synthesis needs no
 	// AWS credentials to look them up (make synth, the stack tests).
-	AZs            []string
-	Shards         int
-	Production     bool
-	Dist           string // dist/ of make build
-	Migrations     string // shared/migrate
-	PublicURL      string
+	AZs        []string
+	Shards     int
+	Production bool
+	Dist       string // dist/ of make build
+	Migrations string // shared/migrate
+	PublicURL  string // default https://<Domain> when a domain is set
+	// Domain is the site's custom domain ("" serves *.cloudfront.net);
+	// CertificateArn an ACM certificate for it in us-east-1, or "" to have
+	// one issued (DNS validation: add the CNAME it asks for).
+	Domain         string
+	CertificateArn string
 	PSPURL         string
 	PSPRate        int
 	PSPConcurrency int
@@ -57,6 +62,9 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		}
 		return p
 	}
+	if c.Domain != "" && c.PublicURL == "" {
+		c.PublicURL = "https://" + c.Domain
+	}
 	d := &Deployment{}
 	d.Network = NewNetworkStack(scope, c.Name+"-network", &NetworkStackProps{StackProps: props(), Production: c.Production})
 	d.Data = NewDataStack(scope, c.Name+"-data", &DataStackProps{StackProps: props(), Vpc: d.Network.Vpc, Shards: c.Shards,
@@ -69,9 +77,18 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 	if c.Account != "" {
 		globalProps.Env = &awscdk.Environment{Account: jsii.String(c.Account), Region: jsii.String("us-east-1")}
 	}
-	d.Global = NewGlobalStack(scope, c.Name+"-global", &GlobalStackProps{StackProps: globalProps})
+	issue := "" // the domain to issue a certificate for
+	if c.CertificateArn == "" {
+		issue = c.Domain
+	}
+	d.Global = NewGlobalStack(scope, c.Name+"-global", &GlobalStackProps{StackProps: globalProps, Domain: issue})
+	cert := optional(c.CertificateArn)
+	if d.Global.Certificate != nil {
+		cert = d.Global.Certificate.CertificateArn()
+	}
 	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
-		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), OriginShieldRegion: c.Region, Production: c.Production})
+		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production})
+	checkRules(scope)
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations})
 	return d
 }

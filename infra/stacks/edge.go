@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfront"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -22,6 +23,10 @@ type EdgeStackProps struct {
 	WebhookURL awslambda.IFunctionUrl
 	// WebACLArn is the global stack's web ACL (it lives in us-east-1).
 	WebACLArn *string
+	// Domain and CertificateArn (us-east-1) serve the site on a custom
+	// domain with TLS 1.2+; without them it is on *.cloudfront.net.
+	Domain         string
+	CertificateArn *string
 	// Keys is the KeyValueStore of the viewer-request function.
 	Keys awscloudfront.IKeyValueStore
 	// OriginShieldRegion is the region of the API (one origin request per
@@ -48,13 +53,15 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	if props.Production {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
-	e.Site = awss3.NewBucket(st, jsii.String("Site"), &awss3.BucketProps{
-		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
-		EnforceSSL: jsii.Bool(true), Versioned: jsii.Bool(true), RemovalPolicy: removal})
 	logs := awss3.NewBucket(st, jsii.String("Logs"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
 		EnforceSSL: jsii.Bool(true), ObjectOwnership: awss3.ObjectOwnership_OBJECT_WRITER, RemovalPolicy: removal,
 		LifecycleRules: &[]*awss3.LifecycleRule{{Expiration: awscdk.Duration_Days(jsii.Number(90))}}})
+	suppress(logs, "the access-log bucket itself: logging it into itself would loop", "AwsSolutions-S1")
+	e.Site = awss3.NewBucket(st, jsii.String("Site"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL: jsii.Bool(true), Versioned: jsii.Bool(true), RemovalPolicy: removal,
+		ServerAccessLogsBucket: logs, ServerAccessLogsPrefix: jsii.String("s3/site/")})
 
 	fn := awscloudfront.NewFunction(st, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
 		Code: awscloudfront.FunctionCode_FromInline(jsii.String(edge.FunctionSource())), Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
@@ -110,7 +117,15 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 			behaviors[b.PathPattern] = o
 		}
 	}
+	var domains *[]*string
+	var cert awscertificatemanager.ICertificate
+	if props.Domain != "" {
+		domains = &[]*string{jsii.String(props.Domain)}
+		cert = awscertificatemanager.Certificate_FromCertificateArn(st, jsii.String("Certificate"), props.CertificateArn)
+	}
 	e.Distribution = awscloudfront.NewDistribution(st, jsii.String("Distribution"), &awscloudfront.DistributionProps{
+		DomainNames:            domains,
+		Certificate:            cert,
 		DefaultBehavior:        def,
 		AdditionalBehaviors:    &behaviors,
 		DefaultRootObject:      jsii.String("index.html"),
@@ -122,6 +137,10 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 		WebAclId:               props.WebACLArn,
 		Comment:                jsii.String("catraca"),
 	})
+	if props.Domain == "" {
+		suppress(e.Distribution, "trying it out on *.cloudfront.net, whose certificate CloudFront manages (TLSv1 policy); "+
+			"production sets the domain context and gets TLSv1.2_2021 (docs/deploy.md)", "AwsSolutions-CFR4")
+	}
 	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
 	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
 	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -16,19 +17,28 @@ type GlobalStackProps struct {
 	awscdk.StackProps
 	// RateLimit is the WAF's requests per IP per 5 minutes.
 	RateLimit float64
+	// Domain, when set without a certificate, gets an ACM certificate
+	// validated by DNS: the deployment waits until its CNAME exists.
+	Domain string
 }
 
 // GlobalStack holds what CloudFront only accepts from us-east-1: the web
-// ACL. Nothing in it refers to a regional resource.
+// ACL and the certificate. Nothing in it refers to a regional resource.
 type GlobalStack struct {
 	awscdk.Stack
-	WebACL awswafv2.CfnWebACL
+	WebACL      awswafv2.CfnWebACL
+	Certificate awscertificatemanager.Certificate // nil without a domain
 }
 
 // NewGlobalStack creates the web ACL of the distribution.
 func NewGlobalStack(scope constructs.Construct, id string, props *GlobalStackProps) *GlobalStack {
 	st := awscdk.NewStack(scope, &id, &props.StackProps)
-	return &GlobalStack{Stack: st, WebACL: webACL(st, props.RateLimit)}
+	g := &GlobalStack{Stack: st, WebACL: webACL(st, props.RateLimit)}
+	if props.Domain != "" {
+		g.Certificate = awscertificatemanager.NewCertificate(st, jsii.String("Certificate"), &awscertificatemanager.CertificateProps{
+			DomainName: jsii.String(props.Domain), Validation: awscertificatemanager.CertificateValidation_FromDns(nil)})
+	}
+	return g
 }
 
 // webhookPath is where the PSP posts its signed webhooks: its HMAC

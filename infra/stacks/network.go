@@ -6,6 +6,7 @@ package stacks
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -44,6 +45,10 @@ func NewNetworkStack(scope constructs.Construct, id string, props *NetworkStackP
 		// resource here uses the default group.
 		RestrictDefaultSecurityGroup: jsii.Bool(false),
 	})
+	vpc.AddFlowLog(jsii.String("FlowLog"), &awsec2.FlowLogOptions{
+		Destination: awsec2.FlowLogDestination_ToCloudWatchLogs(awslogs.NewLogGroup(st, jsii.String("FlowLogs"), &awslogs.LogGroupProps{
+			Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}), nil),
+		TrafficType: awsec2.FlowLogTrafficType_REJECT})
 	vpc.AddGatewayEndpoint(jsii.String("S3"), &awsec2.GatewayVpcEndpointOptions{Service: awsec2.GatewayVpcEndpointAwsService_S3()})
 	app := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
 	for name, svc := range map[string]awsec2.InterfaceVpcEndpointAwsService{

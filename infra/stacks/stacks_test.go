@@ -27,6 +27,7 @@ type resource struct {
 // template is one synthesized stack.
 type template struct {
 	Region    string
+	Errors    []string            // cdk-nag and other synthesis errors
 	Resources map[string]resource `json:"Resources"`
 	Outputs   map[string]struct {
 		Export struct{ Name string }
@@ -49,8 +50,8 @@ func synth(t *testing.T) map[string]template {
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
 	d := Build(app, Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
-		Shards: 2, Production: true, Dist: dist,
-		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"), PublicURL: "https://tickets.example.com",
+		Shards: 2, Production: true, Dist: dist, Domain: "tickets.example.com",
+		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"),
 		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5})
 	out := map[string]template{}
 	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Global.Stack, d.Ops} {
@@ -59,6 +60,9 @@ func synth(t *testing.T) map[string]template {
 		var tpl template
 		require.NoError(t, json.Unmarshal(raw, &tpl))
 		tpl.Region = *st.Region()
+		for _, m := range *assertions.Annotations_FromStack(st).FindError(jsii.String("*"), assertions.Match_AnyValue()) {
+			tpl.Errors = append(tpl.Errors, fmt.Sprintf("%s: %v", *m.Id, m.Entry.Data))
+		}
 		out[*st.StackName()] = tpl
 	}
 	return out
@@ -79,6 +83,14 @@ func each(all map[string]template, typ string, fn func(stack, id string, r resou
 
 func TestTemplates(t *testing.T) {
 	all := synth(t) // once: every synthesis costs seconds of jsii
+	t.Run("cdk-nag finds nothing unsuppressed", func(t *testing.T) {
+		var errs []string
+		for _, tpl := range all {
+			errs = append(errs, tpl.Errors...)
+		}
+		slices.Sort(errs)
+		require.Empty(t, errs)
+	})
 	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
 	t.Run("the WAF body limits agree with the app", func(t *testing.T) { wafBodyLimitsAgreeWithTheApp(t, all) })
@@ -170,6 +182,9 @@ func TestTemplates(t *testing.T) {
 			c := r.Properties["DistributionConfig"].(map[string]any)
 			require.NotNil(t, c["WebACLId"], "WAF attached")
 			require.NotNil(t, c["Logging"], "access logs")
+			require.Equal(t, []any{"tickets.example.com"}, c["Aliases"])
+			require.Equal(t, "TLSv1.2_2021", c["ViewerCertificate"].(map[string]any)["MinimumProtocolVersion"])
+			require.Equal(t, "sni-only", c["ViewerCertificate"].(map[string]any)["SslSupportMethod"])
 			require.Len(t, c["CacheBehaviors"], len(edge.Behaviors)-1)
 		}))
 		each(all, "AWS::WAFv2::WebACL", func(_, _ string, r resource) {
@@ -191,6 +206,7 @@ func TestTemplates(t *testing.T) {
 			if !cdkHandler(id) {
 				vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 				require.NotNil(t, vars["CATRACA_EDGE_KVS_ARN"], id)
+				require.Equal(t, "https://tickets.example.com", vars["CATRACA_PUBLIC_URL"], "%s: links point at the domain", id)
 			}
 		})
 		granted := 0
@@ -311,8 +327,8 @@ func deploysFromAnyRegion(t *testing.T, all map[string]template) {
 		}
 	}
 	for _, r := range all["test-global"].Resources {
-		require.Contains(t, []string{"AWS::WAFv2::WebACL", "Custom::CrossRegionExportWriter", "AWS::Lambda::Function", "AWS::IAM::Role"}, r.Type,
-			"the us-east-1 stack holds only the web ACL (and CDK's export writer)")
+		require.Contains(t, []string{"AWS::WAFv2::WebACL", "AWS::CertificateManager::Certificate", "Custom::CrossRegionExportWriter", "AWS::Lambda::Function", "AWS::IAM::Role"}, r.Type,
+			"the us-east-1 stack holds only the web ACL and the certificate (and CDK's export writer)")
 	}
 }
 
