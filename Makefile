@@ -17,7 +17,8 @@ services: ## start only PostgreSQL and Redis of the local stack and print its en
 
 test: vet test-edge test-go test-browser ## every test (starts its own PostgreSQL, Redis and headless Chromium)
 
-test-go:
+# infra-tools: the stack tests run cfn-guard from infra/_cdkcli.
+test-go: infra-tools
 	$(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v /edge/e2e)
 
 # The browser tests run alone: sharing 2 cores with every other package
@@ -69,9 +70,18 @@ $(CDK): infra/_cdkcli/package.json infra/_cdkcli/package-lock.json
 	cd infra/_cdkcli && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-synth: build $(CDK) ## synthesize the CloudFormation templates into cdk.out (offline)
-	$(CDK) synth --quiet
+infra-tools: $(CDK) ## install the CDK CLI and cfn-guard with the Control Tower rules (npm, infra/_cdkcli)
+
+# An example environment outside us-east-1, so make synth works offline and
+# shows the cross-region shape a real deployment has.
+SYNTH_CONTEXT ?= -c account=123456789012 -c region=eu-west-1 -c azs=eu-west-1a,eu-west-1b,eu-west-1c
+
+synth: build $(CDK) ## synthesize the CloudFormation templates into cdk.out (offline; cdk-nag runs on them)
+	$(CDK) synth --quiet $(SYNTH_CONTEXT)
 	@echo "templates in cdk.out/"
+
+bootstrap: $(CDK) ## prepare your account for CDK in your region and in us-east-1 (once; see docs/deploy.md)
+	$(CDK) bootstrap
 
 deploy: build $(CDK) ## deploy every stack to the AWS account of your credentials (see docs/deploy.md)
 	$(CDK) deploy --all --require-approval broadening --outputs-file cdk.out/outputs.json

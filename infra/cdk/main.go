@@ -53,6 +53,7 @@ func main() {
 		PSPRate:        num("pspRate", 90),
 		PSPConcurrency: num("pspConcurrency", 5),
 		MailFrom:       str("mailFrom", ""),
+		AlarmEmail:     str("alarmEmail", ""),
 		PreSaleECPU:    float64(num("preSaleEcpu", 1000)),
 	})
 	app.Synth(nil)

@@ -103,7 +103,7 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			Environment:    &env,
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
 			LogGroup: awslogs.NewLogGroup(st, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
-				Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
+				Retention: awslogs.RetentionDays_ONE_YEAR, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
 			Tracing:         awslambda.Tracing_ACTIVE,
 			DeadLetterQueue: deadLetters(name, props.Async.FailedInvocations),
 		})

@@ -30,6 +30,7 @@ type Config struct {
 	PSPRate        int
 	PSPConcurrency int
 	MailFrom       string
+	AlarmEmail     string // subscribed to the alarms
 	PreSaleECPU    float64
 }
 
@@ -89,6 +90,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
 		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production})
 	checkRules(scope)
-	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations})
+	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations,
+		AlarmEmail: c.AlarmEmail})
 	return d
 }

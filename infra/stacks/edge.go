@@ -61,7 +61,9 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	e.Site = awss3.NewBucket(st, jsii.String("Site"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
 		EnforceSSL: jsii.Bool(true), Versioned: jsii.Bool(true), RemovalPolicy: removal,
-		ServerAccessLogsBucket: logs, ServerAccessLogsPrefix: jsii.String("s3/site/")})
+		ServerAccessLogsBucket: logs, ServerAccessLogsPrefix: jsii.String("s3/site/"),
+		// Old versions are there to roll a bad upload back, not forever.
+		LifecycleRules: &[]*awss3.LifecycleRule{{NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(30))}}})
 
 	fn := awscloudfront.NewFunction(st, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
 		Code: awscloudfront.FunctionCode_FromInline(jsii.String(edge.FunctionSource())), Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
@@ -137,6 +139,13 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 		WebAclId:               props.WebACLArn,
 		Comment:                jsii.String("catraca"),
 	})
+	// The OAC permissions name the distribution by ARN; the account pins
+	// them further, as a literal a template checker can read.
+	for _, c := range *st.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		if p, ok := c.(awslambda.CfnPermission); ok {
+			p.SetSourceAccount(st.Account())
+		}
+	}
 	if props.Domain == "" {
 		suppress(e.Distribution, "trying it out on *.cloudfront.net, whose certificate CloudFront manages (TLSv1 policy); "+
 			"production sets the domain context and gets TLSv1.2_2021 (docs/deploy.md)", "AwsSolutions-CFR4")

@@ -37,7 +37,8 @@ func NewNetworkStack(scope constructs.Construct, id string, props *NetworkStackP
 		MaxAzs:      jsii.Number(3),
 		NatGateways: jsii.Number(nats),
 		SubnetConfiguration: &[]*awsec2.SubnetConfiguration{
-			{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)},
+			// Only the NAT gateways live here, with their own Elastic IPs.
+			{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24), MapPublicIpOnLaunch: jsii.Bool(false)},
 			{Name: jsii.String("app"), SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS, CidrMask: jsii.Number(20)},
 			{Name: jsii.String("data"), SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED, CidrMask: jsii.Number(24)},
 		},
@@ -47,7 +48,7 @@ func NewNetworkStack(scope constructs.Construct, id string, props *NetworkStackP
 	})
 	vpc.AddFlowLog(jsii.String("FlowLog"), &awsec2.FlowLogOptions{
 		Destination: awsec2.FlowLogDestination_ToCloudWatchLogs(awslogs.NewLogGroup(st, jsii.String("FlowLogs"), &awslogs.LogGroupProps{
-			Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}), nil),
+			Retention: awslogs.RetentionDays_ONE_YEAR, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}), nil),
 		TrafficType: awsec2.FlowLogTrafficType_REJECT})
 	vpc.AddGatewayEndpoint(jsii.String("S3"), &awsec2.GatewayVpcEndpointOptions{Service: awsec2.GatewayVpcEndpointAwsService_S3()})
 	app := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}

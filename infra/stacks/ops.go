@@ -10,6 +10,9 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -23,6 +26,9 @@ type OpsStackProps struct {
 	App    *AppStack
 	Async  *AsyncStack
 	Shards int
+	// AlarmEmail is subscribed to the alarms' topic ("" leaves the topic
+	// without subscribers: subscribe a pager later).
+	AlarmEmail string
 	// Migrations is shared/migrate; its hash makes every change re-run the
 	// migration resources.
 	Migrations string
@@ -72,11 +78,19 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	)
 	dash.AddWidgets(graph("Lambda throttles", throttles...))
 
+	topic := awssns.NewTopic(st, jsii.String("Alarms"), &awssns.TopicProps{EnforceSSL: jsii.Bool(true), DisplayName: jsii.String("catraca alarms")})
+	suppress(topic, "alarm notifications carry alarm names only, and CloudWatch cannot publish to a topic under the AWS-managed SNS key", "AwsSolutions-SNS2")
+	if props.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(props.AlarmEmail), nil))
+		suppress(topic, "an undeliverable email notification has nowhere useful to go; the alarm stays visible in CloudWatch", "Serverless-SNSRedrivePolicy")
+	}
+	awscdk.NewCfnOutput(st, jsii.String("AlarmTopic"), &awscdk.CfnOutputProps{Value: topic.TopicArn()})
 	alarm := func(name string, m awscloudwatch.IMetric, threshold float64, periods float64, what string) {
-		awscloudwatch.NewAlarm(st, jsii.String(name), &awscloudwatch.AlarmProps{Metric: m,
+		a := awscloudwatch.NewAlarm(st, jsii.String(name), &awscloudwatch.AlarmProps{Metric: m,
 			AlarmDescription: jsii.String(what), Threshold: jsii.Number(threshold), EvaluationPeriods: jsii.Number(periods),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING})
+		a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
 	}
 	alarm("FiveXX", metric(metrics.HTTP5xx, "Sum"), 50, 3, "The API answers 5xx: check the dashboard and the function logs")
 	alarm("PSPErrors", metric(metrics.PSPErrors, "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")

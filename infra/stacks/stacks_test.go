@@ -41,18 +41,19 @@ const testRegion = "eu-west-1"
 // synth builds a deployment for an explicit account and region (functions
 // from placeholder bootstraps: the binaries themselves are tested under
 // the Lambda emulator) and returns every stack's template by stack name.
-func synth(t *testing.T) map[string]template {
+func synth(t *testing.T) (map[string]template, string) {
 	t.Helper()
 	dist := t.TempDir()
 	for _, fn := range Functions {
 		require.NoError(t, os.MkdirAll(filepath.Join(dist, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dist, fn, "bootstrap"), []byte("placeholder"), 0o755))
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	outdir := t.TempDir()
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
 	d := Build(app, Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
 		Shards: 2, Production: true, Dist: dist, Domain: "tickets.example.com",
 		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"),
-		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5})
+		PSPURL:     "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5, AlarmEmail: "oncall@example.com"})
 	out := map[string]template{}
 	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Global.Stack, d.Ops} {
 		raw, err := json.Marshal(assertions.Template_FromStack(st, nil).ToJSON())
@@ -65,7 +66,7 @@ func synth(t *testing.T) map[string]template {
 		}
 		out[*st.StackName()] = tpl
 	}
-	return out
+	return out, outdir
 }
 
 func each(all map[string]template, typ string, fn func(stack, id string, r resource)) int {
@@ -82,7 +83,7 @@ func each(all map[string]template, typ string, fn func(stack, id string, r resou
 }
 
 func TestTemplates(t *testing.T) {
-	all := synth(t) // once: every synthesis costs seconds of jsii
+	all, outdir := synth(t) // once: every synthesis costs seconds of jsii
 	t.Run("cdk-nag finds nothing unsuppressed", func(t *testing.T) {
 		var errs []string
 		for _, tpl := range all {
@@ -90,6 +91,15 @@ func TestTemplates(t *testing.T) {
 		}
 		slices.Sort(errs)
 		require.Empty(t, errs)
+	})
+	t.Run("cfn-guard finds nothing outside the reviewed Control Tower exceptions", func(t *testing.T) {
+		var unexpected []string
+		for _, f := range controlTowerFindings(t, outdir) {
+			if !excepted(f) {
+				unexpected = append(unexpected, f)
+			}
+		}
+		require.Empty(t, unexpected)
 	})
 	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
@@ -221,7 +231,12 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("operations: alarms, dashboard, migrations, PSP concurrency", func(t *testing.T) {
-		require.GreaterOrEqual(t, each(all, "AWS::CloudWatch::Alarm", func(string, string, resource) {}), 5)
+		require.GreaterOrEqual(t, each(all, "AWS::CloudWatch::Alarm", func(_, id string, r resource) {
+			require.Len(t, r.Properties["AlarmActions"], 1, "%s notifies the alarm topic", id)
+		}), 5)
+		require.Equal(t, 1, each(all, "AWS::SNS::Subscription", func(_, _ string, r resource) {
+			require.Equal(t, "oncall@example.com", r.Properties["Endpoint"])
+		}))
 		require.Equal(t, 1, each(all, "AWS::CloudWatch::Dashboard", func(string, string, resource) {}))
 		require.Equal(t, 3, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
 		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
