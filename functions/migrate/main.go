@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/cfn"
@@ -19,16 +18,19 @@ import (
 )
 
 func main() {
-	cfg, err := app.LoadConfig(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
+	// A configuration that does not load still gets an answer to
+	// CloudFormation (FAILED, with the reason) instead of leaving the stack
+	// waiting an hour for the custom resource's timeout.
+	cfg, cfgErr := app.LoadConfig(context.Background())
 	lambda.Start(cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
 		kind, _ := ev.ResourceProperties["Kind"].(string)
 		shardID, _ := ev.ResourceProperties["ShardId"].(string)
 		id := "catraca-" + kind + shardID
 		if ev.RequestType == cfn.RequestDelete {
 			return ev.PhysicalResourceID, nil, nil
+		}
+		if cfgErr != nil {
+			return id, nil, fmt.Errorf("configuration: %w", cfgErr)
 		}
 		var res migrate.Result
 		var err error
