@@ -46,15 +46,19 @@ func main() {
 		Production:     str("production", "false") == "true",
 		Dist:           str("dist", "dist"),
 		Migrations:     "shared/migrate",
+		Site:           "edge/web",
 		PublicURL:      str("publicUrl", ""),
 		Domain:         str("domain", ""),
 		CertificateArn: str("certificateArn", ""),
 		PSPURL:         str("pspUrl", "https://api.stripe.com"),
 		PSPRate:        num("pspRate", 90),
 		PSPConcurrency: num("pspConcurrency", 5),
-		MailFrom:       str("mailFrom", ""),
-		AlarmEmail:     str("alarmEmail", ""),
-		PreSaleECPU:    float64(num("preSaleEcpu", 1000)),
+		// docs/deploy.md: reserve for the API before a big on-sale.
+		APIConcurrency:   num("apiConcurrency", 0),
+		AdmitConcurrency: num("admitConcurrency", 2),
+		MailFrom:         str("mailFrom", ""),
+		AlarmEmail:       str("alarmEmail", ""),
+		PreSaleECPU:      float64(num("preSaleEcpu", 1000)),
 	})
 	app.Synth(nil)
 }

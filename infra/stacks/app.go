@@ -37,6 +37,10 @@ type AppStackProps struct {
 	PSPRate int
 	// PSPConcurrency is the reserved concurrency of the PSP consumer.
 	PSPConcurrency int
+	// APIConcurrency reserves concurrency for the API (0: unreserved, it
+	// shares the account's pool); AdmitConcurrency for the admission
+	// controller, so an API burst cannot throttle the waiting room's ticks.
+	APIConcurrency, AdmitConcurrency int
 }
 
 // AppStack holds every function and the function URL CloudFront calls.
@@ -142,8 +146,10 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 		MaxConcurrency: jsii.Number(max(2, float64(props.PSPConcurrency)))}))
 	suppress(consumer, "SQS event sources take no on-failure destination: PSPCalls' redrive policy moves a message failed five times to PSPCallsDLQ",
 		"Serverless-LambdaEventSourceMappingDestination")
-	if cfn, ok := consumer.Node().DefaultChild().(awslambda.CfnFunction); ok {
-		cfn.SetReservedConcurrentExecutions(jsii.Number(float64(props.PSPConcurrency)))
+	for name, n := range map[string]int{"pspqueue": props.PSPConcurrency, "api": props.APIConcurrency, "admit": props.AdmitConcurrency} {
+		if cfn, ok := a.Functions[name].Node().DefaultChild().(awslambda.CfnFunction); ok && n > 0 {
+			cfn.SetReservedConcurrentExecutions(jsii.Number(float64(n)))
+		}
 	}
 	if props.MailFrom != "" {
 		a.Functions["fulfil"].AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -167,7 +173,9 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 func (a *AppStack) environment(props *AppStackProps) map[string]*string {
 	dsn := func(db Database, host *string) string {
 		s := *db.Cluster.Secret().SecretArn()
-		return fmt.Sprintf("postgres://{{secret:%s#username}}:{{secret:%s#password}}@%s:5432/%s?sslmode=require", s, s, *host, db.Name)
+		// The user name is ours (data.go): only the password is a secret,
+		// and every placeholder counts against Lambda's 4 KB environment.
+		return fmt.Sprintf("postgres://%s:{{secret:%s#password}}@%s:5432/%s?sslmode=require", dbUser, s, *host, db.Name)
 	}
 	var shards, reads []string
 	for i, db := range props.Data.Shards {

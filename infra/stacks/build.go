@@ -20,6 +20,7 @@ type Config struct {
 	Production bool
 	Dist       string // dist/ of make build
 	Migrations string // shared/migrate
+	Site       string // edge/web
 	PublicURL  string // default https://<Domain> when a domain is set
 	// Domain is the site's custom domain ("" serves *.cloudfront.net);
 	// CertificateArn an ACM certificate for it in us-east-1, or "" to have
@@ -29,9 +30,11 @@ type Config struct {
 	PSPURL         string
 	PSPRate        int
 	PSPConcurrency int
-	MailFrom       string
-	AlarmEmail     string // subscribed to the alarms
-	PreSaleECPU    float64
+	// APIConcurrency and AdmitConcurrency reserve Lambda concurrency.
+	APIConcurrency, AdmitConcurrency int
+	MailFrom                         string
+	AlarmEmail                       string // subscribed to the alarms
+	PreSaleECPU                      float64
 }
 
 // Deployment is every stack of one catraca deployment.
@@ -67,13 +70,14 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		c.PublicURL = "https://" + c.Domain
 	}
 	d := &Deployment{}
-	d.Network = NewNetworkStack(scope, c.Name+"-network", &NetworkStackProps{StackProps: props(), Production: c.Production})
+	d.Network = NewNetworkStack(scope, c.Name+"-network", &NetworkStackProps{StackProps: props(), Production: c.Production, Mail: c.MailFrom != ""})
 	d.Data = NewDataStack(scope, c.Name+"-data", &DataStackProps{StackProps: props(), Vpc: d.Network.Vpc, Shards: c.Shards,
 		Production: c.Production, PreSaleECPU: c.PreSaleECPU})
 	asyncProps := props()
 	d.Async = NewAsyncStack(scope, c.Name+"-async", &asyncProps)
 	d.App = NewAppStack(scope, c.Name+"-app", &AppStackProps{StackProps: props(), Vpc: d.Network.Vpc, Data: d.Data, Async: d.Async,
-		Dist: c.Dist, PublicURL: c.PublicURL, MailFrom: c.MailFrom, PSPURL: c.PSPURL, PSPRate: c.PSPRate, PSPConcurrency: c.PSPConcurrency})
+		Dist: c.Dist, PublicURL: c.PublicURL, MailFrom: c.MailFrom, PSPURL: c.PSPURL, PSPRate: c.PSPRate, PSPConcurrency: c.PSPConcurrency,
+		APIConcurrency: c.APIConcurrency, AdmitConcurrency: c.AdmitConcurrency})
 	globalProps := props()
 	if c.Account != "" {
 		globalProps.Env = &awscdk.Environment{Account: jsii.String(c.Account), Region: jsii.String("us-east-1")}
@@ -88,7 +92,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		cert = d.Global.Certificate.CertificateArn()
 	}
 	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
-		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production})
+		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production, SiteDir: c.Site})
 	checkRules(scope)
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations,
 		AlarmEmail: c.AlarmEmail})

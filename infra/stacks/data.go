@@ -24,6 +24,9 @@ type DataStackProps struct {
 	PreSaleECPU float64
 }
 
+// dbUser is the clusters' master user; its password is generated.
+const dbUser = "catraca"
+
 // Database is one Aurora cluster and the RDS Proxy in front of it.
 type Database struct {
 	Name    string // database name inside the cluster
@@ -94,7 +97,7 @@ func (d *DataStack) database(props *DataStackProps, id, name string) Database {
 		Engine: awsrds.DatabaseClusterEngine_AuroraPostgres(&awsrds.AuroraPostgresClusterEngineProps{
 			Version: awsrds.AuroraPostgresEngineVersion_VER_16_4()}),
 		DefaultDatabaseName: jsii.String(name),
-		Credentials: awsrds.Credentials_FromGeneratedSecret(jsii.String("catraca"), &awsrds.CredentialsBaseOptions{
+		Credentials: awsrds.Credentials_FromGeneratedSecret(jsii.String(dbUser), &awsrds.CredentialsBaseOptions{
 			ExcludeCharacters: jsii.String(" %+~`#$&*()|[]{}:;<>?!'/@\"\\,=^")}),
 		Writer:                  awsrds.ClusterInstance_ServerlessV2(jsii.String("writer"), nil),
 		Readers:                 &[]awsrds.IClusterInstance{awsrds.ClusterInstance_ServerlessV2(jsii.String("reader"), &awsrds.ServerlessV2ClusterInstanceProps{ScaleWithWriter: jsii.Bool(true)})},
@@ -126,6 +129,9 @@ func (d *DataStack) database(props *DataStackProps, id, name string) Database {
 	})
 	suppress(cluster, "functions read the password at cold start: an automatic rotation would cut warm functions off, "+
 		"so rotate in a maintenance window and redeploy (docs/deploy.md)", "AwsSolutions-SMG4")
+	if !props.Production {
+		suppress(cluster, "a trial deployment (production=false) must be destroyable; production turns deletion protection on", "AwsSolutions-RDS10")
+	}
 	suppress(cluster, "AmazonRDSEnhancedMonitoringRole is the policy RDS documents for its enhanced-monitoring role", "AwsSolutions-IAM4")
 	return Database{Name: name, Cluster: cluster, Proxy: proxy}
 }

@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
@@ -9,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudfrontorigins"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -33,6 +36,8 @@ type EdgeStackProps struct {
 	// cache key and second for the whole distribution).
 	OriginShieldRegion string
 	Production         bool
+	// SiteDir is edge/web, uploaded to the site bucket on every deployment.
+	SiteDir string
 }
 
 // EdgeStack is what fans reach: CloudFront, its function, the site bucket
@@ -150,10 +155,41 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 		suppress(e.Distribution, "trying it out on *.cloudfront.net, whose certificate CloudFront manages (TLSv1 policy); "+
 			"production sets the domain context and gets TLSv1.2_2021 (docs/deploy.md)", "AwsSolutions-CFR4")
 	}
+	e.upload(props.SiteDir)
 	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
 	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
 	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})
 	return e
+}
+
+// upload copies the site into its bucket as part of the deployment (CDK's
+// BucketDeployment), with edge.SiteCacheControl's headers: the app shell
+// revalidates (no-cache: no invalidation needed), the rest is cached for a
+// day.
+func (e *EdgeStack) upload(dir string) {
+	shell := "index.html"
+	for _, part := range []struct {
+		id      string
+		exclude []string
+		file    string
+	}{{"SiteAssets", []string{shell}, "app/main.js"}, {"SiteShell", []string{"*", "!" + shell}, shell}} {
+		awss3deployment.NewBucketDeployment(e.Stack, jsii.String(part.id), &awss3deployment.BucketDeploymentProps{
+			Sources:           &[]awss3deployment.ISource{awss3deployment.Source_Asset(jsii.String(dir), &awss3assets.AssetOptions{Exclude: jsii.Strings(part.exclude...)})},
+			DestinationBucket: e.Site,
+			Exclude:           jsii.Strings(part.exclude...),
+			Prune:             jsii.Bool(false), // the other part's files stay
+			CacheControl:      &[]awss3deployment.CacheControl{awss3deployment.CacheControl_FromString(jsii.String(edge.SiteCacheControl(part.file)))},
+			MemoryLimit:       jsii.Number(512),
+		})
+	}
+	for _, c := range *e.Stack.Node().Children() {
+		if strings.HasPrefix(*c.Node().Id(), "Custom::CDKBucketDeployment") {
+			suppress(c, "CDK's BucketDeployment handler (Python, AWS CLI layer): it runs only during deployments, with the role CDK scopes to "+
+				"the asset and site buckets (its wildcards are object keys) and AWS's basic execution policy",
+				"AwsSolutions-IAM4", "AwsSolutions-IAM5", "AwsSolutions-L1", "Serverless-LambdaDLQ", "Serverless-LambdaDefaultMemorySize",
+				"Serverless-LambdaLatestVersion", "Serverless-LambdaTracing")
+		}
+	}
 }
 
 // responseHeaders is the response-headers policy built from

@@ -36,6 +36,10 @@ var guardExceptions = []struct{ rule, resource, why string }{
 	{"s3_bucket_object_lock_enabled_check", "", "the site is overwritten on every deployment and the logs expire after 90 days: object lock would forbid both"},
 	{"s3_bucket_versioning_enabled_check", "Logs", "access logs are written once and expire after 90 days"},
 	{"s3_event_notifications_enabled_check", "", "nothing reacts to object changes in these buckets"},
+	// Trial deployments only (make synth's defaults: production=false, no
+	// domain); the test's production deployment with a domain has neither.
+	{"rds_cluster_deletion_protection_enabled_check", "", "production=false must be destroyable; production turns deletion protection on"},
+	{"cloudfront_security_policy_check", "Distribution", "without a domain CloudFront's default certificate fixes the policy at TLSv1; a domain gets TLSv1.2_2021"},
 }
 
 // cfnGuard is the binary the npm package @cdklabs/cdk-validator-cfnguard

@@ -15,6 +15,8 @@ import (
 type NetworkStackProps struct {
 	awscdk.StackProps
 	Production bool
+	// Mail adds the SES endpoint (fulfil sends the ticket emails).
+	Mail bool
 }
 
 // NetworkStack is the VPC every function, database and cache lives in.
@@ -25,8 +27,10 @@ type NetworkStack struct {
 
 // NewNetworkStack creates a VPC across 3 AZs: public subnets only for NAT
 // (the PSP and the CloudFront KeyValueStore API are on the internet),
-// private subnets for functions, isolated subnets for data. AWS APIs the
-// functions call go through VPC endpoints, not the NAT.
+// private subnets for functions, isolated subnets for data. The AWS APIs
+// the functions call on every on-sale (SQS, Secrets Manager, SES) go
+// through VPC endpoints, not the NAT; metrics are log lines (EMF) and need
+// none.
 func NewNetworkStack(scope constructs.Construct, id string, props *NetworkStackProps) *NetworkStack {
 	st := awscdk.NewStack(scope, &id, &props.StackProps)
 	nats := 1.0
@@ -52,13 +56,14 @@ func NewNetworkStack(scope constructs.Construct, id string, props *NetworkStackP
 		TrafficType: awsec2.FlowLogTrafficType_REJECT})
 	vpc.AddGatewayEndpoint(jsii.String("S3"), &awsec2.GatewayVpcEndpointOptions{Service: awsec2.GatewayVpcEndpointAwsService_S3()})
 	app := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
-	for name, svc := range map[string]awsec2.InterfaceVpcEndpointAwsService{
+	endpoints := map[string]awsec2.InterfaceVpcEndpointAwsService{
 		"Sqs":            awsec2.InterfaceVpcEndpointAwsService_SQS(),
 		"SecretsManager": awsec2.InterfaceVpcEndpointAwsService_SECRETS_MANAGER(),
-		"Email":          awsec2.InterfaceVpcEndpointAwsService_EMAIL(),
-		"Sts":            awsec2.InterfaceVpcEndpointAwsService_STS(),
-		"Monitoring":     awsec2.InterfaceVpcEndpointAwsService_CLOUDWATCH_MONITORING(),
-	} {
+	}
+	if props.Mail {
+		endpoints["Email"] = awsec2.InterfaceVpcEndpointAwsService_EMAIL()
+	}
+	for name, svc := range endpoints {
 		vpc.AddInterfaceEndpoint(jsii.String(name), &awsec2.InterfaceVpcEndpointOptions{Service: svc, Subnets: app, PrivateDnsEnabled: jsii.Bool(true)})
 	}
 	return &NetworkStack{Stack: st, Vpc: vpc}

@@ -52,8 +52,9 @@ func synth(t *testing.T) (map[string]template, string) {
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
 	d := Build(app, Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
 		Shards: 2, Production: true, Dist: dist, Domain: "tickets.example.com",
-		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"),
-		PSPURL:     "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5, AlarmEmail: "oncall@example.com"})
+		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"), Site: filepath.Join(testenv.RepoRoot(), "edge", "web"),
+		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5, AlarmEmail: "oncall@example.com",
+		APIConcurrency: 900, AdmitConcurrency: 2})
 	out := map[string]template{}
 	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Global.Stack, d.Ops} {
 		raw, err := json.Marshal(assertions.Template_FromStack(st, nil).ToJSON())
@@ -100,6 +101,22 @@ func TestTemplates(t *testing.T) {
 			}
 		}
 		require.Empty(t, unexpected)
+	})
+	t.Run("each function's environment fits Lambda's 4 KB", func(t *testing.T) {
+		// Deployed values replace references; 100 characters bounds the
+		// ARNs, hosts and URLs they resolve to.
+		const resolved = 100
+		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
+			if cdkHandler(id) {
+				return
+			}
+			size := 0
+			for k, v := range r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any) {
+				size += len(k) + envLen(v, resolved)
+			}
+			t.Logf("%s: about %d bytes of environment", id, size)
+			require.Less(t, size, 4096*3/4, "%s: well under 4 KB", id)
+		})
 	})
 	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
@@ -239,11 +256,14 @@ func TestTemplates(t *testing.T) {
 		}))
 		require.Equal(t, 1, each(all, "AWS::CloudWatch::Dashboard", func(string, string, resource) {}))
 		require.Equal(t, 3, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
+		reserved := map[string]any{}
 		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
-			if strings.HasPrefix(id, "Pspqueue") {
-				require.EqualValues(t, 5, r.Properties["ReservedConcurrentExecutions"])
+			if n, ok := r.Properties["ReservedConcurrentExecutions"]; ok {
+				reserved[strings.TrimRight(id, "0123456789ABCDEF")] = n
 			}
 		})
+		require.Equal(t, map[string]any{"Pspqueue": 5.0, "Api": 900.0, "Admit": 2.0}, reserved)
+		require.Equal(t, 3, each(all, "AWS::EC2::VPCEndpoint", func(string, string, resource) {}), "S3, SQS and Secrets Manager: no endpoint nothing calls")
 	})
 
 	t.Run("no IAM statement grants everything where a narrower grant exists", func(t *testing.T) {
@@ -271,10 +291,10 @@ func TestTemplates(t *testing.T) {
 	})
 }
 
-// cdkHandler tells CDK's own custom-resource handlers (the cross-region
-// references) from catraca's functions.
+// cdkHandler tells CDK's own custom-resource handlers (cross-region
+// references, the site upload) from catraca's functions.
 func cdkHandler(logicalID string) bool {
-	return strings.HasPrefix(logicalID, "CustomCrossRegionExport")
+	return strings.HasPrefix(logicalID, "CustomCrossRegionExport") || strings.HasPrefix(logicalID, "CustomCDKBucketDeployment")
 }
 
 // refs returns the targets of every Ref, Fn::GetAtt and Fn::ImportValue in v.
@@ -421,4 +441,22 @@ func wafBodyLimitsAgreeWithTheApp(t *testing.T, all map[string]template) {
 	require.True(t, config.LayoutImportPath.MatchString("/api/venues/7/layouts"))
 	require.True(t, config.LayoutImportPath.MatchString("/api/venues"))
 	require.False(t, config.LayoutImportPath.MatchString("/api/venues/7/layouts/1"))
+}
+
+// envLen is the length of a template value once deployed, each reference
+// counted as resolved characters.
+func envLen(v any, resolved int) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case map[string]any:
+		if parts, ok := v["Fn::Join"].([]any); ok {
+			n := 0
+			for _, p := range parts[1].([]any) {
+				n += envLen(p, resolved)
+			}
+			return n
+		}
+	}
+	return resolved
 }
