@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: fuzz onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model
+.PHONY: fuzz onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
