@@ -86,8 +86,10 @@ bootstrap: $(CDK) ## prepare your account for CDK in your region and in us-east-
 deploy: build $(CDK) ## deploy every stack to the AWS account of your credentials (see docs/deploy.md)
 	$(CDK) deploy --all --require-approval broadening --outputs-file cdk.out/outputs.json
 
-localstack-deploy: build $(CDK) ## deploy to LocalStack (needs Docker and a running LocalStack)
-	$(CDKLOCAL) bootstrap && $(CDKLOCAL) deploy --all --require-approval never
+# LocalStack community runs the VPC and the queues, not Aurora, ElastiCache,
+# CloudFront Functions or a CLOUDFRONT-scope WAF: only those two stacks.
+localstack-deploy: build $(CDK) ## deploy the network and async stacks to LocalStack (needs Docker and a running LocalStack)
+	$(CDKLOCAL) bootstrap && $(CDKLOCAL) deploy catraca-network catraca-async --exclusively --require-approval never
 
 services-down: ## stop the test servers
 	$(GO) run ./infra/testservices -down
