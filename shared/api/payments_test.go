@@ -338,3 +338,26 @@ func TestRefundAtThePSPVoidsTheOrder(t *testing.T) {
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }
+
+// TestReleaseWhileThePSPMakesThePaymentCancelsIt: the hold is released
+// while checkout waits on a slow PSP; the payment the PSP then makes is
+// cancelled there too, so its page cannot charge for places given back.
+func TestReleaseWhileThePSPMakesThePaymentCancelsIt(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{Latency: time.Second})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	holdID, orderID := s.hold(t, ana, "a", s.seats[0])
+	done := make(chan response, 1)
+	go func() { done <- ana.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil) }()
+	waitUntil(t, 10*time.Second, func() bool {
+		return s.count(t, `SELECT count(*)::int FROM payments WHERE order_id = $1`, orderID) == 1
+	}, "checkout to record its attempt")
+	r := ana.do(http.MethodDelete, "/api/holds/"+itoa(holdID), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Less(t, (<-done).Status, 500)
+	p := s.payment(t, orderID)
+	waitUntil(t, 15*time.Second, func() bool { return s.simPayment(p.ID).Status == psp.StatusCanceled },
+		"the payment made after the release to be canceled at the PSP")
+	require.Zero(t, s.errors5xx.Load())
+}

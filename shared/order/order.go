@@ -10,6 +10,7 @@ package order
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -382,7 +383,18 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 	if err != nil {
 		return err
 	}
-	_, err = pool.Exec(ctx, `UPDATE payments SET psp_payment_id = $2, url = $3, status = 'requires_action', updated_at = now()
-		WHERE id = $1 AND status = 'queued'`, paymentID, p.ID, p.URL)
+	// If the hold ended while the PSP made the payment, the attempt is
+	// canceled already: the payment is cancelled at the PSP too, so no page
+	// can take a card for places given back.
+	cancel, _ := json.Marshal(map[string]any{"order_id": orderID, "payment": p.ID})
+	_, err = pool.Exec(ctx, `
+		WITH made AS (
+			UPDATE payments SET psp_payment_id = $2, updated_at = now(),
+			  url = CASE WHEN status = 'queued' THEN $3 ELSE url END,
+			  status = CASE WHEN status = 'queued' THEN 'requires_action' ELSE status END
+			WHERE id = $1 AND psp_payment_id IS NULL RETURNING status
+		)
+		INSERT INTO outbox (topic, payload) SELECT 'payment.cancel', $4 FROM made WHERE status = 'canceled'`,
+		paymentID, p.ID, p.URL, cancel)
 	return err
 }
