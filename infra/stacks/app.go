@@ -3,6 +3,7 @@ package stacks
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -104,7 +105,7 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			Vpc:            props.Vpc,
 			VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
 			SecurityGroups: &[]awsec2.ISecurityGroup{props.Data.ClientsSG},
-			Environment:    &env,
+			Environment:    only(env, name),
 			LoggingFormat:  awslambda.LoggingFormat_JSON,
 			LogGroup: awslogs.NewLogGroup(st, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
 				Retention: awslogs.RetentionDays_ONE_YEAR, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
@@ -210,6 +211,26 @@ func (a *AppStack) environment(props *AppStackProps) map[string]*string {
 		out[k] = jsii.String(v)
 	}
 	return out
+}
+
+// usedBy names the variables only some functions read; every other
+// variable is read by all (shared/config loads them at every start).
+var usedBy = map[string][]string{
+	"CATRACA_CATALOG_READ_DSN": {"api"}, // the read path's snapshots
+	"CATRACA_SHARD_READ_DSNS":  {"api"},
+	"CATRACA_EDGE_KVS_ARN":     {"admit"},  // publishes the edge's keys
+	"CATRACA_MAIL_FROM":        {"fulfil"}, // sends the ticket emails
+}
+
+// only is env without the variables function name does not read.
+func only(env map[string]*string, name string) *map[string]*string {
+	out := map[string]*string{}
+	for k, v := range env {
+		if fns, ok := usedBy[k]; !ok || slices.Contains(fns, name) {
+			out[k] = v
+		}
+	}
+	return &out
 }
 
 // schedules invokes admit, sweep, fulfil and reconcile with EventBridge

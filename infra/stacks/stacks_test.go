@@ -232,7 +232,8 @@ func TestTemplates(t *testing.T) {
 		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
 			if !cdkHandler(id) {
 				vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-				require.NotNil(t, vars["CATRACA_EDGE_KVS_ARN"], id)
+				require.Equal(t, strings.HasPrefix(id, "Admit"), vars["CATRACA_EDGE_KVS_ARN"] != nil, "%s: only admit knows the store", id)
+				require.Equal(t, strings.HasPrefix(id, "Api"), vars["CATRACA_SHARD_READ_DSNS"] != nil, "%s: only the API reads from readers", id)
 				require.Equal(t, "https://tickets.example.com", vars["CATRACA_PUBLIC_URL"], "%s: links point at the domain", id)
 			}
 		})
