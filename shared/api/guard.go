@@ -23,7 +23,14 @@ type bucket struct {
 // address, so the address only stops a single client hammering the service.
 var logInPerEmail = bucket{10, 1.0 / 30}
 
-func (s *Server) perIP() bucket { return bucket{s.cfg.AuthPerIP, float64(s.cfg.AuthPerIP) / 60} }
+// throttleIP spends a token of the per-address bucket named kind.
+func (s *Server) throttleIP(r *http.Request, kind string) error {
+	ip, ok := clientIP(r)
+	if !ok {
+		return nil
+	}
+	return s.throttle(r, kind+":ip:"+ip, bucket{s.cfg.AuthPerIP, float64(s.cfg.AuthPerIP) / 60})
+}
 
 // throttle spends one token of a bucket. When Redis is down it lets the
 // request through (fail open): sessions are stateless and must keep working.
@@ -51,23 +58,27 @@ func emailKey(email string) string {
 // clientIP is the viewer's address: CloudFront-Viewer-Address behind
 // CloudFront (and the local gateway, which sets it the same way), else the
 // peer. An IPv6 address counts as its /64, the block one subscriber gets.
-func clientIP(r *http.Request) string {
+// A request CloudFront forwarded without the viewer's address has none
+// (ok false): its peer is an edge server that many viewers share.
+func clientIP(r *http.Request) (ip string, ok bool) {
 	addr := r.RemoteAddr
 	if v := r.Header.Get("CloudFront-Viewer-Address"); v != "" {
 		addr = v // "ip:port", IPv6 unbracketed
+	} else if r.Header.Get("X-Amz-Cf-Id") != "" {
+		return "", false
 	}
 	if i := strings.LastIndexByte(addr, ':'); i > 0 {
 		addr = addr[:i]
 	}
-	ip, err := netip.ParseAddr(strings.Trim(addr, "[]"))
+	a, err := netip.ParseAddr(strings.Trim(addr, "[]"))
 	if err != nil {
-		return "unknown"
+		return "", false
 	}
-	if ip.Is6() && !ip.Is4In6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
+	if a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.String(), true
 	}
-	return ip.Unmap().String()
+	return a.Unmap().String(), true
 }
 
 // unsafeMethod tells whether a request may change state.

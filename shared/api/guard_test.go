@@ -141,6 +141,15 @@ func TestLogInAndSignUpAreThrottled(t *testing.T) {
 	r = from("192.0.2.2").do(http.MethodPost, "/api/session", map[string]any{"email": "spray1@example.com", "password": "some guess here"})
 	requireProblem(t, r, http.StatusUnauthorized, "invalid-credentials")
 
+	// Forwarded by CloudFront without the viewer's address: the peer is an
+	// edge server shared by many viewers, so no per-address limit applies.
+	edge := newFan(t, srv)
+	edge.header.Set("X-Amz-Cf-Id", "abc")
+	for i := range 110 {
+		r := edge.do(http.MethodPost, "/api/session", map[string]any{"email": "edge" + itoa(int64(i)) + "@example.com", "password": "some guess here"})
+		requireProblem(t, r, http.StatusUnauthorized, "invalid-credentials")
+	}
+
 	signUps := from("192.0.2.3")
 	limited = 0
 	for i := range 110 {

@@ -36,7 +36,7 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	if err := s.throttle(r, "signup:ip:"+clientIP(r), s.perIP()); err != nil {
+	if err := s.throttleIP(r, "signup"); err != nil {
 		return err
 	}
 	a, err := s.accounts.SignUp(r.Context(), req.Email, req.Password, req.Name)
@@ -56,7 +56,7 @@ func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The email's bucket applies whether or not the account exists, so
 	// throttling tells nothing about which emails are registered.
-	if err := s.throttle(r, "login:ip:"+clientIP(r), s.perIP()); err != nil {
+	if err := s.throttleIP(r, "login"); err != nil {
 		return err
 	}
 	if err := s.throttle(r, "login:email:"+emailKey(req.Email), logInPerEmail); err != nil {
