@@ -21,15 +21,7 @@ func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
 	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.Env(testenv.Config(t, d)))
 
 	request := func(method, path, body string) events.APIGatewayV2HTTPRequest {
-		return events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RouteKey: "$default", RawPath: path,
-			Headers: map[string]string{"content-type": "application/json", "host": "abc.lambda-url.us-east-1.on.aws"},
-			Body:    body,
-			RequestContext: events.APIGatewayV2HTTPRequestContext{
-				DomainName: "abc.lambda-url.us-east-1.on.aws", RequestID: "req-1", Stage: "$default",
-				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.9"},
-			},
-		}
+		return lambdatest.URLRequest(method, path, body, nil)
 	}
 
 	var res events.APIGatewayV2HTTPResponse

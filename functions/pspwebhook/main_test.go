@@ -21,18 +21,8 @@ func TestOnlyWebhooksUnderEmulator(t *testing.T) {
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
 	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/pspwebhook"), lambdatest.Env(cfg))
 	request := func(method, path, body string, headers map[string]string) events.APIGatewayV2HTTPResponse {
-		h := map[string]string{"content-type": "application/json", "host": "abc.lambda-url.eu-west-1.on.aws"}
-		for k, v := range headers {
-			h[k] = v
-		}
 		var res events.APIGatewayV2HTTPResponse
-		fn.Invoke(t, events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RouteKey: "$default", RawPath: path, Headers: h, Body: body,
-			RequestContext: events.APIGatewayV2HTTPRequestContext{
-				DomainName: "abc.lambda-url.eu-west-1.on.aws", RequestID: "req-1", Stage: "$default",
-				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "198.51.100.7"},
-			},
-		}, &res)
+		fn.Invoke(t, lambdatest.URLRequest(method, path, body, headers), &res)
 		return res
 	}
 

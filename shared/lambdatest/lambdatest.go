@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/testenv"
 )
@@ -233,5 +235,20 @@ func Env(cfg config.Config) map[string]string {
 		"CATRACA_ARGON2_MEMORY_KIB":   strconv.Itoa(int(cfg.Argon2MemoryKiB)),
 		"CATRACA_ARGON2_TIME":         strconv.Itoa(int(cfg.Argon2Time)),
 		"CATRACA_AUTH_PER_IP":         strconv.Itoa(cfg.AuthPerIP),
+	}
+}
+
+// URLRequest is the event a function URL sends for one HTTP request.
+func URLRequest(method, path, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	h := map[string]string{"content-type": "application/json", "host": "abc.lambda-url.eu-west-1.on.aws"}
+	for k, v := range headers {
+		h[k] = v
+	}
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "$default", RawPath: path, Headers: h, Body: body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			DomainName: h["host"], RequestID: "req-1", Stage: "$default",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.9"},
+		},
 	}
 }
