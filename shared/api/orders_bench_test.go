@@ -35,9 +35,19 @@ func BenchmarkWebhooks(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			// The payment row checkout creates: a charge must match one.
+			ref := fmt.Sprintf("order-%d-1", h.OrderID)
+			pool, err := s.app.Shards.ForRow(h.OrderID)
+			if err == nil {
+				_, err = pool.Exec(ctx, `INSERT INTO payments (order_id, idempotency_key, status, amount_cents, currency)
+					VALUES ($1, $2, 'requires_action', $3, 'BRL')`, h.OrderID, ref, h.TotalCents)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
 			ev := psp.Event{ID: fmt.Sprintf("evt_b%d", i), Type: psp.EventSucceeded, Created: time.Now(),
 				Payment: psp.Payment{ID: fmt.Sprintf("pay_b%d", i), Status: psp.StatusSucceeded, OrderID: h.OrderID,
-					Reference: fmt.Sprintf("order-%d-1", h.OrderID), Amount: h.TotalCents, Currency: "BRL"}}
+					Reference: ref, Amount: h.TotalCents, Currency: "BRL"}}
 			body, _ := json.Marshal(ev)
 			bodies = append(bodies, body, body)
 		}

@@ -126,6 +126,7 @@ func TestListingAndSearch(t *testing.T) {
 	require.Equal(t, "Aurora Tour São Paulo", get("q=aurora%20sao%20paulo")[0], "ranked: the better match first")
 	require.Empty(t, get("q=xyzzyqq"))
 	require.Equal(t, []string{"Aurora Tour São Paulo"}, get("q=aurora&city=S%C3%A3o%20Paulo"), "search combines with filters")
+	searchRelevanceByKind(t, f)
 }
 
 func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
@@ -323,15 +324,9 @@ func TestStreamPushesSweptHolds(t *testing.T) {
 	require.Contains(t, data[0], `"seats":[4,5]`)
 }
 
-// TestSearchRelevanceByKind pins the top result for each kind of query the
+// searchRelevanceByKind pins the top result for each kind of query the
 // search benchmark mixes (issue 18): results stay as good as they were fast.
-func TestSearchRelevanceByKind(t *testing.T) {
-	t.Parallel()
-	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	catalog(t, a)
-	f := newFan(t, srv)
+func searchRelevanceByKind(t *testing.T, f *fan) {
 	search := func(q string) []string {
 		r := f.do(http.MethodGet, "/api/events?q="+url.QueryEscape(q), nil)
 		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
