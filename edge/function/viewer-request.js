@@ -40,9 +40,11 @@ async function handler(event) {
     } else if (!read && r.method !== 'OPTIONS' && !OPEN_WRITES.test(uri)) {
       needSession = true;
     }
-  } else if (!read) {
+  }
+  if ((!api || uri === '/healthz') && !read) {
     return problem(405, 'method-not-allowed', 'Pages and files are read-only: use GET.', {}, { allow: { value: 'GET, HEAD' } });
-  } else if (uri.lastIndexOf('.') <= uri.lastIndexOf('/')) {
+  }
+  if (!api && uri.lastIndexOf('.') <= uri.lastIndexOf('/')) {
     // An app page: the router in index.html draws it.
     if ((m = /^\/events\/(\d+)\/book$/.exec(uri))) {
       needSession = true;

@@ -156,6 +156,10 @@ test('ids are canonical: /api/events/01/holds is a 404, never an ungated room:01
 test('/healthz reaches the API, not the web app', async () => {
   const { handler } = setup();
   assert.equal((await handler(request({ uri: '/healthz' }))).uri, '/healthz');
+  for (const method of ['POST', 'DELETE']) {
+    const res = await handler(request({ method, uri: '/healthz' }));
+    assert.equal(res.statusCode, 405, method + ' /healthz is read-only, not a log-in prompt');
+  }
 });
 
 test('writes to pages and files are 405 problem JSON', async () => {
