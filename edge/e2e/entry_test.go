@@ -188,6 +188,19 @@ func offline(on bool) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// unreachable cuts only the requests matching pattern (a URLPattern) and
+// restores the rest, until offline is called again.
+func unreachable(pattern string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		cond := []*network.Conditions{{URLPattern: pattern, Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}
+		if _, err := cdp.Call(ctx, t, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: cond}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, t, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: false, DownloadThroughput: -1, UploadThroughput: -1})
+		return err
+	})
+}
+
 func TestOfflineGatesSyncAConflict(t *testing.T) {
 	d := newDoor(t, 2)
 	gateA := d.s.tab(t)
@@ -211,8 +224,12 @@ func TestOfflineGatesSyncAConflict(t *testing.T) {
 	scan(t, gateA, forge(other), "bad", "Invalid code")
 	require.NoError(t, chromedp.Do(gateA, chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "2 offline scans waiting to sync")]`)))
 
-	// A's network returns first: its scans become the admissions.
-	require.NoError(t, chromedp.Do(gateA, offline(false),
+	// A's page is reopened while its syncs still cannot get through: the
+	// scans it kept on the device (IndexedDB) are still waiting. Then its
+	// network returns first: those scans become the admissions.
+	require.NoError(t, chromedp.Do(gateA, unreachable(`*://*:*/api/events/*/checkins/sync`), chromedp.Reload(),
+		chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "2 offline scans waiting to sync")]`),
+		offline(false),
 		chromedp.WaitVisible(`//p[@id="door-counts" and contains(., "Checked in 2 of 2")]`)))
 	require.NoError(t, chromedp.Do(gateB, offline(false),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "1 conflict")]`),

@@ -5,6 +5,7 @@
 // codes, not make them) and syncs its admissions when it returns.
 import { api, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
+import { get, set } from './store.js';
 
 const titles = {
   admitted: 'Admitted',
@@ -22,11 +23,12 @@ export async function render(main, [id]) {
   const ev = await api('GET', `/api/events/${id}`);
   const stats = await api('GET', `/api/events/${id}/checkins`); // 403 unless door staff
   const key = (k) => `catraca.${k}.${id}`;
-  const load = (k, d) => JSON.parse(localStorage.getItem(key(k)) || 'null') ?? d;
-  const save = (k, v) => localStorage.setItem(key(k), JSON.stringify(v));
-  let bundle = load('bundle', null);
-  let pending = load('pending', []);
-  let used = load('used', {}); // ticket id → {gate, at}, what this gate knows offline
+  const load = async (k, d) => (await get(key(k))) ?? d;
+  // Writes are queued in order by IndexedDB; a failure (storage full) is said.
+  const save = (k, v) => set(key(k), v).catch(() => toast('This device has no room left to keep the scan bundle: free some storage, or keep scanning online.', 'bad'));
+  let bundle = await load('bundle', null);
+  let pending = await load('pending', []);
+  let used = await load('used', {}); // ticket id → {gate, at}, what this gate knows offline
 
   const gate = h('input', { id: 'door-gate', name: 'gate', required: true, maxlength: 40, value: localStorage.getItem('catraca.gate') || 'Gate 1',
     onchange: () => localStorage.setItem('catraca.gate', gate.value) });
