@@ -64,10 +64,8 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	case err != nil:
 		return nil // Redis unreachable: fail open, see TokenGate
 	case wait > 0:
-		p := problem.New(http.StatusTooManyRequests, "slow-down",
-			"Too many hold attempts in a short time. Wait a moment, then try again; seats you already hold are kept.")
-		p.RetryAfter = int(wait.Seconds()) + 1
-		return p
+		return problem.New(http.StatusTooManyRequests, "slow-down",
+			"Too many hold attempts in a short time. Wait a moment, then try again; seats you already hold are kept.").RetryIn(wait)
 	}
 	return nil
 }

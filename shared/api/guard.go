@@ -41,10 +41,8 @@ func (s *Server) throttle(r *http.Request, key string, b bucket) error {
 		return nil
 	}
 	if wait > 0 {
-		p := problem.New(http.StatusTooManyRequests, "too-many-attempts",
-			"Too many attempts. Wait a little (see Retry-After) and try again.")
-		p.RetryAfter = int(wait.Seconds()) + 1
-		return p
+		return problem.New(http.StatusTooManyRequests, "too-many-attempts",
+			"Too many attempts. Wait a little (see Retry-After) and try again.").RetryIn(wait)
 	}
 	return nil
 }

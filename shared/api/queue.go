@@ -69,10 +69,8 @@ func (s *Server) limit(r *http.Request, account int64) error {
 		return err
 	}
 	if wait > 0 {
-		p := problem.New(http.StatusTooManyRequests, "slow-down",
-			"Too many requests. There is no need to refresh: your place is kept and the page updates itself.")
-		p.RetryAfter = int(wait.Seconds()) + 1
-		return p
+		return problem.New(http.StatusTooManyRequests, "slow-down",
+			"Too many requests. There is no need to refresh: your place is kept and the page updates itself.").RetryIn(wait)
 	}
 	return nil
 }

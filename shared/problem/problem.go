@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // ContentType is the RFC 9457 media type.
@@ -49,6 +50,13 @@ func (e *Error) With(key string, value any) *Error {
 		e.Extra = map[string]any{}
 	}
 	e.Extra[key] = value
+	return e
+}
+
+// RetryIn tells the client to come back after wait, in whole seconds
+// rounded up (a throttle's wait is rarely a whole second).
+func (e *Error) RetryIn(wait time.Duration) *Error {
+	e.RetryAfter = int(wait.Seconds()) + 1
 	return e
 }
 
