@@ -105,4 +105,4 @@ bench: ## every Go benchmark (3 runs, medians) and a 5,000-fan on-sale summary â
 
 MODEL_CHECKS ?= 200
 model: ## the model-based test of the whole sale, long: MODEL_CHECKS sequences (a failure prints the -rapid.seed that replays it)
-	$(GO) test -count=1 -timeout 90m -run '^TestSaleModel$$' ./shared/stack -v -rapid.checks=$(MODEL_CHECKS) $(ARGS)
+	$(GO) test -count=1 -timeout 90m -run '^TestSaleModel$$' ./shared/dev/stack -v -rapid.checks=$(MODEL_CHECKS) $(ARGS)

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 // axeSource is axe-core as npm installs it from edge/package.json (make

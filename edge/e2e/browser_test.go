@@ -15,10 +15,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/dev/stack"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/stack"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/fan"
+	"github.com/catraca/catraca/shared/dev/fan"
 )
 
 // The door's screenshots docs/entry.md shows (go test -update-docs).

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/fan"
-	"github.com/catraca/catraca/shared/stack"
+	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/shared/dev/stack"
 )
 
 // apiFan is a second fan, driven over HTTP through the same gateway.

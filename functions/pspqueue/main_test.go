@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
-	"github.com/catraca/catraca/shared/lambdatest"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/pspsim"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 

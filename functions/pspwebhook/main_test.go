@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/lambdatest"
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/psp"
-	"github.com/catraca/catraca/shared/testenv"
 )
 
 // TestOnlyWebhooksUnderEmulator invokes the built function as its public

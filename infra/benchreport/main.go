@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/catraca/catraca/shared/localenv"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 // Modes of the benchmark PostgreSQL: local commits as they come on this

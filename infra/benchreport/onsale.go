@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/catraca/catraca/shared/onsale"
+	"github.com/catraca/catraca/shared/dev/onsale"
 )
 
 // onsaleSummary runs the on-sale simulator (report in docs/onsale/) and

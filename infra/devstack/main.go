@@ -23,12 +23,12 @@ import (
 
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/demo"
-	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/stack"
 	"github.com/catraca/catraca/shared/migrate"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/pspsim"
-	"github.com/catraca/catraca/shared/stack"
 )
 
 func main() {

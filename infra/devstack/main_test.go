@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/dev/localenv"
 )
 
 // TestEnvironmentGeneratesEverySecret: make dev's environment has every

@@ -17,11 +17,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/dev/onsale"
+	"github.com/catraca/catraca/shared/dev/stack"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/migrate"
-	"github.com/catraca/catraca/shared/onsale"
-	"github.com/catraca/catraca/shared/stack"
-	"github.com/catraca/catraca/shared/testenv"
 )
 
 func main() {

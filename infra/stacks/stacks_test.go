@@ -16,7 +16,7 @@ import (
 
 	"github.com/catraca/catraca/edge"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 type resource struct {

@@ -8,7 +8,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 func main() {

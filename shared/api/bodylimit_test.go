@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/venue"
 )
 

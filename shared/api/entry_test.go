@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/pspsim"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 )
 
 // paidTickets buys n seats for f and waits for the tickets.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/venue"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/loadstat"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/inventory"
-	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/psp"
-	"github.com/catraca/catraca/shared/pspsim"
 )
 
 // BenchmarkWebhooks posts signed payment.succeeded events for 300 held

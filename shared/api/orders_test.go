@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/psp"
-	"github.com/catraca/catraca/shared/pspsim"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 )

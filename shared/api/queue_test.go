@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/admission"
-	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/apptest"
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"

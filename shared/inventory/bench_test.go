@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/inventory"
-	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/organizer"
 )
 

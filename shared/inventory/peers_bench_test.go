@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/catraca/catraca/shared/apptest"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/inventory"
-	"github.com/catraca/catraca/shared/loadstat"
 	"github.com/catraca/catraca/shared/organizer"
 )
 

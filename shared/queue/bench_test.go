@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/catraca/catraca/shared/loadstat"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 )
 
 // BenchmarkRawRedis is the baseline for the waiting-room HTTP benchmarks:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 // New opens an app on fresh databases with the given number of shards;

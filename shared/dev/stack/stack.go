@@ -17,9 +17,9 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/gateway"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/edgekeys"
-	"github.com/catraca/catraca/shared/gateway"
-	"github.com/catraca/catraca/shared/pspsim"
 )
 
 // Options place the two listeners; empty means a free loopback port.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/stack"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/stack"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 // TestShortOnSaleWithPSPOutage is the short chaos run of make test: a few

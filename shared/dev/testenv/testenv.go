@@ -19,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/localenv"
+	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/migrate"
 )
 

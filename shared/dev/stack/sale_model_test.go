@@ -30,12 +30,12 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/stack"
+	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/fan"
 	"github.com/catraca/catraca/shared/psp"
-	"github.com/catraca/catraca/shared/pspsim"
-	"github.com/catraca/catraca/shared/stack"
-	"github.com/catraca/catraca/shared/testenv"
 	"github.com/catraca/catraca/shared/venue"
 )
 

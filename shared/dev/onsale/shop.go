@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/catraca/catraca/shared/fan"
+	"github.com/catraca/catraca/shared/dev/fan"
 )
 
 // Cards of the PSP simulator.

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/catraca/catraca/shared/pspsim"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 )
 
 // Chaos modes Run understands.

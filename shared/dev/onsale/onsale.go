@@ -17,11 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/dev/stack"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/fan"
-	"github.com/catraca/catraca/shared/localenv"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/stack"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )

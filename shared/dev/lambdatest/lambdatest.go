@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/testenv"
+	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
 // RIEModule is the pinned emulator version, installed from the Go module proxy.
