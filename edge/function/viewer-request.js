@@ -25,6 +25,7 @@ async function handler(event) {
   const read = r.method === 'GET' || r.method === 'HEAD';
   let m;
   let needSession = false;
+  let organizer = false;
   let gateEvent = 0;
   if (api) {
     // "//", "/./" and "/../" would reach another route than the one checked.
@@ -35,7 +36,7 @@ async function handler(event) {
     if ((m = /^\/api\/events\/(\d+)\/holds$/.exec(uri)) && r.method === 'POST') {
       needSession = true;
       gateEvent = m[1];
-    } else if (/^\/api\/(me|orders|holds)\//.test(uri) || /^\/api\/events\/\d+\/queue$/.test(uri)) {
+    } else if (/^\/api\/(me|orders|holds|organizer)\//.test(uri) || /^\/api\/events\/\d+\/queue$/.test(uri)) {
       needSession = true;
     } else if (!read && r.method !== 'OPTIONS' && !OPEN_WRITES.test(uri)) {
       needSession = true;
@@ -51,13 +52,17 @@ async function handler(event) {
       gateEvent = m[1];
     } else if (/^\/(orders|events\/\d+\/queue)(\/|$)/.test(uri)) {
       needSession = true;
+    } else if (/^\/organizer(\/|$)/.test(uri)) {
+      // The console's pages: only an organizer's session (the role is a
+      // signed claim; the API checks the catalog's role on every call).
+      needSession = organizer = true;
     }
     r.uri = '/index.html';
   }
   if (!needSession) return r;
 
   const session = await first(tokens(r, 'catraca_session'), 'catraca-session', 's:');
-  if (!session) {
+  if (!session || (organizer && session.role !== 'organizer')) {
     return api
       ? problem(401, 'unauthenticated', 'Log in first.', {})
       : redirect('/login?next=' + encodeURIComponent(uri + search(r.querystring)));

@@ -170,3 +170,50 @@ func (s *Server) setWaitingRoom(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, e)
 	return nil
 }
+
+// listVenues serves GET /api/venues: the caller's venues and versions.
+func (s *Server) listVenues(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	venues, err := s.venues.Owned(r.Context(), sess.Account, 0)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"venues": venues})
+	return nil
+}
+
+// listLayouts serves GET /api/venues/{id}/layouts: one venue of the
+// caller's with its versions; another organizer's venue is not found.
+func (s *Server) listLayouts(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	venues, err := s.venues.Owned(r.Context(), sess.Account, id)
+	if err != nil {
+		return err
+	}
+	if len(venues) == 0 {
+		return problem.New(http.StatusNotFound, "venue-not-found", "You have no venue "+itoa(id)+".")
+	}
+	writeJSON(w, http.StatusOK, venues[0])
+	return nil
+}
+
+// organizerEvents serves GET /api/organizer/events: every event the caller
+// created, drafts and cancelled ones included.
+func (s *Server) organizerEvents(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	events, err := s.events.ByCreator(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	return nil
+}

@@ -291,3 +291,10 @@ func (d *Directory) MarkRoomPublished(ctx context.Context, id int64) error {
 	_, err := d.db.Exec(ctx, `UPDATE events SET room_published_at = now() WHERE id = $1 AND room_published_at IS NULL`, id)
 	return err
 }
+
+// ByCreator lists the events an organizer created, drafts and cancelled
+// ones included, latest start first (the organizer console's list).
+func (d *Directory) ByCreator(ctx context.Context, organizer int64) ([]Event, error) {
+	return collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE e.created_by = $1 ORDER BY e.starts_at DESC, e.id DESC LIMIT 500`, []any{organizer})
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -286,4 +287,47 @@ func (s *Store) Load(ctx context.Context, venueID int64, version int) (Layout, e
 		r.Seats = append(r.Seats, Seat{ID: *seatID, Index: *idx, Number: *number, X: *x, Y: *y})
 	}
 	return l, rows.Err()
+}
+
+// Venue is a venue with its layout versions, as its organizer lists them.
+type Venue struct {
+	ID       int64     `json:"id"`
+	Name     string    `json:"name"`
+	City     string    `json:"city"`
+	Versions []Version `json:"versions"`
+}
+
+// Version summarises one layout version.
+type Version struct {
+	Version   int       `json:"version"`
+	SeatCount int       `json:"seat_count"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Owned lists an organizer's venues with their versions, newest venue
+// first; venueID > 0 narrows it to that venue (none when it is not theirs).
+func (s *Store) Owned(ctx context.Context, owner, venueID int64) ([]Venue, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT v.id, v.name, v.city, l.version, l.seat_count, l.created_at
+		FROM venues v JOIN venue_layouts l ON l.venue_id = v.id
+		WHERE v.created_by = $1 AND ($2::bigint = 0 OR v.id = $2)
+		ORDER BY v.id DESC, l.version DESC`, owner, venueID)
+	if err != nil {
+		return nil, fmt.Errorf("venues of %d: %w", owner, err)
+	}
+	defer rows.Close()
+	out := []Venue{}
+	for rows.Next() {
+		var v Venue
+		var ver Version
+		if err := rows.Scan(&v.ID, &v.Name, &v.City, &ver.Version, &ver.SeatCount, &ver.CreatedAt); err != nil {
+			return nil, err
+		}
+		if n := len(out); n == 0 || out[n-1].ID != v.ID {
+			out = append(out, v)
+		}
+		last := &out[len(out)-1]
+		last.Versions = append(last.Versions, ver)
+	}
+	return out, rows.Err()
 }

@@ -2,7 +2,7 @@
 // account's name to show it.
 import { api, session } from './api.js';
 import { field, h, toast } from './dom.js';
-import { navigate, renderNav } from './main.js';
+import { navigate } from './router.js';
 import { explain } from './messages.js';
 
 function next(query) {
@@ -30,7 +30,6 @@ function form(title, fields, submit, footer) {
 
 function signedIn(res, query) {
   session.set(res.account, res.expires_at);
-  renderNav();
   toast(`Welcome, ${res.account.name}.`);
   navigate(next(query), { replace: true });
 }

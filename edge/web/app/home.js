@@ -1,7 +1,7 @@
 // Home: search and filters over upcoming events, keyset-paginated.
 import { api, when } from './api.js';
 import { h } from './dom.js';
-import { navigate } from './main.js';
+import { navigate } from './router.js';
 
 const CATEGORIES = ['', 'music', 'sports', 'comedy', 'classical', 'theatre'];
 

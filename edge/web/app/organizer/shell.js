@@ -1,0 +1,32 @@
+// The organizer console's frame: its section nav beside the page. Console
+// pages call frame() and draw into what it returns; router.js maps paths.
+import { h } from '../dom.js';
+
+const sections = [
+  ['events', '/organizer/events', 'Events'],
+  ['venues', '/organizer/venues', 'Venues'],
+  ['live', '/organizer/live', 'Control room'],
+  ['orders', '/organizer/orders', 'Orders'],
+];
+
+// frame draws the console around a page: title is its h1 and current the
+// nav section it belongs to. It returns the element the page fills.
+export function frame(main, current, title) {
+  const body = h('div', { class: 'console-body' }, h('h1', {}, title));
+  main.append(h('div', { class: 'console' },
+    h('nav', { class: 'console-nav', 'aria-label': 'Organizer console' },
+      h('p', { class: 'console-title' }, 'Organizer console'),
+      h('ul', {}, sections.map(([key, href, label]) =>
+        h('li', {}, h('a', { href, 'aria-current': key === current ? 'page' : undefined }, label))))),
+    body));
+  return body;
+}
+
+// The control room and orders sections, until their pages arrive.
+export function controlRoom(main) {
+  frame(main, 'live', 'Control room').append(h('p', { class: 'muted' }, 'The live view of a sale is on its way.'));
+}
+
+export function orders(main) {
+  frame(main, 'orders', 'Orders').append(h('p', { class: 'muted' }, 'Finding and refunding orders is on its way.'));
+}

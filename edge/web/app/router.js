@@ -1,0 +1,92 @@
+// The router: History API paths to page modules, each loaded when first
+// shown (CloudFront serves index.html for every page path). Pages import
+// navigate and requireLogin from here, never main.js, so no module imports
+// another in a circle; main.js draws the account menu and calls start().
+//
+// Organizer console: /organizer/... pages, one module per page under
+// organizer/, each drawn inside the console frame of organizer/shell.js
+// (its nav lists the console's sections). Add a console page as one line
+// in the "Organizer console" block below and a link in shell.js's nav if
+// it is a section of its own. The edge lets only organizer sessions load
+// /organizer/* (edge/function/viewer-request.js) and the API checks the
+// role and ownership on every call.
+import { session } from './api.js';
+import { h } from './dom.js';
+import { explain } from './messages.js';
+
+// page loads a module and draws it with one of its exports.
+const page = (load, name) => () => load().then((m) => ({ render: m[name] }));
+
+const routes = [
+  [/^\/$/, () => import('./home.js')],
+  [/^\/events\/(\d+)$/, () => import('./event.js')],
+  [/^\/events\/(\d+)\/book$/, () => import('./book.js')],
+  [/^\/events\/(\d+)\/queue$/, () => import('./queue.js')],
+  [/^\/orders$/, () => import('./orders.js')],
+  [/^\/orders\/(\d+)$/, () => import('./order.js')],
+  [/^\/tickets$/, () => import('./tickets.js')],
+  [/^\/events\/(\d+)\/door$/, () => import('./door.js')],
+  [/^\/login$/, page(() => import('./auth.js'), 'login')],
+  [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
+  // Organizer console.
+  [/^\/organizer(\/events)?\/?$/, page(() => import('./organizer/events.js'), 'list')],
+  [/^\/organizer\/venues$/, page(() => import('./organizer/venues.js'), 'list')],
+  [/^\/organizer\/live$/, page(() => import('./organizer/shell.js'), 'controlRoom')],
+  [/^\/organizer\/orders$/, page(() => import('./organizer/shell.js'), 'orders')],
+];
+
+let cleanup = null;
+let beforeRender = () => {};
+
+export function navigate(path, { replace = false } = {}) {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  render();
+}
+
+export function requireLogin() {
+  navigate('/login?next=' + encodeURIComponent(location.pathname + location.search), { replace: true });
+}
+
+// render draws the page of the current path.
+export async function render() {
+  if (cleanup) cleanup();
+  cleanup = null;
+  beforeRender();
+  const main = document.getElementById('main');
+  const path = location.pathname;
+  for (const [re, load] of routes) {
+    const m = re.exec(path);
+    if (!m) continue;
+    const mod = await load();
+    main.replaceChildren();
+    try {
+      cleanup = (await mod.render(main, m.slice(1), new URLSearchParams(location.search))) || null;
+    } catch (err) {
+      if (err.status === 401) {
+        session.clear();
+        return requireLogin();
+      }
+      main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', { class: 'error' }, explain(err)));
+    }
+    const heading = main.querySelector('h1');
+    document.title = heading ? heading.textContent + ' · catraca' : 'catraca';
+    main.focus({ preventScroll: true });
+    return;
+  }
+  main.replaceChildren(h('h1', {}, 'Page not found'), h('p', {}, h('a', { href: '/' }, 'See upcoming events')));
+}
+
+// start routes same-origin links and history moves, and draws the first
+// page; shell runs before every page (the account menu).
+export function start(shell) {
+  beforeRender = shell;
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest('a');
+    if (!a || a.target || e.ctrlKey || e.metaKey || e.shiftKey || a.origin !== location.origin) return;
+    e.preventDefault();
+    navigate(a.pathname + a.search);
+  });
+  window.addEventListener('popstate', render);
+  render();
+}
