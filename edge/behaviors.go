@@ -26,6 +26,7 @@ var Behaviors = []Behavior{
 	{PathPattern: "/api/events/*/availability", Origin: "api", Cached: true, MaxTTL: 2 * time.Second, DefaultTTL: time.Second},
 	{PathPattern: "/api/events/*/queue/progress", Origin: "api", Cached: true, MaxTTL: 2 * time.Second, DefaultTTL: time.Second},
 	{PathPattern: "/api/venues/*/layouts/*", Origin: "api", Cached: true, MaxTTL: 365 * 24 * time.Hour, DefaultTTL: 24 * time.Hour},
+	{PathPattern: "/api/openapi.json", Origin: "api", Cached: true, MaxTTL: 24 * time.Hour, DefaultTTL: time.Hour},
 	{PathPattern: "/api/psp/webhook", Origin: "webhook"},
 	{PathPattern: "/api/*", Origin: "api"},
 	{PathPattern: "/healthz", Origin: "api"},

@@ -92,10 +92,26 @@ type Server struct {
 	webhookSecrets [][]byte
 	limiter        *ratelimit.Limiter
 	mux            *http.ServeMux
+	// patterns are the registered routes, for Routes.
+	patterns []string
 }
 
 // New returns the API handler.
 func New(d Deps) http.Handler {
+	s := newServer(d)
+	return s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux would answer a bodiless 307 to the cleaned path, or a
+		// bodiless 400 to "GET *".
+		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
+			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	}))
+}
+
+// newServer builds the server and registers its routes.
+func newServer(d Deps) *Server {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -106,6 +122,7 @@ func New(d Deps) http.Handler {
 		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, webhookSecrets: d.WebhookSecrets,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
+	s.route("GET /api/openapi.json", s.openAPI)
 	s.route("POST /api/accounts", s.signUp)
 	s.route("POST /api/session", s.logIn)
 	s.route("DELETE /api/session", s.logOut)
@@ -138,21 +155,14 @@ func New(d Deps) http.Handler {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
-	return s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// ServeMux would answer a bodiless 307 to the cleaned path, or a
-		// bodiless 400 to "GET *".
-		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
-			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
-			return
-		}
-		s.mux.ServeHTTP(w, r)
-	}))
+	return s
 }
 
 // handlerFunc is a handler that may fail; route translates its errors.
 type handlerFunc func(http.ResponseWriter, *http.Request) error
 
 func (s *Server) route(pattern string, h handlerFunc) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		err := validQuery(r)
 		if err == nil {

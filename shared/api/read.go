@@ -25,6 +25,7 @@ const (
 	cacheSnapshot  = "public, max-age=1, stale-while-revalidate=2"
 	cacheListing   = "public, max-age=5, stale-while-revalidate=30"
 	cacheFinished  = "public, max-age=86400"
+	cacheDocument  = "public, max-age=3600"
 )
 
 // cacheFor returns live, or a long cache once the event is over.

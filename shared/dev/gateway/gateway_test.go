@@ -199,6 +199,21 @@ func TestGatewayKeysOnAcceptedEncoding(t *testing.T) {
 	require.Equal(t, int64(2), f.calls.Load(), "one cached copy per encoding")
 }
 
+// The API's OpenAPI document needs no log-in and is cached at the edge.
+func TestGatewayServesTheAPIDocumentFromCache(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Write([]byte(`{"openapi":"3.1.0"}`))
+	})
+	for range 2 {
+		w := f.do(t, "GET", "/api/openapi.json", nil)
+		require.Equal(t, http.StatusOK, w.Code)
+		require.JSONEq(t, `{"openapi":"3.1.0"}`, w.Body.String())
+	}
+	require.Equal(t, int64(1), f.calls.Load(), "the second viewer is served from the edge cache")
+}
+
 // Issue 15 item 18: /healthz reaches the API; writes to the site and
 // non-canonical API paths are problem JSON, decided at the edge.
 func TestGatewayRoutesHealthAndRefusesOddRequests(t *testing.T) {
