@@ -42,6 +42,7 @@ import (
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -112,7 +113,7 @@ func Open(ctx context.Context, cfg config.Config, options ...Option) (*App, erro
 	}
 	primary, reader := map[int]*pgxpool.Pool{}, map[int]*pgxpool.Pool{}
 	for id, dsn := range cfg.Shards {
-		if primary[id], err = a.pool(ctx, dsn, inventory.Warm); err != nil {
+		if primary[id], err = a.pool(ctx, dsn, shardstore.Warm); err != nil {
 			return nil, fmt.Errorf("shard %d: %w", id, err)
 		}
 	}

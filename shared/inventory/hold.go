@@ -1,5 +1,10 @@
 package inventory
 
+// One hold request, in the order it runs: its shape is checked, the sale
+// must be open, then the take for its shape (seats by id, best available,
+// or GA places) writes the hold and its pending order; a refusal is
+// explained, a retried request replays the first result.
+
 import (
 	"context"
 	"crypto/sha256"
@@ -7,15 +12,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Request is one hold attempt, in one of three shapes: Seats, Pool with
@@ -37,33 +41,33 @@ type Best struct {
 
 // Hold is a held set of seats or places with its pending order.
 type Hold struct {
-	ID          int64     `json:"hold_id"`
-	OrderID     int64     `json:"order_id"`
-	EventID     int64     `json:"event_id"`
-	Status      string    `json:"status"`
-	OrderStatus string    `json:"order_status"`
-	ExpiresAt   time.Time `json:"expires_at"`
-	Items       []Item    `json:"items"`
-	TotalCents  int64     `json:"total_cents"`
-	Currency    string    `json:"currency"`
+	ID          int64                  `json:"hold_id"`
+	OrderID     int64                  `json:"order_id"`
+	EventID     int64                  `json:"event_id"`
+	Status      shardstore.HoldStatus  `json:"status"`
+	OrderStatus shardstore.OrderStatus `json:"order_status"`
+	ExpiresAt   time.Time              `json:"expires_at"`
+	Items       []Item                 `json:"items"`
+	TotalCents  int64                  `json:"total_cents"`
+	Currency    string                 `json:"currency"`
 	// Released is set by the Release call that actually freed the hold.
 	Released bool `json:"-"`
 }
 
 // Item is one line of an order: a seat, or a quantity of a GA pool.
-type Item struct {
-	SeatID     int64  `json:"seat_id,omitempty"`
-	SeatIndex  *int   `json:"seat_index,omitempty"`
-	Pool       string `json:"pool,omitempty"`
-	Quantity   int    `json:"quantity"`
-	Label      string `json:"label"`
-	PriceLevel string `json:"price_level"`
-	PriceCents int    `json:"price_cents"`
+type Item = shardstore.Item
+
+// shards is where inventory finds a shard's store (shardstore.Shards).
+type shards interface {
+	IDs() []int
+	Primary(id int) (*shardstore.Store, error)
+	Reader(id int) (*shardstore.Store, error)
+	OfRow(id int64) (*shardstore.Store, error)
 }
 
 // Service sells inventory on the event shards.
 type Service struct {
-	shards *shard.Router
+	shards shards
 	pools  poolCache
 	now    func() time.Time
 	// Freed, when set, is told what the sweeper gave back (for watchers).
@@ -71,7 +75,7 @@ type Service struct {
 }
 
 // New returns the inventory service.
-func New(shards *shard.Router) *Service { return &Service{shards: shards, now: time.Now} }
+func New(r *shard.Router) *Service { return &Service{shards: shardstore.Open(r), now: time.Now} }
 
 // validate checks the shape of r and the per-hold maximum.
 func (r *Request) validate(e event.Event) error {
@@ -141,133 +145,136 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 	if err := req.validate(e); err != nil {
 		return Hold{}, false, err
 	}
-	pool, err := s.shards.Pool(e.Shard)
+	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
 		return Hold{}, false, err
 	}
-	fp := req.fingerprint(e.ID)
+	nh := shardstore.NewHold{EventID: e.ID, Account: req.Account, TTL: e.HoldTTL, Key: req.Key,
+		Hash: req.fingerprint(e.ID), Currency: e.Currency, MaxPerAccount: e.MaxPerAccount}
 	if !e.OnSale(s.now()) {
-		if h, err := s.replay(ctx, pool, req, fp); !errors.Is(err, ErrHoldNotFound) {
+		if h, err := replay(ctx, st, nh); !errors.Is(err, ErrHoldNotFound) {
 			return h, err == nil, err
 		}
 		return Hold{}, false, ErrSalesClosed
 	}
-	hold := insertHold(e, req, fp)
+	var held shardstore.Held
 	switch {
 	case len(req.Seats) > 0:
 		seats := slices.Clone(req.Seats)
 		slices.Sort(seats)
-		h, err = pipeline(ctx, pool, e, hold, takeSeats(e, req.Account, seats))
+		held, err = st.TakeSeats(ctx, nh, seats)
 	case req.Best != nil:
-		h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, until time.Time) (step, error) {
-			ids, err := holdBest(ctx, tx, e.ID, holdID, until, req.Best.Quantity, req.Best.Section)
-			return orderStep(e, req.Account, seatSource, []any{e.ID, ids}, len(ids), seatsTaken), err
-		})
+		held, err = takeBest(ctx, st, nh, *req.Best)
 	default:
-		var meta poolMeta
-		if meta, err = s.pools.get(ctx, pool, e.ID, req.Pool); err != nil {
-			break
-		}
-		// Every slot with enough places may be locked for a moment by other
-		// buyers: retry with fresh random starts. Only when no single slot
-		// has enough (near sell-out) does the slow path lock them all.
-		for try := 0; try < 20; try++ {
-			h, err = pipeline(ctx, pool, e, hold, takeGAFast(e, req.Account, meta, req.Quantity))
-			if state, _ := sqlState(err); state != stateNoSlot {
-				break
-			}
-			var enough bool
-			if pool.QueryRow(ctx, slotWithEnough, meta.id, req.Quantity).Scan(&enough); !enough {
-				break
-			}
-			time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
-		}
-		if state, _ := sqlState(err); state == stateNoSlot {
-			h, err = interactive(ctx, pool, e, hold, func(tx pgx.Tx, holdID int64, _ time.Time) (step, error) {
-				err := holdGASlow(ctx, tx, e.ID, holdID, meta, req.Pool, req.Quantity)
-				return orderStep(e, req.Account, poolSource, []any{meta.id, req.Quantity}, req.Quantity, noSlot), err
-			})
-		}
+		held, err = s.takeGA(ctx, st, nh, req.Pool, req.Quantity)
 	}
-	switch state, msg := sqlState(err); state {
-	case "":
-	case "23505": // this account already used this key
-		h, err = s.replay(ctx, pool, req, fp)
+	switch {
+	case errors.Is(err, shardstore.ErrKeyUsed):
+		h, err = replay(ctx, st, nh)
 		return h, err == nil, err
-	case stateTaken:
-		err = explainMissing(ctx, pool, e.ID, req.Seats)
-	case stateLimit:
-		err = fmt.Errorf("%w: %s", ErrAccountLimit, msg)
+	case errors.Is(err, shardstore.ErrSeatsTaken):
+		err = explainMissing(ctx, st, e.ID, req.Seats)
+	}
+	if le := (*shardstore.LimitError)(nil); errors.As(err, &le) {
+		err = fmt.Errorf("%w: %s", ErrAccountLimit, le.Detail)
 	}
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("hold for event %d: %w", e.ID, err)
 	}
-	return h, false, nil
+	return Hold{ID: held.ID, OrderID: held.OrderID, EventID: e.ID, Status: shardstore.HoldActive,
+		OrderStatus: shardstore.OrderPending, ExpiresAt: held.ExpiresAt, Items: held.Items,
+		TotalCents: held.TotalCents, Currency: e.Currency}, false, nil
 }
 
-// replay returns the hold an account made with an idempotency key, if the
-// request is the same one.
-func (s *Service) replay(ctx context.Context, pool *pgxpool.Pool, req Request, fp []byte) (Hold, error) {
-	var id int64
-	var prev []byte
-	err := pool.QueryRow(ctx, `SELECT id, request_hash FROM holds WHERE account_id = $1 AND idempotency_key = $2`,
-		req.Account, req.Key).Scan(&id, &prev)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, ErrHoldNotFound
-	}
-	if err != nil {
-		return Hold{}, err
-	}
-	if string(prev) != string(fp) {
-		return Hold{}, ErrKeyReused
-	}
-	return load(ctx, pool, id)
-}
-
-// interactive inserts the hold, runs a take that needs decisions between
-// statements, and the order step the take returns, in one short transaction.
-func interactive(ctx context.Context, pool *pgxpool.Pool, e event.Event, hold step,
-	take func(tx pgx.Tx, holdID int64, until time.Time) (step, error)) (Hold, error) {
-	h := Hold{EventID: e.ID, Status: "active", OrderStatus: "pending", Currency: e.Currency}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, hold.sql, hold.args...).Scan(&h.ID, &h.ExpiresAt); err != nil {
-			return err
+// takeBest picks quantity adjacent seats (consecutive numbers in one row) in
+// the best-ranked rows: candidates come from a plain read, and a run is
+// claimed only if no other buyer has any of it, so concurrent buyers skip
+// each other's runs instead of waiting.
+func takeBest(ctx context.Context, st *shardstore.Store, nh shardstore.NewHold, b Best) (shardstore.Held, error) {
+	return st.TakeWith(ctx, nh, func(tx shardstore.Tx, holdID int64, until time.Time) (shardstore.Taken, error) {
+		for page := 0; page < 25; page++ {
+			cands, err := tx.BestCandidates(ctx, nh.EventID, b.Section, page)
+			if err != nil {
+				return shardstore.Taken{}, err
+			}
+			tries := 0
+			for start := 0; start+b.Quantity <= len(cands) && tries < 12; start++ {
+				run := cands[start : start+b.Quantity]
+				if !adjacent(run) {
+					continue
+				}
+				tries++
+				ids, seats := make([]int64, len(run)), make([]int64, len(run))
+				for i, c := range run {
+					ids[i], seats[i] = c.ID, c.Seat
+				}
+				ok, err := tx.ClaimSeats(ctx, ids, holdID, until)
+				if err != nil {
+					return shardstore.Taken{}, err
+				}
+				if ok {
+					return shardstore.TakenSeats(nh.EventID, seats), nil
+				}
+				start += b.Quantity - 1 // this run is gone; look past it
+			}
+			if len(cands) < shardstore.BestWindow {
+				break
+			}
 		}
-		order, err := take(tx, h.ID, h.ExpiresAt)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, order.sql, order.args...)
-		if err != nil {
-			return err
-		}
-		return scanOrder(rows, &h)
+		return shardstore.Taken{}, fmt.Errorf("%w: no %d adjacent seats available", ErrSoldOut, b.Quantity)
 	})
-	h.ExpiresAt = h.ExpiresAt.UTC()
-	return h, err
 }
 
-// seatStates tells, per requested seat ($2) of event $1, whether it is free.
-const seatStates = `SELECT seat_id, status = 'available' OR (status = 'held' AND held_until < now())
-	FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`
+// adjacent tells whether seats are consecutive numbers in one row.
+func adjacent(run []shardstore.Candidate) bool {
+	for i := 1; i < len(run); i++ {
+		if run[i].Section != run[0].Section || run[i].Row != run[0].Row || run[i].Number != run[i-1].Number+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// takeGA takes quantity places of a pool. Every slot with enough places may
+// be locked for a moment by other buyers: the one-round-trip take retries
+// with fresh random starts. Only when no single slot has enough (near
+// sell-out) does the slow path lock them all, giving back the places of
+// expired holds first if it must.
+func (s *Service) takeGA(ctx context.Context, st *shardstore.Store, nh shardstore.NewHold, code string, quantity int) (shardstore.Held, error) {
+	pool, err := s.pools.get(ctx, st, nh.EventID, code)
+	if err != nil {
+		return shardstore.Held{}, err
+	}
+	var held shardstore.Held
+	for try := 0; try < 20; try++ {
+		held, err = st.TakeGA(ctx, nh, pool, quantity)
+		if !errors.Is(err, shardstore.ErrNoSlot) {
+			return held, err
+		}
+		if enough, _ := st.SlotWithEnough(ctx, pool.ID, quantity); !enough {
+			break
+		}
+		time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
+	}
+	return st.TakeWith(ctx, nh, func(tx shardstore.Tx, holdID int64, _ time.Time) (shardstore.Taken, error) {
+		ok, err := tx.TakePlaces(ctx, holdID, pool.ID, quantity)
+		if err == nil && !ok {
+			if err := tx.ExpireOfEvent(ctx, nh.EventID); err != nil {
+				return shardstore.Taken{}, err
+			}
+			ok, err = tx.TakePlaces(ctx, holdID, pool.ID, quantity)
+		}
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: fewer than %d places left in %s", ErrSoldOut, quantity, code)
+		}
+		return shardstore.TakenPlaces(pool, quantity), err
+	})
+}
 
 // explainMissing tells which requested seats are unknown or taken.
-func explainMissing(ctx context.Context, pool *pgxpool.Pool, eventID int64, seatIDs []int64) error {
-	rows, err := pool.Query(ctx, seatStates, eventID, seatIDs)
+func explainMissing(ctx context.Context, st *shardstore.Store, eventID int64, seatIDs []int64) error {
+	free, err := st.SeatsFree(ctx, eventID, seatIDs)
 	if err != nil {
-		return err
-	}
-	free := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		var ok bool
-		if err := rows.Scan(&id, &ok); err != nil {
-			rows.Close()
-			return err
-		}
-		free[id] = ok
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	var unknown, taken []int64
@@ -288,219 +295,70 @@ func explainMissing(ctx context.Context, pool *pgxpool.Pool, eventID int64, seat
 	return &SeatError{Err: ErrSeatsTaken, Seats: taken}
 }
 
-// bestWindow is how many candidate seats one scan looks at.
-const bestWindow = 400
-
-// bestCandidates pages through the free seats of event $1 (section $2 or
-// any), best first.
-const bestCandidates = `SELECT id, seat_id, section_code, row_label, seat_number FROM event_seats
-	WHERE event_id = $1 AND ($2 = '' OR section_code = $2)
-	  AND (status = 'available' OR (status = 'held' AND held_until < now()))
-	ORDER BY section_rank, row_rank, section_code, row_label, seat_number
-	LIMIT $3 OFFSET $4`
-
-// bestClaim holds seats $1 for hold $2 until $3 only if all $4 of them are
-// free and not locked by another buyer.
-const bestClaim = `WITH claim AS (
-		SELECT id FROM event_seats WHERE id = ANY($1)
-		  AND (status = 'available' OR (status = 'held' AND held_until < now()))
-		ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
-	), n AS (SELECT count(*) AS c FROM claim)
-	UPDATE event_seats s SET status = 'held', hold_id = $2, held_until = $3, updated_at = now()
-	FROM claim, n
-	WHERE s.id = claim.id AND n.c = $4`
-
-// holdBest picks quantity adjacent seats (consecutive numbers in one row) in
-// the best-ranked rows. Candidates come from a plain read; a run is claimed
-// with FOR NO KEY UPDATE SKIP LOCKED, so concurrent buyers skip each other's runs
-// instead of waiting.
-func holdBest(ctx context.Context, tx pgx.Tx, eventID, holdID int64, until time.Time, quantity int, section string) ([]int64, error) {
-	type cand struct {
-		id      int64
-		seat    int64
-		section string
-		row     string
-		number  int
-	}
-	for page := 0; page < 25; page++ {
-		rows, err := tx.Query(ctx, bestCandidates, eventID, section, bestWindow, page*bestWindow)
-		if err != nil {
-			return nil, fmt.Errorf("best available candidates: %w", err)
-		}
-		cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cand, error) {
-			var c cand
-			return c, r.Scan(&c.id, &c.seat, &c.section, &c.row, &c.number)
-		})
-		if err != nil {
-			return nil, err
-		}
-		tries := 0
-		for start := 0; start+quantity <= len(cands) && tries < 12; start++ {
-			run := cands[start : start+quantity]
-			adjacent := true
-			for i := 1; i < len(run); i++ {
-				if run[i].section != run[0].section || run[i].row != run[0].row || run[i].number != run[i-1].number+1 {
-					adjacent = false
-					break
-				}
-			}
-			if !adjacent {
-				continue
-			}
-			tries++
-			ids := make([]int64, len(run))
-			for i, c := range run {
-				ids[i] = c.id
-			}
-			tag, err := tx.Exec(ctx, bestClaim, ids, holdID, until, quantity)
-			if err != nil {
-				return nil, fmt.Errorf("claim best seats: %w", err)
-			}
-			if tag.RowsAffected() == int64(quantity) {
-				seats := make([]int64, len(run))
-				for i, c := range run {
-					seats[i] = c.seat
-				}
-				return seats, nil
-			}
-			start += quantity - 1 // this run is gone; look past it
-		}
-		if len(cands) < bestWindow {
-			break
-		}
-	}
-	return nil, fmt.Errorf("%w: no %d adjacent seats available", ErrSoldOut, quantity)
-}
-
-// holdGASlow runs when no slot could give the whole quantity without
-// waiting: it waits for a slot that has enough, or takes across slots near
-// sell-out, after giving back the places of expired holds.
-func holdGASlow(ctx context.Context, tx pgx.Tx, eventID, holdID int64, p poolMeta, code string, quantity int) error {
-	taken, err := takeGA(ctx, tx, p.id, quantity)
-	if err == nil && taken == nil {
-		if _, err := reclaim(ctx, tx, eventID); err != nil {
-			return err
-		}
-		taken, err = takeGA(ctx, tx, p.id, quantity)
-	}
-	if err != nil {
-		return err
-	}
-	if taken == nil {
-		return fmt.Errorf("%w: fewer than %d places left in %s", ErrSoldOut, quantity, code)
-	}
-	slotsCol, qtyCol := []int{}, []int{}
-	for slot, q := range taken {
-		slotsCol, qtyCol = append(slotsCol, slot), append(qtyCol, q)
-	}
-	if _, err := tx.Exec(ctx, recordSlots, holdID, p.id, slotsCol, qtyCol); err != nil {
-		return fmt.Errorf("record GA hold: %w", err)
-	}
-	return nil
-}
-
-// Statements of the GA slow path, and the check that decides on it.
-const (
-	slotWithEnough = `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`
-	lockSlots      = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
-	takeFromSlot   = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
-	recordSlots    = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
-)
-
-// takeGA returns slot → quantity taken, or nil when the pool lacks quantity.
-// It locks every slot of the pool in slot order, so concurrent slow paths
-// queue up instead of deadlocking, and prefers one slot that has enough.
-func takeGA(ctx context.Context, tx pgx.Tx, poolID int64, quantity int) (map[int]int, error) {
-	rows, err := tx.Query(ctx, lockSlots, poolID)
-	if err != nil {
-		return nil, err
-	}
-	type slotRemaining struct{ slot, remaining int }
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotRemaining, error) {
-		var s slotRemaining
-		return s, r.Scan(&s.slot, &s.remaining)
-	})
-	if err != nil {
-		return nil, err
-	}
-	taken := map[int]int{}
-	for _, s := range all {
-		if s.remaining >= quantity {
-			taken = map[int]int{s.slot: quantity}
-			break
-		}
-	}
-	if len(taken) == 0 {
-		need := quantity
-		for _, s := range all {
-			if q := min(need, s.remaining); q > 0 {
-				taken[s.slot] = q
-				need -= q
-			}
-		}
-		if need > 0 {
-			return nil, nil
-		}
-	}
-	for slot, q := range taken {
-		if _, err := tx.Exec(ctx, takeFromSlot, poolID, slot, q); err != nil {
-			return nil, err
-		}
-	}
-	return taken, nil
-}
-
-// Querier is a pool or a transaction.
-type Querier interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}
-
-// Items reads the items of an order, with each seat's layout id and index.
-func Items(ctx context.Context, q Querier, orderID int64) ([]Item, error) {
-	rows, err := q.Query(ctx, `
-		SELECT coalesce(s.seat_id, 0), s.seat_index, coalesce(p.code, ''), i.quantity, i.label, i.price_level, i.price_cents
-		FROM order_items i
-		LEFT JOIN event_seats s ON s.id = i.event_seat_id
-		LEFT JOIN ga_pools p ON p.id = i.pool_id
-		WHERE i.order_id = $1 ORDER BY i.id`, orderID)
-	if err != nil {
-		return nil, err
-	}
-	return scanItems(rows)
-}
-
-// load reads a hold with its order and items.
-func load(ctx context.Context, q Querier, holdID int64) (Hold, error) {
-	var h Hold
-	err := q.QueryRow(ctx, `
-		SELECT h.id, h.event_id, h.status, h.expires_at, o.id, o.status, o.total_cents, o.currency
-		FROM holds h JOIN orders o ON o.hold_id = h.id WHERE h.id = $1`, holdID).
-		Scan(&h.ID, &h.EventID, &h.Status, &h.ExpiresAt, &h.OrderID, &h.OrderStatus, &h.TotalCents, &h.Currency)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Hold{}, ErrHoldNotFound
-	}
-	if err != nil {
+// replay returns the hold an account made with an idempotency key, if the
+// request is the same one.
+func replay(ctx context.Context, st *shardstore.Store, nh shardstore.NewHold) (Hold, error) {
+	id, hash, found, err := st.HoldByKey(ctx, nh.Account, nh.Key)
+	switch {
+	case err != nil:
 		return Hold{}, err
+	case !found:
+		return Hold{}, ErrHoldNotFound
+	case string(hash) != string(nh.Hash):
+		return Hold{}, ErrKeyReused
 	}
-	h.ExpiresAt = h.ExpiresAt.UTC()
-	h.Items, err = Items(ctx, q, h.OrderID)
-	return h, err
+	return load(ctx, st, id)
 }
 
 // Get returns a hold owned by account.
 func (s *Service) Get(ctx context.Context, holdID, account int64) (Hold, error) {
-	pool, err := s.shards.ForRow(holdID)
+	st, err := s.shards.OfRow(holdID)
 	if err != nil {
 		return Hold{}, ErrHoldNotFound
 	}
-	var owner int64
-	err = pool.QueryRow(ctx, `SELECT account_id FROM holds WHERE id = $1`, holdID).Scan(&owner)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && owner != account {
-		return Hold{}, ErrHoldNotFound
-	}
+	owner, found, err := st.HoldOwner(ctx, holdID)
 	if err != nil {
 		return Hold{}, fmt.Errorf("get hold %d: %w", holdID, err) // an outage is a 503, not a 404
 	}
-	return load(ctx, pool, holdID)
+	if !found || owner != account {
+		return Hold{}, ErrHoldNotFound
+	}
+	return load(ctx, st, holdID)
+}
+
+// holdReader is a store or a transaction.
+type holdReader interface {
+	Hold(ctx context.Context, id int64) (shardstore.HoldRow, bool, error)
+}
+
+// load reads a hold with its order and items.
+func load(ctx context.Context, r holdReader, id int64) (Hold, error) {
+	row, found, err := r.Hold(ctx, id)
+	if err != nil {
+		return Hold{}, err
+	}
+	if !found {
+		return Hold{}, ErrHoldNotFound
+	}
+	return Hold{ID: row.ID, OrderID: row.OrderID, EventID: row.EventID, Status: row.Status, OrderStatus: row.OrderStatus,
+		ExpiresAt: row.ExpiresAt, Items: row.Items, TotalCents: row.TotalCents, Currency: row.Currency}, nil
+}
+
+// poolCache remembers GA pools, which never change once created.
+type poolCache struct{ m sync.Map } // "event/code" → shardstore.Pool
+
+func (c *poolCache) get(ctx context.Context, st *shardstore.Store, eventID int64, code string) (shardstore.Pool, error) {
+	key := strconv.FormatInt(eventID, 10) + "/" + code
+	if v, ok := c.m.Load(key); ok {
+		return v.(shardstore.Pool), nil
+	}
+	p, found, err := st.PoolOf(ctx, eventID, code)
+	if err != nil {
+		return shardstore.Pool{}, err
+	}
+	if !found {
+		return shardstore.Pool{}, fmt.Errorf("%w: no pool %q", ErrUnknownSeat, code)
+	}
+	c.m.Store(key, p)
+	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 func TestIdempotentHold(t *testing.T) {
@@ -99,8 +100,8 @@ func TestReleaseAndExpiry(t *testing.T) {
 	require.ErrorIs(t, err, inventory.ErrHoldNotFound, "only the owner can release")
 	released, err := inv.Release(ctx, h.ID, 1)
 	require.NoError(t, err)
-	require.Equal(t, "released", released.Status)
-	require.Equal(t, "cancelled", released.OrderStatus)
+	require.Equal(t, shardstore.HoldReleased, released.Status)
+	require.Equal(t, shardstore.OrderCancelled, released.OrderStatus)
 	_, err = inv.Release(ctx, h.ID, 1)
 	require.NoError(t, err, "releasing twice is harmless")
 	require.Zero(t, f.count(t, `SELECT count(*) FROM event_seats WHERE status <> 'available'`))

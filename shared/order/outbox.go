@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Fulfil works through every shard's outbox: confirmation emails for paid
@@ -24,35 +23,22 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	done := 0
 	var errs []error
 	for _, id := range s.shards.IDs() {
-		pool, err := s.shards.Pool(id)
+		st, err := s.shards.Primary(id)
 		if err != nil {
 			return done, err
 		}
 		for {
 			n := 0
-			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-				rows, err := tx.Query(ctx, `SELECT id, topic, payload FROM outbox WHERE processed_at IS NULL
-					ORDER BY id LIMIT 20 FOR UPDATE SKIP LOCKED`)
-				if err != nil {
-					return err
-				}
-				type msg struct {
-					id      int64
-					topic   string
-					payload []byte
-				}
-				msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (msg, error) {
-					var m msg
-					return m, r.Scan(&m.id, &m.topic, &m.payload)
-				})
+			err := st.WithTx(ctx, func(tx shardstore.Tx) error {
+				msgs, err := tx.Unprocessed(ctx, 20)
 				if err != nil {
 					return err
 				}
 				for _, m := range msgs {
-					if err := s.handle(ctx, tx, m.topic, m.payload); err != nil {
-						return fmt.Errorf("outbox %d (%s): %w", m.id, m.topic, err)
+					if err := s.handle(ctx, tx, m.Topic, m.Payload); err != nil {
+						return fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err)
 					}
-					if _, err := tx.Exec(ctx, `UPDATE outbox SET processed_at = now() WHERE id = $1`, m.id); err != nil {
+					if err := tx.Processed(ctx, m.ID); err != nil {
 						return err
 					}
 					n++
@@ -72,7 +58,7 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload []byte) error {
+func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore.Topic, payload []byte) error {
 	var p struct {
 		OrderID int64  `json:"order_id"`
 		Payment string `json:"payment"`
@@ -82,7 +68,7 @@ func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload [
 		return err
 	}
 	switch topic {
-	case "refund.requested":
+	case shardstore.TopicRefundRequested:
 		err := s.callPSP(ctx, true, func() error {
 			_, err := s.psp.Refund(ctx, p.Payment, p.Amount, "refund-"+p.Payment)
 			return err
@@ -91,7 +77,7 @@ func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload [
 			return nil // already refunded
 		}
 		return err
-	case "payment.cancel":
+	case shardstore.TopicPaymentCancel:
 		err := s.callPSP(ctx, true, func() error {
 			_, err := s.psp.CancelPayment(ctx, p.Payment, "cancel-"+p.Payment)
 			return err
@@ -100,7 +86,7 @@ func (s *Service) handle(ctx context.Context, tx pgx.Tx, topic string, payload [
 			return nil // paid or processing meanwhile: its webhook decides
 		}
 		return err
-	case "order.paid":
+	case shardstore.TopicOrderPaid:
 		o, err := load(ctx, tx, p.OrderID)
 		if err != nil {
 			return err

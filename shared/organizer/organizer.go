@@ -17,6 +17,7 @@ import (
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -49,13 +50,14 @@ type EventSpec struct {
 type Service struct {
 	catalog *pgxpool.Pool
 	shards  *shard.Router
+	stores  *shardstore.Shards
 	venues  *venue.Store
 	events  *event.Directory
 }
 
 // New returns the organizer service.
 func New(catalog *pgxpool.Pool, shards *shard.Router) *Service {
-	return &Service{catalog: catalog, shards: shards, venues: venue.NewStore(catalog), events: event.NewDirectory(catalog)}
+	return &Service{catalog: catalog, shards: shards, stores: shardstore.Open(shards), venues: venue.NewStore(catalog), events: event.NewDirectory(catalog)}
 }
 
 // ImportLayout stores a venue layout as an operator (a new venue when
@@ -198,7 +200,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 			return event.Event{}, err
 		}
 	}
-	pool, err := s.shards.Pool(shardID)
+	st, err := s.stores.Primary(shardID)
 	if err != nil {
 		return event.Event{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
 	}
@@ -240,7 +242,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	if err != nil {
 		return event.Event{}, err
 	}
-	if err := inventory.Instantiate(ctx, pool, id, layout, prices, spec.GASlots); err != nil {
+	if err := inventory.Instantiate(ctx, st, id, layout, prices, spec.GASlots); err != nil {
 		return event.Event{}, err
 	}
 	if err := s.SetStatus(ctx, id, "scheduled"); err != nil {
@@ -342,25 +344,50 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 			return event.Event{}, fmt.Errorf("%w: price level %q is not one of this event's", ErrInvalidEvent, p.Code)
 		}
 	}
-	pool, err := s.shards.Pool(e.Shard)
-	if err != nil {
+	if err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
+		for _, p := range levels {
+			if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name)
+				WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name); err != nil {
+				return fmt.Errorf("price level %s: %w", p.Code, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return event.Event{}, fmt.Errorf("set prices of event %d: %w", eventID, err)
+	}
+	if err := s.pushPrices(ctx, eventID); err != nil {
 		return event.Event{}, err
 	}
-	for _, p := range levels {
-		if _, err := s.catalog.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name) WHERE event_id = $1 AND code = $2`,
-			eventID, p.Code, p.PriceCents, p.Name); err != nil {
-			return event.Event{}, err
-		}
-		if _, err := pool.Exec(ctx, `UPDATE event_seats SET price_cents = $3 WHERE event_id = $1 AND price_level = $2 AND status = 'available'`,
-			eventID, p.Code, p.PriceCents); err != nil {
-			return event.Event{}, err
-		}
-		if _, err := pool.Exec(ctx, `UPDATE ga_pools SET price_cents = $3 WHERE event_id = $1 AND price_level = $2`,
-			eventID, p.Code, p.PriceCents); err != nil {
-			return event.Event{}, err
-		}
-	}
 	return s.events.Get(ctx, eventID)
+}
+
+// pushPrices copies every price level of an event from the catalog to its
+// shard in one shard transaction. The catalog and the shard are different
+// databases, so no transaction spans both: the catalog is written first and
+// is the truth, the shard follows it. A crash in between leaves the shard's
+// unsold places at old prices until the next SetPriceLevels, of any levels,
+// copies every level again.
+func (s *Service) pushPrices(ctx context.Context, eventID int64) error {
+	e, err := s.events.Get(ctx, eventID)
+	if err != nil {
+		return err
+	}
+	st, err := s.stores.Primary(e.Shard)
+	if err != nil {
+		return err
+	}
+	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+		for _, p := range e.PriceLevels {
+			if err := tx.SetPrice(ctx, eventID, p.Code, p.PriceCents); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("price the inventory of event %d: %w", eventID, err)
+	}
+	return nil
 }
 
 // SetWaitingRoom changes an event's waiting-room settings; the admission

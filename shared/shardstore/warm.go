@@ -1,13 +1,13 @@
-package inventory
+package shardstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/catraca/catraca/shared/event"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Warm prepares and plans the hold path's statements on a new shard
@@ -27,7 +27,7 @@ import (
 func Warm(ctx context.Context, conn *pgx.Conn) error {
 	for _, s := range warmSteps() {
 		if _, err := conn.Prepare(ctx, s.sql, s.sql); err != nil {
-			if state, _ := sqlState(err); state != "" {
+			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
 				return nil // a shard not migrated yet: leave the connection cold
 			}
 			return fmt.Errorf("prepare hold statement: %w", err)
@@ -49,22 +49,23 @@ func Warm(ctx context.Context, conn *pgx.Conn) error {
 // warmSteps are the hold path's statements, each with arguments of the
 // types the hold sends.
 func warmSteps() []step {
-	e := event.Event{Currency: "XXX", HoldTTL: 1, MaxPerAccount: 1}
+	h := NewHold{Currency: "XXX", TTL: 1, MaxPerAccount: 1, Key: "warm-up", Hash: []byte{}}
 	none := []int64{0}
+	seats, places := TakenSeats(h.EventID, none), TakenPlaces(Pool{}, 1)
 	return []step{
-		insertHold(e, Request{Key: "warm-up"}, []byte{}),
-		takeSeats(e, 0, none),
-		takeGAFast(e, 0, poolMeta{slots: 2}, 1),
-		takeGAFast(e, 0, poolMeta{slots: 1}, 1),
-		orderStep(e, 0, seatSource, []any{e.ID, none}, 1, seatsTaken),
-		orderStep(e, 0, poolSource, []any{int64(0), 1}, 1, noSlot),
-		{bestCandidates, []any{e.ID, "", bestWindow, 0}},
+		insertHold(h),
+		takeSeats(h, none),
+		takeGAFast(h, Pool{Slots: 2}, 1),
+		takeGAFast(h, Pool{Slots: 1}, 1),
+		orderStep(h, seats.ctes, seats.args, seats.want, seats.short),
+		orderStep(h, places.ctes, places.args, places.want, places.short),
+		{bestCandidates, []any{h.EventID, "", BestWindow, 0}},
 		{bestClaim, []any{none, int64(0), time.Time{}, 1}},
-		{seatStates, []any{e.ID, none}},
+		{seatStates, []any{h.EventID, none}},
 		{slotWithEnough, []any{int64(0), 1}},
 		{lockSlots, []any{int64(0)}},
 		{takeFromSlot, []any{int64(0), 0, 1}},
 		{recordSlots, []any{int64(0), int64(0), []int{0}, []int{1}}},
-		{expiredOfEvent, []any{e.ID}},
+		{expiredOfEvent, []any{h.EventID}},
 	}
 }

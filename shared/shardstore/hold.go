@@ -1,0 +1,529 @@
+package shardstore
+
+// The hold path, in the order a hold request runs: the hold row, the take
+// (seats or GA places) with its pending order, sent as one pipeline; the
+// interactive variant for best-available seats and GA near sell-out; then
+// the reads that explain a failure or replay an earlier hold.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Why a take can fail, for the rules to explain.
+var (
+	ErrSeatsTaken = errors.New("seats taken")                // fewer seats flipped than asked
+	ErrOverLimit  = errors.New("over the per-account limit") // as a *LimitError
+	ErrNoSlot     = errors.New("no GA slot with enough places")
+	ErrKeyUsed    = errors.New("idempotency key already used by this account")
+)
+
+// LimitError is ErrOverLimit with the database's account of the tickets
+// the account has.
+type LimitError struct{ Detail string }
+
+func (e *LimitError) Error() string { return ErrOverLimit.Error() + ": " + e.Detail }
+func (e *LimitError) Unwrap() error { return ErrOverLimit }
+
+// SQLSTATEs raised through assert() (migration 00002).
+const (
+	stateTaken  = "CT001"
+	stateLimit  = "CT002"
+	stateNoSlot = "CT003"
+	stateUnique = "23505"
+)
+
+// classify turns the database's refusals into the errors above.
+func classify(err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	switch pgErr.Code {
+	case stateTaken:
+		return ErrSeatsTaken
+	case stateLimit:
+		return &LimitError{Detail: pgErr.Message}
+	case stateNoSlot:
+		return ErrNoSlot
+	case stateUnique:
+		return fmt.Errorf("%w: %w", ErrKeyUsed, err)
+	}
+	return err
+}
+
+// NewHold is what a hold records and the rules its take checks.
+type NewHold struct {
+	EventID, Account int64
+	TTL              int // seconds
+	Key              string
+	Hash             []byte // the request's fingerprint
+	Currency         string
+	MaxPerAccount    int
+}
+
+// Held is a hold just written, with its pending order.
+type Held struct {
+	ID, OrderID int64
+	ExpiresAt   time.Time
+	TotalCents  int64
+	Items       []Item
+}
+
+// Item is one line of an order: a seat, or a quantity of a GA pool.
+type Item struct {
+	SeatID     int64  `json:"seat_id,omitempty"`
+	SeatIndex  *int   `json:"seat_index,omitempty"`
+	Pool       string `json:"pool,omitempty"`
+	Quantity   int    `json:"quantity"`
+	Label      string `json:"label"`
+	PriceLevel string `json:"price_level"`
+	PriceCents int    `json:"price_cents"`
+}
+
+// Pool is the immutable part of a GA pool.
+type Pool struct {
+	ID    int64
+	Slots int
+}
+
+// step is one statement with its arguments.
+type step struct {
+	sql  string
+	args []any
+}
+
+// curHold is the id of the hold in flight: holds are inserted with nextval,
+// so currval names it in the next statement of the same pipeline without a
+// round trip. The sub-select makes the planner compute the volatile currval
+// once, so index scans on the id still work.
+const curHold = `(SELECT currval('holds_seq') * 1024 + shard_id())`
+
+// shortfall is the error a take raises when it gets less than asked.
+type shortfall struct{ code, message string }
+
+var (
+	seatsTaken = shortfall{stateTaken, "seats taken"}
+	noSlot     = shortfall{stateNoSlot, "no slot with enough places"}
+)
+
+// LimitLockKey names an account's lock on an event: whatever takes places
+// for one account on one event (holds, and payments that re-take the places
+// of an ended hold) takes it, so neither can slip past the other's limit
+// check.
+func LimitLockKey(account, eventID int64) string {
+	return "hold:" + strconv.FormatInt(account, 10) + ":" + strconv.FormatInt(eventID, 10)
+}
+
+// insertHold takes the account's limit lock (so the limit check in
+// orderStep, whose snapshot comes later, cannot race) and inserts the hold.
+// A reused idempotency key fails with a unique violation.
+func insertHold(h NewHold) step {
+	return step{`INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+		SELECT $1, $2, now() + make_interval(secs => $3), $4, $5
+		FROM (SELECT pg_advisory_xact_lock(hashtextextended($6, 0))) AS serialized
+		RETURNING id, expires_at`,
+		[]any{h.EventID, h.Account, h.TTL, h.Key, h.Hash, LimitLockKey(h.Account, h.EventID)}}
+}
+
+// orderStep checks the account's limit, writes the pending order and its
+// items, and returns the items, each row carrying the order id and total.
+// ctes (parameters $1..) must define src: (event_seat_id, pool_id, seat_id,
+// seat_index, pool_code, quantity, label, price_level, price_cents), usually
+// around the take itself, so limit, take, order and items are one
+// statement; a take should require (SELECT ok FROM lim) so it locks nothing
+// for a request over the limit. Unless src adds up to want tickets, the
+// statement fails with short.
+func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) step {
+	n := len(args)
+	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	return step{`WITH lim AS (
+			SELECT ensure(coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + `, 'CT002',
+				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event') AS ok
+			FROM orders o JOIN holds h ON h.id = o.hold_id
+			WHERE o.user_id = ` + p(2) + ` AND o.event_id = ` + p(1) + `
+			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))
+		), ` + ctes + `,
+		o AS (
+			INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
+			SELECT ` + p(1) + `, ` + p(2) + `, ` + curHold + `, sum(quantity), sum(quantity * price_cents), ` + p(3) + ` FROM src
+			HAVING (SELECT ok FROM lim) AND ensure(coalesce(sum(quantity), 0) = ` + p(4) + `, ` + p(5) + `, ` + p(6) + `)
+			RETURNING id, total_cents
+		), ins AS (
+			INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents)
+			SELECT o.id, event_seat_id, pool_id, quantity, label, price_level, price_cents FROM src, o
+			RETURNING id, event_seat_id, pool_id
+		)
+		SELECT o.id, o.total_cents, src.seat_id, src.seat_index, src.pool_code, src.quantity, src.label, src.price_level, src.price_cents
+		FROM ins JOIN src ON src.event_seat_id IS NOT DISTINCT FROM ins.event_seat_id AND src.pool_id IS NOT DISTINCT FROM ins.pool_id
+		CROSS JOIN o
+		ORDER BY src.seat_index NULLS LAST, ins.id`,
+		append(args, h.EventID, h.Account, h.Currency, want, short.code, short.message, h.MaxPerAccount)}
+}
+
+// seatColumns turns the event_seats columns of alias t into src columns
+// for orderStep.
+func seatColumns(t string) string {
+	return t + `.id AS event_seat_id, NULL::bigint AS pool_id, ` + t + `.seat_id, ` + t + `.seat_index, '' AS pool_code, 1 AS quantity,
+		'Section ' || ` + t + `.section_code || ' · Row ' || ` + t + `.row_label || ' · Seat ' || ` + t + `.seat_number AS label,
+		` + t + `.price_level, ` + t + `.price_cents`
+}
+
+// seatSource selects seats of an event by layout seat id ($2) for orderStep.
+var seatSource = `src AS (SELECT ` + seatColumns("s") + ` FROM event_seats s WHERE s.event_id = $1 AND s.seat_id = ANY($2))`
+
+// poolColumns turns ga_pools alias t and a quantity expression into src
+// columns for orderStep.
+func poolColumns(t, quantity string) string {
+	return `NULL::bigint AS event_seat_id, ` + t + `.id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, ` + t + `.code AS pool_code,
+		` + quantity + ` AS quantity, ` + t + `.name || ' × ' || ` + quantity + ` AS label, ` + t + `.price_level, ` + t + `.price_cents`
+}
+
+// poolSource selects $2 places of pool $1 for orderStep.
+var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int") + ` FROM ga_pools p WHERE p.id = $1)`
+
+// takeSeats is the compare-and-set on seat rows, locked in id order: only
+// seats that are available or whose hold has expired flip to this hold, and
+// the order is written from the rows that flipped. held_until equals the
+// hold's expires_at: now() is the transaction's start in both.
+func takeSeats(h NewHold, seatIDs []int64) step {
+	return orderStep(h, `target AS (
+			SELECT id FROM event_seats WHERE (SELECT ok FROM lim) AND event_id = $1 AND seat_id = ANY($2) ORDER BY id FOR NO KEY UPDATE
+		), src AS (
+			UPDATE event_seats s SET status = 'held', hold_id = `+curHold+`,
+				held_until = now() + make_interval(secs => $3), updated_at = now()
+			FROM target
+			WHERE s.id = target.id AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < now()))
+			RETURNING `+seatColumns("s")+`
+		)`, []any{h.EventID, seatIDs, h.TTL}, len(seatIDs), seatsTaken)
+}
+
+// takeGAFast claims quantity from one slot of a pool and orders it: with
+// several slots it starts at a random one and skips slots other buyers have
+// locked; with one slot it is the plain counter update and waits its turn.
+func takeGAFast(h NewHold, p Pool, quantity int) step {
+	claim := `SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2
+			ORDER BY (slot - $3 + $4) % $4 LIMIT 1 FOR UPDATE SKIP LOCKED`
+	if p.Slots == 1 {
+		claim = `SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2 AND $3::int >= 0 AND $4::int = 1`
+	}
+	return orderStep(h, `c AS (`+claim+`),
+		u AS (UPDATE ga_slots g SET remaining = g.remaining - $2 FROM c
+		      WHERE g.pool_id = $1 AND g.slot = c.slot AND g.remaining >= $2 RETURNING g.slot),
+		hg AS (INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT `+curHold+`, $1, slot, $2 FROM u RETURNING quantity),
+		src AS (SELECT `+poolColumns("p", "hg.quantity")+` FROM ga_pools p, hg WHERE p.id = $1)`,
+		[]any{p.ID, quantity, rand.IntN(p.Slots), p.Slots}, quantity, noSlot)
+}
+
+// TakeSeats holds seats (layout ids, sorted) and writes the pending order,
+// in one round trip. It fails with ErrSeatsTaken, ErrOverLimit or ErrKeyUsed.
+func (s *Store) TakeSeats(ctx context.Context, h NewHold, seatIDs []int64) (Held, error) {
+	return s.pipeline(ctx, insertHold(h), takeSeats(h, seatIDs))
+}
+
+// TakeGA holds quantity places from one slot of a pool and writes the
+// pending order, in one round trip. It fails with ErrNoSlot when no slot it
+// could lock had enough, or ErrOverLimit or ErrKeyUsed.
+func (s *Store) TakeGA(ctx context.Context, h NewHold, p Pool, quantity int) (Held, error) {
+	return s.pipeline(ctx, insertHold(h), takeGAFast(h, p, quantity))
+}
+
+// pipeline sends the hold insert and the take-and-order step as one round
+// trip. Without an explicit BEGIN, PostgreSQL runs every statement up to the
+// batch's Sync as one implicit transaction: the first failure rolls all of
+// them back.
+func (s *Store) pipeline(ctx context.Context, hold, take step) (Held, error) {
+	b := &pgx.Batch{}
+	b.Queue(hold.sql, hold.args...)
+	b.Queue(take.sql, take.args...)
+	br := s.db.SendBatch(ctx, b)
+	defer br.Close()
+	var h Held
+	if err := br.QueryRow().Scan(&h.ID, &h.ExpiresAt); err != nil {
+		return Held{}, classify(err)
+	}
+	rows, err := br.Query()
+	if err == nil {
+		err = scanOrder(rows, &h)
+	}
+	if err != nil {
+		return Held{}, classify(err)
+	}
+	h.ExpiresAt = h.ExpiresAt.UTC()
+	return h, classify(br.Close())
+}
+
+// scanOrder reads orderStep's rows into h.
+func scanOrder(rows pgx.Rows, h *Held) error {
+	var err error
+	h.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) {
+		var it Item
+		return it, r.Scan(&h.OrderID, &h.TotalCents, &it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
+	})
+	return err
+}
+
+// Taken is what a take done step by step hands to TakeWith: the places it
+// took, to be ordered.
+type Taken struct {
+	ctes  string
+	args  []any
+	want  int
+	short shortfall
+}
+
+// TakenSeats are the seats (layout ids) a take just held.
+func TakenSeats(eventID int64, seatIDs []int64) Taken {
+	return Taken{seatSource, []any{eventID, seatIDs}, len(seatIDs), seatsTaken}
+}
+
+// TakenPlaces are quantity places of pool p that a take just held.
+func TakenPlaces(p Pool, quantity int) Taken {
+	return Taken{poolSource, []any{p.ID, quantity}, quantity, noSlot}
+}
+
+// TakeWith inserts the hold, runs a take that needs decisions between
+// statements, and orders what it took, in one short transaction.
+func (s *Store) TakeWith(ctx context.Context, h NewHold, take func(tx Tx, holdID int64, until time.Time) (Taken, error)) (Held, error) {
+	var held Held
+	err := s.WithTx(ctx, func(tx Tx) error {
+		ins := insertHold(h)
+		if err := tx.tx.QueryRow(ctx, ins.sql, ins.args...).Scan(&held.ID, &held.ExpiresAt); err != nil {
+			return err
+		}
+		o, err := take(tx, held.ID, held.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		order := orderStep(h, o.ctes, o.args, o.want, o.short)
+		rows, err := tx.tx.Query(ctx, order.sql, order.args...)
+		if err != nil {
+			return err
+		}
+		return scanOrder(rows, &held)
+	})
+	held.ExpiresAt = held.ExpiresAt.UTC()
+	return held, classify(err)
+}
+
+// Candidate is a free seat best-available may pick.
+type Candidate struct {
+	ID      int64 // event seat
+	Seat    int64 // layout seat
+	Section string
+	Row     string
+	Number  int
+}
+
+// BestWindow is how many candidate seats one page holds.
+const BestWindow = 400
+
+// bestCandidates pages through the free seats of event $1 (section $2 or
+// any), best first.
+const bestCandidates = `SELECT id, seat_id, section_code, row_label, seat_number FROM event_seats
+	WHERE event_id = $1 AND ($2 = '' OR section_code = $2)
+	  AND (status = 'available' OR (status = 'held' AND held_until < now()))
+	ORDER BY section_rank, row_rank, section_code, row_label, seat_number
+	LIMIT $3 OFFSET $4`
+
+// BestCandidates reads page (from 0) of the free seats of an event, in one
+// section or any, best first.
+func (t Tx) BestCandidates(ctx context.Context, eventID int64, section string, page int) ([]Candidate, error) {
+	rows, err := t.tx.Query(ctx, bestCandidates, eventID, section, BestWindow, page*BestWindow)
+	if err != nil {
+		return nil, fmt.Errorf("best available candidates: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Candidate, error) {
+		var c Candidate
+		return c, r.Scan(&c.ID, &c.Seat, &c.Section, &c.Row, &c.Number)
+	})
+}
+
+// bestClaim holds seats $1 for hold $2 until $3 only if all $4 of them are
+// free and not locked by another buyer.
+const bestClaim = `WITH claim AS (
+		SELECT id FROM event_seats WHERE id = ANY($1)
+		  AND (status = 'available' OR (status = 'held' AND held_until < now()))
+		ORDER BY id FOR NO KEY UPDATE SKIP LOCKED
+	), n AS (SELECT count(*) AS c FROM claim)
+	UPDATE event_seats s SET status = 'held', hold_id = $2, held_until = $3, updated_at = now()
+	FROM claim, n
+	WHERE s.id = claim.id AND n.c = $4`
+
+// ClaimSeats holds event seats for a hold only if every one is free and not
+// locked by another buyer (SKIP LOCKED: concurrent buyers skip each other's
+// runs instead of waiting); ok tells whether it did.
+func (t Tx) ClaimSeats(ctx context.Context, ids []int64, holdID int64, until time.Time) (ok bool, err error) {
+	tag, err := t.tx.Exec(ctx, bestClaim, ids, holdID, until, len(ids))
+	if err != nil {
+		return false, fmt.Errorf("claim best seats: %w", err)
+	}
+	return tag.RowsAffected() == int64(len(ids)), nil
+}
+
+// Statements of the GA slow path, and the check that decides on it.
+const (
+	slotWithEnough = `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`
+	lockSlots      = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
+	takeFromSlot   = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
+	recordSlots    = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
+)
+
+// SlotWithEnough tells whether one slot of a pool has quantity places.
+func (r reads) SlotWithEnough(ctx context.Context, poolID int64, quantity int) (bool, error) {
+	var enough bool
+	err := r.q.QueryRow(ctx, slotWithEnough, poolID, quantity).Scan(&enough)
+	return enough, err
+}
+
+// TakePlaces takes quantity places of a pool for a hold and records which
+// slots gave them; ok is false, and nothing is taken, when the pool lacks
+// them. It locks every slot of the pool in slot order, so concurrent slow
+// paths queue up instead of deadlocking, and prefers one slot that has
+// enough.
+func (t Tx) TakePlaces(ctx context.Context, holdID, poolID int64, quantity int) (ok bool, err error) {
+	taken, err := t.takeFromSlots(ctx, poolID, quantity)
+	if err != nil || taken == nil {
+		return false, err
+	}
+	var slots, qty []int
+	for slot, q := range taken {
+		slots, qty = append(slots, slot), append(qty, q)
+	}
+	if _, err := t.tx.Exec(ctx, recordSlots, holdID, poolID, slots, qty); err != nil {
+		return false, fmt.Errorf("record GA hold: %w", err)
+	}
+	return true, nil
+}
+
+// takeFromSlots returns slot → quantity taken, or nil when the pool lacks
+// quantity.
+func (t Tx) takeFromSlots(ctx context.Context, poolID int64, quantity int) (map[int]int, error) {
+	rows, err := t.tx.Query(ctx, lockSlots, poolID)
+	if err != nil {
+		return nil, err
+	}
+	type slotRemaining struct{ slot, remaining int }
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotRemaining, error) {
+		var s slotRemaining
+		return s, r.Scan(&s.slot, &s.remaining)
+	})
+	if err != nil {
+		return nil, err
+	}
+	taken := map[int]int{}
+	for _, s := range all {
+		if s.remaining >= quantity {
+			taken = map[int]int{s.slot: quantity}
+			break
+		}
+	}
+	if len(taken) == 0 {
+		need := quantity
+		for _, s := range all {
+			if q := min(need, s.remaining); q > 0 {
+				taken[s.slot] = q
+				need -= q
+			}
+		}
+		if need > 0 {
+			return nil, nil
+		}
+	}
+	for slot, q := range taken {
+		if _, err := t.tx.Exec(ctx, takeFromSlot, poolID, slot, q); err != nil {
+			return nil, err
+		}
+	}
+	return taken, nil
+}
+
+// seatStates tells, per requested seat ($2) of event $1, whether it is free.
+const seatStates = `SELECT seat_id, status = 'available' OR (status = 'held' AND held_until < now())
+	FROM event_seats WHERE event_id = $1 AND seat_id = ANY($2)`
+
+// SeatsFree tells, per layout seat id of an event, whether it is free now;
+// unknown seats are missing from the map.
+func (r reads) SeatsFree(ctx context.Context, eventID int64, seatIDs []int64) (map[int64]bool, error) {
+	rows, err := r.q.Query(ctx, seatStates, eventID, seatIDs)
+	if err != nil {
+		return nil, err
+	}
+	free := map[int64]bool{}
+	var id int64
+	var ok bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &ok}, func() error {
+		free[id] = ok
+		return nil
+	})
+	return free, err
+}
+
+// PoolOf reads the GA pool code of an event; found is false when it has none.
+func (r reads) PoolOf(ctx context.Context, eventID int64, code string) (p Pool, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `SELECT id, slots FROM ga_pools WHERE event_id = $1 AND code = $2`, eventID, code), &p.ID, &p.Slots)
+	return p, found, err
+}
+
+// HoldByKey finds the hold an account made with an idempotency key, with
+// the fingerprint of the request that made it.
+func (r reads) HoldByKey(ctx context.Context, account int64, key string) (id int64, hash []byte, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `SELECT id, request_hash FROM holds WHERE account_id = $1 AND idempotency_key = $2`,
+		account, key), &id, &hash)
+	return id, hash, found, err
+}
+
+// HoldRow is a hold with its order, as stored.
+type HoldRow struct {
+	ID, EventID, Account, OrderID int64
+	Status                        HoldStatus
+	OrderStatus                   OrderStatus
+	ExpiresAt                     time.Time
+	TotalCents                    int64
+	Currency                      string
+	Items                         []Item
+}
+
+// Hold reads a hold with its order and items.
+func (r reads) Hold(ctx context.Context, id int64) (h HoldRow, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `
+		SELECT h.id, h.event_id, h.account_id, h.status, h.expires_at, o.id, o.status, o.total_cents, o.currency
+		FROM holds h JOIN orders o ON o.hold_id = h.id WHERE h.id = $1`, id),
+		&h.ID, &h.EventID, &h.Account, &h.Status, &h.ExpiresAt, &h.OrderID, &h.OrderStatus, &h.TotalCents, &h.Currency)
+	if !found {
+		return HoldRow{}, false, err
+	}
+	h.ExpiresAt = h.ExpiresAt.UTC()
+	h.Items, err = r.Items(ctx, h.OrderID)
+	return h, err == nil, err
+}
+
+// HoldOwner reads the account that made a hold.
+func (r reads) HoldOwner(ctx context.Context, id int64) (account int64, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `SELECT account_id FROM holds WHERE id = $1`, id), &account)
+	return account, found, err
+}
+
+// Items reads the items of an order, with each seat's layout id and index.
+func (r reads) Items(ctx context.Context, orderID int64) ([]Item, error) {
+	rows, err := r.q.Query(ctx, `
+		SELECT coalesce(s.seat_id, 0), s.seat_index, coalesce(p.code, ''), i.quantity, i.label, i.price_level, i.price_cents
+		FROM order_items i
+		LEFT JOIN event_seats s ON s.id = i.event_seat_id
+		LEFT JOIN ga_pools p ON p.id = i.pool_id
+		WHERE i.order_id = $1 ORDER BY i.id`, orderID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) {
+		var it Item
+		return it, r.Scan(&it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
+	})
+}

@@ -1,0 +1,85 @@
+package shardstore
+
+// An event's sellable inventory: created once per event, priced by its
+// organizer.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// HasInventory tells whether an event's seats or pools exist on the shard.
+func (t Tx) HasInventory(ctx context.Context, eventID int64) (bool, error) {
+	var done bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM event_seats WHERE event_id = $1)
+		OR EXISTS (SELECT 1 FROM ga_pools WHERE event_id = $1)`, eventID).Scan(&done)
+	return done, err
+}
+
+// NewSeat is one seat of an event's inventory.
+type NewSeat struct {
+	SeatID          int64
+	Index           int
+	Section         string
+	SectionRank     int
+	Row             string
+	RowRank, Number int
+	PriceLevel      string
+	PriceCents      int
+}
+
+// CreateSeats writes an event's seats.
+func (t Tx) CreateSeats(ctx context.Context, eventID int64, seats []NewSeat) error {
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"event_seats"},
+		[]string{"event_id", "seat_id", "seat_index", "section_code", "section_rank", "row_label", "row_rank", "seat_number", "price_level", "price_cents"},
+		pgx.CopyFromSlice(len(seats), func(i int) ([]any, error) {
+			s := seats[i]
+			return []any{eventID, s.SeatID, s.Index, s.Section, s.SectionRank, s.Row, s.RowRank, s.Number, s.PriceLevel, s.PriceCents}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("create seats of event %d: %w", eventID, err)
+	}
+	return nil
+}
+
+// NewPool is a GA pool of an event, its capacity spread over slots.
+type NewPool struct {
+	Code, Name, PriceLevel string
+	PriceCents, Capacity   int
+	Slots                  int
+}
+
+// CreatePool writes a GA pool of an event and its slots.
+func (t Tx) CreatePool(ctx context.Context, eventID int64, p NewPool) error {
+	var poolID int64
+	if err := t.tx.QueryRow(ctx, `
+		INSERT INTO ga_pools (event_id, code, name, price_level, price_cents, capacity, slots)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		eventID, p.Code, p.Name, p.PriceLevel, p.PriceCents, p.Capacity, p.Slots).Scan(&poolID); err != nil {
+		return fmt.Errorf("create pool %s of event %d: %w", p.Code, eventID, err)
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO ga_slots (pool_id, slot, remaining)
+		SELECT $1, g, $2 / $3 + CASE WHEN g < $2 % $3 THEN 1 ELSE 0 END FROM generate_series(0, $3 - 1) g`,
+		poolID, p.Capacity, p.Slots)
+	if err != nil {
+		return fmt.Errorf("create slots of pool %s: %w", p.Code, err)
+	}
+	return nil
+}
+
+// SetPrice prices a level of an event: seats not yet held and GA places
+// take it; held and sold ones keep the price copied into their orders.
+func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE event_seats SET price_cents = $3 WHERE event_id = $1 AND price_level = $2 AND status = 'available'`,
+		eventID, level, cents); err != nil {
+		return fmt.Errorf("price seats of level %s: %w", level, err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE ga_pools SET price_cents = $3 WHERE event_id = $1 AND price_level = $2`,
+		eventID, level, cents); err != nil {
+		return fmt.Errorf("price pools of level %s: %w", level, err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package shardstore
+
+// Orders as their fans see them, and checkout: the hold extended once and a
+// payment attempt recorded.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Order is an order with its hold, items, tickets and latest payment.
+type Order struct {
+	ID         int64       `json:"id"`
+	EventID    int64       `json:"event_id"`
+	Status     OrderStatus `json:"status"`
+	TotalCents int64       `json:"total_cents"`
+	Currency   string      `json:"currency"`
+	CreatedAt  time.Time   `json:"created_at"`
+	PaidAt     *time.Time  `json:"paid_at,omitempty"`
+	HoldID     int64       `json:"hold_id"`
+	HoldStatus HoldStatus  `json:"hold_status"`
+	ExpiresAt  time.Time   `json:"hold_expires_at"`
+	Items      []Item      `json:"items"`
+	Tickets    []Ticket    `json:"tickets"`
+	Payment    *Payment    `json:"payment,omitempty"`
+	UserID     int64       `json:"-"`
+}
+
+// Payment is the latest payment attempt of an order.
+type Payment struct {
+	Status  PaymentStatus `json:"status"`
+	URL     string        `json:"url,omitempty"`
+	Failure string        `json:"failure,omitempty"`
+	Attempt int           `json:"attempt"`
+}
+
+// Ticket is one admission; a void one (its order was refunded) admits no
+// one. Its code is not here: codes rotate and are shown on the ticket page
+// (shared/entry), only to the ticket's holder.
+type Ticket struct {
+	ID    int64  `json:"id"`
+	Label string `json:"label"`
+	Void  bool   `json:"void,omitempty"`
+}
+
+// OrderOwner reads an order's event and account.
+func (r reads) OrderOwner(ctx context.Context, id int64) (eventID, account int64, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `SELECT event_id, user_id FROM orders WHERE id = $1`, id), &eventID, &account)
+	return eventID, account, found, err
+}
+
+// Order reads an order whole.
+func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `
+		SELECT o.id, o.event_id, o.user_id, o.status, o.total_cents, o.currency, o.created_at, o.paid_at,
+		       h.id, h.status, h.expires_at
+		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1`, id),
+		&o.ID, &o.EventID, &o.UserID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt,
+		&o.HoldID, &o.HoldStatus, &o.ExpiresAt)
+	if !found {
+		return Order{}, false, err
+	}
+	o.ExpiresAt = o.ExpiresAt.UTC()
+	if o.Items, err = r.Items(ctx, id); err != nil {
+		return Order{}, false, err
+	}
+	rows, err := r.q.Query(ctx, `SELECT t.id, i.label, t.void_at IS NOT NULL FROM tickets t JOIN order_items i ON i.id = t.order_item_id
+		WHERE t.order_id = $1 ORDER BY t.id`, id)
+	if err != nil {
+		return Order{}, false, err
+	}
+	o.Tickets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Ticket, error) {
+		var t Ticket
+		return t, r.Scan(&t.ID, &t.Label, &t.Void)
+	})
+	if err != nil {
+		return Order{}, false, err
+	}
+	var p Payment
+	var url, failure *string
+	paid, err := one(r.q.QueryRow(ctx, `SELECT status, url, failure, attempt FROM payments WHERE order_id = $1 ORDER BY id DESC LIMIT 1`, id),
+		&p.Status, &url, &failure, &p.Attempt)
+	if err != nil {
+		return Order{}, false, err
+	}
+	if paid {
+		p.URL, p.Failure = deref(url), deref(failure)
+		o.Payment = &p
+	}
+	return o, true, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// OrdersOf lists the ids of an account's latest orders, newest first.
+func (r reads) OrdersOf(ctx context.Context, account int64, limit int) ([]int64, error) {
+	rows, err := r.q.Query(ctx, `SELECT id FROM orders WHERE user_id = $1 ORDER BY created_at DESC LIMIT $2`, account, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// Checkout is an order locked for checkout, with its hold.
+type Checkout struct {
+	Account    int64
+	Status     OrderStatus
+	HoldID     int64
+	HoldStatus HoldStatus
+	ExpiresAt  time.Time
+	Extended   bool // the hold was extended already
+}
+
+// LockCheckout locks an order and its hold for checkout.
+func (t Tx) LockCheckout(ctx context.Context, orderID int64) (c Checkout, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `
+		SELECT o.user_id, o.status, h.id, h.status, h.expires_at, h.extended
+		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1 FOR NO KEY UPDATE OF o, h`, orderID),
+		&c.Account, &c.Status, &c.HoldID, &c.HoldStatus, &c.ExpiresAt, &c.Extended)
+	return c, found, err
+}
+
+// ExtendHold extends a hold, once, to ttl seconds from now but no further
+// than capSecs after its creation, and its seats with it; it returns the
+// new expiry.
+func (t Tx) ExtendHold(ctx context.Context, holdID int64, capSecs, ttl int) (time.Time, error) {
+	var expires time.Time
+	if err := t.tx.QueryRow(ctx, `
+		UPDATE holds SET extended = true,
+		  expires_at = greatest(expires_at, least(created_at + make_interval(secs => $2), now() + make_interval(secs => $3)))
+		WHERE id = $1 RETURNING expires_at`, holdID, capSecs, ttl).Scan(&expires); err != nil {
+		return time.Time{}, fmt.Errorf("extend hold %d: %w", holdID, err)
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE event_seats SET held_until = $2 WHERE hold_id = $1 AND status = 'held'`, holdID, expires); err != nil {
+		return time.Time{}, fmt.Errorf("extend seats of hold %d: %w", holdID, err)
+	}
+	return expires, nil
+}
+
+// LivePayment finds an order's payment attempt in flight.
+func (t Tx) LivePayment(ctx context.Context, orderID int64) (id int64, status PaymentStatus, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `SELECT id, status FROM payments WHERE order_id = $1 AND status IN ('queued', 'requires_action', 'processing')`,
+		orderID), &id, &status)
+	return id, status, found, err
+}
+
+// NewPayment records a queued payment attempt of an order for its total,
+// numbered after the earlier ones (the number is in its idempotency key).
+func (t Tx) NewPayment(ctx context.Context, orderID int64) (id int64, err error) {
+	err = t.tx.QueryRow(ctx, `
+		INSERT INTO payments (order_id, idempotency_key, status, amount_cents, currency, attempt)
+		SELECT o.id, 'order-' || o.id || '-' || (count(p.id) + 1), 'queued', o.total_cents, o.currency, count(p.id) + 1
+		FROM orders o LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = $1 GROUP BY o.id
+		RETURNING id`, orderID).Scan(&id)
+	return id, err
+}
+
+// PaymentAttempt is what the PSP is asked to charge.
+type PaymentAttempt struct {
+	Key         string
+	Status      PaymentStatus
+	AmountCents int64
+	Currency    string
+}
+
+// PaymentAttempt reads a payment attempt.
+func (r reads) PaymentAttempt(ctx context.Context, id int64) (PaymentAttempt, error) {
+	var p PaymentAttempt
+	err := r.q.QueryRow(ctx, `SELECT idempotency_key, status, amount_cents, currency FROM payments WHERE id = $1`, id).
+		Scan(&p.Key, &p.Status, &p.AmountCents, &p.Currency)
+	if err != nil {
+		return PaymentAttempt{}, fmt.Errorf("payment %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// PaymentCreated records the PSP payment made for a queued attempt and its
+// page. If the attempt was canceled meanwhile (its hold ended), the PSP
+// payment is cancelled too, through the outbox, so no page can take a card
+// for places given back.
+func (s *Store) PaymentCreated(ctx context.Context, orderID, paymentID int64, pspID, url string) error {
+	cancel, err := json.Marshal(map[string]any{"order_id": orderID, "payment": pspID})
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, `
+		WITH made AS (
+			UPDATE payments SET psp_payment_id = $2, updated_at = now(),
+			  url = CASE WHEN status = 'queued' THEN $3 ELSE url END,
+			  status = CASE WHEN status = 'queued' THEN 'requires_action' ELSE status END
+			WHERE id = $1 AND psp_payment_id IS NULL RETURNING status
+		)
+		INSERT INTO outbox (topic, payload) SELECT $5, $4 FROM made WHERE status = 'canceled'`,
+		paymentID, pspID, url, cancel, TopicPaymentCancel)
+	return err
+}

@@ -1,0 +1,55 @@
+package shardstore
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Topic names what an outbox message asks for.
+type Topic string
+
+// Outbox topics.
+const (
+	TopicOrderPaid       Topic = "order.paid"       // mail the tickets
+	TopicRefundRequested Topic = "refund.requested" // give a refused charge back at the PSP
+	TopicPaymentCancel   Topic = "payment.cancel"   // cancel an ended hold's payment at the PSP
+)
+
+// Message is one outbox message.
+type Message struct {
+	ID      int64
+	Topic   Topic
+	Payload []byte
+}
+
+// Enqueue writes an outbox message, committed with the transaction.
+func (t Tx) Enqueue(ctx context.Context, topic Topic, payload any) error {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.Exec(ctx, `INSERT INTO outbox (topic, payload) VALUES ($1, $2)`, topic, b)
+	return err
+}
+
+// Unprocessed locks up to limit unprocessed messages, oldest first, skipping
+// those another worker holds.
+func (t Tx) Unprocessed(ctx context.Context, limit int) ([]Message, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id, topic, payload FROM outbox WHERE processed_at IS NULL
+		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
+		var m Message
+		return m, r.Scan(&m.ID, &m.Topic, &m.Payload)
+	})
+}
+
+// Processed marks a message done.
+func (t Tx) Processed(ctx context.Context, id int64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE outbox SET processed_at = now() WHERE id = $1`, id)
+	return err
+}

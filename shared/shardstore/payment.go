@@ -1,0 +1,148 @@
+package shardstore
+
+// The PSP's webhook events: each recorded once, applied to our payment
+// attempt and its order, tickets issued or voided.
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RecordWebhook records a PSP event id; fresh is false when it was applied
+// already.
+func (t Tx) RecordWebhook(ctx context.Context, id, typ string) (fresh bool, err error) {
+	tag, err := t.tx.Exec(ctx, `INSERT INTO webhook_events (psp_event_id, type) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, typ)
+	return err == nil && tag.RowsAffected() == 1, err
+}
+
+// PaymentRow is our record of one payment attempt.
+type PaymentRow struct {
+	ID, OrderID int64
+	Status      PaymentStatus
+	AmountCents int64
+	Currency    string
+	PSPID       *string // nil until the PSP made it
+}
+
+// LockPayment locks our attempt for a PSP payment: the reference must be
+// the attempt's key, and the PSP id the attempt's (or the attempt has none
+// yet, and no other has it).
+func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p PaymentRow, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `
+		SELECT id, order_id, status, amount_cents, currency, psp_payment_id FROM payments
+		WHERE idempotency_key = $2
+		  AND (psp_payment_id = $1 OR (psp_payment_id IS NULL AND NOT EXISTS (SELECT 1 FROM payments WHERE psp_payment_id = $1)))
+		FOR NO KEY UPDATE`, pspID, reference),
+		&p.ID, &p.OrderID, &p.Status, &p.AmountCents, &p.Currency, &p.PSPID)
+	return p, found, err
+}
+
+// SetPayment records a payment attempt's new state, its failure (or none)
+// and the PSP's id if it had none.
+func (t Tx) SetPayment(ctx context.Context, id int64, status PaymentStatus, failure, pspID string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2, failure = nullif($3, ''), psp_payment_id = coalesce(psp_payment_id, $4),
+		updated_at = now() WHERE id = $1`, id, status, failure, pspID)
+	return err
+}
+
+// Charge is what a charge is checked against: the order, locked.
+type Charge struct {
+	OrderID, Account, EventID, HoldID int64
+	Tickets                           int
+	Status                            OrderStatus
+	TotalCents                        int64
+	Currency                          string
+	HoldLive                          bool // active and not expired
+}
+
+// LockCharge locks what a charge of an order changes, in the order holds
+// and releases lock them: the account's limit lock, the hold, the order.
+func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `SELECT id, user_id, event_id, hold_id, ticket_count FROM orders WHERE id = $1`, orderID),
+		&c.OrderID, &c.Account, &c.EventID, &c.HoldID, &c.Tickets)
+	if !found {
+		return Charge{}, false, err
+	}
+	if err := t.LockAccount(ctx, c.Account, c.EventID); err != nil {
+		return Charge{}, false, err
+	}
+	if err := t.tx.QueryRow(ctx, `SELECT status = 'active' AND expires_at > now() FROM holds WHERE id = $1 FOR NO KEY UPDATE`, c.HoldID).
+		Scan(&c.HoldLive); err != nil {
+		return Charge{}, false, err
+	}
+	if err := t.tx.QueryRow(ctx, `SELECT status, total_cents, currency FROM orders WHERE id = $1 FOR NO KEY UPDATE`, orderID).
+		Scan(&c.Status, &c.TotalCents, &c.Currency); err != nil {
+		return Charge{}, false, err
+	}
+	return c, true, nil
+}
+
+// TicketsKept counts the tickets an account has or holds on an event
+// besides one order, as the hold path's limit check counts them: paid
+// orders and pending ones whose hold is live.
+func (t Tx) TicketsKept(ctx context.Context, account, eventID, besides int64) (int, error) {
+	var kept int
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(o.ticket_count), 0) FROM orders o JOIN holds h ON h.id = o.hold_id
+		WHERE o.user_id = $1 AND o.event_id = $2 AND o.id <> $3
+		  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`,
+		account, eventID, besides).Scan(&kept)
+	return kept, err
+}
+
+// MarkPaid records an order paid by a payment attempt.
+func (t Tx) MarkPaid(ctx context.Context, orderID, paymentID int64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'paid', paid_at = now(), payment_id = $2, updated_at = now() WHERE id = $1`,
+		orderID, paymentID)
+	return err
+}
+
+// MarkRefunded records an order whose charge is given back.
+func (t Tx) MarkRefunded(ctx context.Context, orderID int64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1`, orderID)
+	return err
+}
+
+// RefundPaid refunds an order only if it is paid by paymentID, and voids
+// its tickets; refunded tells whether it did.
+func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded bool, err error) {
+	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND status = 'paid' AND payment_id = $2`,
+		orderID, paymentID)
+	if err != nil || tag.RowsAffected() == 0 {
+		return false, err
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE tickets SET void_at = now() WHERE order_id = $1 AND void_at IS NULL`, orderID)
+	return err == nil, err
+}
+
+// Admission is the n-th (from 1) admission of an order item.
+type Admission struct {
+	ItemID int64
+	N      int
+}
+
+// IssueTickets writes one ticket per seat and per GA place of an order,
+// each with the code code gives its admission. Issuing twice makes no
+// second ticket as long as codes are derived from the admission.
+func (t Tx) IssueTickets(ctx context.Context, orderID, eventID int64, code func(Admission) string) error {
+	rows, err := t.tx.Query(ctx, `SELECT id, quantity FROM order_items WHERE order_id = $1 ORDER BY id`, orderID)
+	if err != nil {
+		return err
+	}
+	var itemIDs []int64
+	var codes []string
+	var id int64
+	var qty int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &qty}, func() error {
+		for n := 1; n <= qty; n++ {
+			itemIDs = append(itemIDs, id)
+			codes = append(codes, code(Admission{id, n}))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	_, err = t.tx.Exec(ctx, `INSERT INTO tickets (order_id, event_id, order_item_id, code)
+		SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[]) ON CONFLICT (code) DO NOTHING`, orderID, eventID, itemIDs, codes)
+	return err
+}

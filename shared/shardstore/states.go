@@ -1,0 +1,63 @@
+package shardstore
+
+// The states of the shard's rows. Each type's constants are exactly the
+// values its table's CHECK constraint allows (states_test.go keeps the two
+// in step).
+
+// SeatStatus is the state of an event seat (event_seats.status).
+type SeatStatus string
+
+// Seat states.
+const (
+	SeatAvailable SeatStatus = "available"
+	SeatHeld      SeatStatus = "held"
+	SeatSold      SeatStatus = "sold"
+	SeatBlocked   SeatStatus = "blocked"
+)
+
+// HoldStatus is the state of a hold (holds.status).
+type HoldStatus string
+
+// Hold states: active until released by its fan, expired by time, or
+// converted by a payment.
+const (
+	HoldActive    HoldStatus = "active"
+	HoldReleased  HoldStatus = "released"
+	HoldExpired   HoldStatus = "expired"
+	HoldConverted HoldStatus = "converted"
+)
+
+// OrderStatus is the state of an order (orders.status).
+type OrderStatus string
+
+// Order states.
+const (
+	OrderPending   OrderStatus = "pending"
+	OrderPaid      OrderStatus = "paid"
+	OrderCancelled OrderStatus = "cancelled" // its hold was released
+	OrderExpired   OrderStatus = "expired"   // its hold expired
+	OrderRefunded  OrderStatus = "refunded"
+)
+
+// PaymentStatus is the state of a payment attempt (payments.status), as the
+// PSP reports it.
+type PaymentStatus string
+
+// Payment states.
+const (
+	PaymentQueued         PaymentStatus = "queued" // waiting for PSP quota
+	PaymentRequiresAction PaymentStatus = "requires_action"
+	PaymentProcessing     PaymentStatus = "processing"
+	PaymentSucceeded      PaymentStatus = "succeeded"
+	PaymentFailed         PaymentStatus = "failed"
+	PaymentCanceled       PaymentStatus = "canceled"
+	PaymentRefunded       PaymentStatus = "refunded"
+)
+
+// EndedOrder is the state of the pending order of a hold that ends in hs.
+func EndedOrder(hs HoldStatus) OrderStatus {
+	if hs == HoldReleased {
+		return OrderCancelled
+	}
+	return OrderExpired
+}
