@@ -10,6 +10,8 @@ import (
 	"io/fs"
 )
 
+//go:generate go run ./gen
+
 //go:embed function/viewer-request.js
 var functionSource string
 
