@@ -60,8 +60,7 @@ func requireProblem(t testing.TB, r response, status int, code string) {
 func TestAccounts(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	count := func() int {
 		var n int
 		require.NoError(t, a.Catalog.QueryRow(context.Background(), `SELECT count(*) FROM accounts`).Scan(&n))
@@ -135,8 +134,7 @@ func TestAccounts(t *testing.T) {
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 2)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	r := call(t, srv, http.MethodGet, "/healthz", "", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Len(t, r.Body["checks"], 4, "catalog, two shards and Redis")

@@ -3,7 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,8 +20,7 @@ import (
 func TestLayoutImportsTakeLargeBodies(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 2)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 
 	l := venue.Stadium("Big Arena", "Recife", 20000, 500)

@@ -37,7 +37,6 @@ func FuzzAPI(f *testing.F) {
 	ids := strings.NewReplacer("{event}", itoa(s.eventID), "{gated}", itoa(gated), "{hold}", itoa(holdID),
 		"{order}", itoa(orderID), "{venue}", itoa(venueID))
 	sessions := []string{"", logInToken(f, s, "fuzz-fan@example.com"), logInToken(f, s, "fuzz-org@example.com")}
-	h := s.app.Handler()
 
 	f.Add("GET", "/api/events/{event}", "", []byte(nil), uint8(0))
 	f.Add("POST", "/api/events/{event}/holds", "Content-Type: application/json\nIdempotency-Key: f1", []byte(`{"seats":[1]}`), uint8(1))
@@ -71,7 +70,7 @@ func FuzzAPI(f *testing.F) {
 		}
 		// A stream answers until its client leaves: leave at the first flush.
 		w := &leavingRecorder{ResponseRecorder: httptest.NewRecorder(), leave: cancel}
-		h.ServeHTTP(w, req)
+		validated(t, s.app.Handler()).ServeHTTP(w, req)
 		res := w.Result()
 		t.Logf("%s %s: %d", method, u, res.StatusCode)
 		if res.StatusCode >= 500 {

@@ -26,13 +26,6 @@ func organizerNamed(t testing.TB, a *app.App, srv *httptest.Server, email string
 	return o
 }
 
-// serve runs a's handler on a test server.
-func serve(t testing.TB, a *app.App) *httptest.Server {
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 func mustURL(t testing.TB, raw string) *url.URL {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)

@@ -122,8 +122,7 @@ func seatIDs(t testing.TB, a *app.App, venueID int64) []int64 {
 func TestHoldsOverHTTP(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 2)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 
 	venueID := importVenue(t, o, venue.Stadium("HTTP Arena", "Salvador", 100, 5))

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -35,8 +34,7 @@ func TestRequestLogCarriesMetrics(t *testing.T) {
 	a := apptest.New(t, 1)
 	var logs syncBuffer
 	a.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	venueID := importVenue(t, o, venue.Stadium("Metrics Arena", "Recife", 100, 5))
 	eventID := createEvent(t, o, venueID, "Metrics Show", false)

@@ -1,18 +1,29 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/api"
+	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/dev/apptest"
 )
 
@@ -67,6 +78,92 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	require.Empty(t, extra, "operations in shared/api/openapi.json that no route serves")
 }
 
+// The validation hook fails a test on a response that departs from the
+// document: a wrong body, an undocumented status, an error that is not
+// problem JSON.
+func TestOpenAPIValidationCatchesMismatches(t *testing.T) {
+	t.Parallel()
+	event := func(id string) string {
+		return `{"id":` + id + `,"name":"Show","category":"music","city":"Recife","description":"","venue_id":1,"venue_name":"Arena",
+			"layout_version":1,"starts_at":"2026-12-24T20:00:00Z","sale_starts_at":"2026-12-01T10:00:00Z","sale_ends_at":"2026-12-24T18:00:00Z",
+			"status":"on_sale","currency":"BRL","max_per_account":6,"max_per_hold":4,"hold_ttl_seconds":480,"waiting_room":{"enabled":false}}`
+	}
+	jsonType := http.Header{"Content-Type": {"application/json"}}
+	problemType := http.Header{"Content-Type": {"application/problem+json"}}
+	notFound := `{"type":"https://catraca.dev/problems/event-not-found","title":"Not Found","status":404,"detail":"No such event."}`
+	get := func(path string) *http.Request { return httptest.NewRequest(http.MethodGet, path, nil) }
+	require.NoError(t, checkResponse(get("/api/events/7"), http.StatusOK, jsonType, []byte(event("7"))))
+	require.NoError(t, checkResponse(get("/api/events/7"), http.StatusNotFound, problemType, []byte(notFound)))
+	require.NoError(t, checkResponse(get("/api/nope"), http.StatusNotFound, problemType, []byte(notFound)))
+	for name, c := range map[string]struct {
+		path   string
+		status int
+		header http.Header
+		body   string
+	}{
+		"a field of the wrong type":              {"/api/events/7", http.StatusOK, jsonType, event(`"7"`)},
+		"a required field missing":               {"/api/events/7", http.StatusOK, jsonType, `{"id":7}`},
+		"a status the operation does not list":   {"/api/events/7", http.StatusTeapot, problemType, notFound},
+		"an error that is not problem JSON":      {"/api/events/7", http.StatusNotFound, http.Header{"Content-Type": {"text/plain"}}, "404 page not found"},
+		"a problem without its detail":           {"/api/events/7", http.StatusNotFound, problemType, `{"type":"https://catraca.dev/problems/x","title":"Not Found","status":404}`},
+		"an unknown path answered with JSON":     {"/api/nope", http.StatusNotFound, jsonType, `{}`},
+		"an unknown path answered with a 200":    {"/api/nope", http.StatusOK, problemType, notFound},
+		"a problem type outside catraca's space": {"/api/nope", http.StatusNotFound, problemType, strings.Replace(notFound, "catraca.dev", "example.com", 1)},
+	} {
+		require.Error(t, checkResponse(get(c.path), c.status, c.header, []byte(c.body)), name)
+	}
+
+	// Through the hook, a mismatch fails the test once it ends.
+	rec := &recordingTB{TB: t}
+	h := validated(rec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(event(`"7"`)))
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), get("/api/events/7"))
+	require.Empty(t, rec.errors, "reported when the test ends, not before")
+	rec.cleanup()
+	require.Len(t, rec.errors, 1)
+	require.Contains(t, rec.errors[0], "GET /api/events/7 → 200")
+}
+
+// recordingTB records what validated reports instead of failing.
+type recordingTB struct {
+	testing.TB
+	errors   []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) cleanup() {
+	for _, f := range slices.Backward(r.cleanups) {
+		f()
+	}
+}
+
+// Every API test server validates its responses: a test that builds one
+// from the app's handler goes through serve or validated. Benchmarks
+// measure the bare handler.
+func TestAPITestsValidateResponses(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_bench_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, ".Handler()") && !strings.Contains(line, "validated(") {
+				t.Errorf("%s:%d: serve the app with serve(t, a) (or wrap its handler with validated) so its responses are checked against openapi.json", f, i+1)
+			}
+		}
+	}
+}
+
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
 	want, err := os.ReadFile("openapi.json")
@@ -85,4 +182,134 @@ func TestOpenAPIServed(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNotModified, res.StatusCode)
+}
+
+func init() {
+	// Server-Sent Events are text; the document says no more about them.
+	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
+}
+
+// openAPIRouter finds the operation of a request in openapi.json.
+var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openAPI()
+	if err != nil {
+		return nil, err
+	}
+	return gorillamux.NewRouter(doc)
+})
+
+// checkResponse tells how a response to r departs from openapi.json: a
+// status, header or body the operation does not list. A request no
+// operation matches must be answered with problem JSON.
+func checkResponse(r *http.Request, status int, header http.Header, body []byte) error {
+	router, err := openAPIRouter()
+	if err != nil {
+		return err
+	}
+	if header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return err
+		}
+	}
+	route, params, err := router.FindRoute(r)
+	if err != nil {
+		return checkUnrouted(status, header, body)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(body)
+	return openapi3filter.ValidateResponse(r.Context(), in)
+}
+
+// checkUnrouted requires the problem JSON of components.schemas.Problem.
+func checkUnrouted(status int, header http.Header, body []byte) error {
+	if status < 400 || header.Get("Content-Type") != "application/problem+json" {
+		return fmt.Errorf("a request no operation describes got %d %s, not problem JSON", status, header.Get("Content-Type"))
+	}
+	doc, _ := openAPI()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err
+	}
+	return doc.Components.Schemas["Problem"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}
+
+// validated wraps the API handler so that every response it sends is
+// checked against openapi.json; a mismatch fails t once the test's servers
+// are closed (a handler's goroutine may outlive a failing assertion).
+func validated(t testing.TB, h http.Handler) http.Handler {
+	if _, bench := t.(*testing.B); bench {
+		return h // benchmarks measure the handler alone
+	}
+	var mu sync.Mutex
+	var failures []string
+	var checks sync.WaitGroup
+	t.Cleanup(func() {
+		checks.Wait()
+		for _, f := range failures {
+			t.Errorf("response departs from shared/api/openapi.json: %s", f)
+		}
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &teeWriter{ResponseWriter: w}
+		req := r.Clone(context.WithoutCancel(r.Context()))
+		h.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		// Checked off the request path: timing tests see the handler's time.
+		header := w.Header().Clone()
+		checks.Go(func() {
+			if err := checkResponse(req, rec.status, header, rec.body.Bytes()); err != nil {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("%s %s → %d: %v", req.Method, req.URL, rec.status, err))
+				mu.Unlock()
+			}
+		})
+	})
+}
+
+// teeWriter keeps a copy of what a handler sends.
+type teeWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *teeWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *teeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// serve runs a's handler, validated, on a test server.
+func serve(t testing.TB, a *app.App) *httptest.Server {
+	srv := httptest.NewServer(validated(t, a.Handler()))
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -61,7 +61,7 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	s.sim = pspsim.New(pspsim.Config{APIKey: s.app.Config.PSPAPIKey, Secret: s.secret, PublicURL: simSrv.URL, Faults: faults})
 	t.Cleanup(s.sim.Close)
 	simSrv.Config.Handler = s.sim
-	h := s.app.Handler()
+	h := validated(t, s.app.Handler())
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/psp/webhook" && s.failNext.Load() > 0 {
 			s.failNext.Add(-1)

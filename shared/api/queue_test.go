@@ -28,8 +28,7 @@ func TestWaitingRoomFailsClosed(t *testing.T) {
 	require.NoError(t, redisEnv.StartRedis(ctx))
 	t.Cleanup(func() { redisEnv.StopRedis() })
 	a := apptest.New(t, 1, func(c *config.Config) { c.RedisAddr = redisEnv.RedisAddr() })
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	ctl := a.Admission()
 
 	o := organizerFan(t, a, srv)
@@ -128,8 +127,7 @@ type gatedRoom struct {
 
 func newGatedRoom(t *testing.T, venueName string) *gatedRoom {
 	a := apptest.New(t, 1)
-	g := &gatedRoom{srv: httptest.NewServer(a.Handler()), ctl: a.Admission()}
-	t.Cleanup(g.srv.Close)
+	g := &gatedRoom{srv: serve(t, a), ctl: a.Admission()}
 	g.o = organizerFan(t, a, g.srv)
 	g.venueID = importVenue(t, g.o, venue.Stadium(venueName, "Natal", 20, 10))
 	g.id = createEvent(t, g.o, g.venueID, "Gated", true)
@@ -179,8 +177,7 @@ func TestLeavingTheRoomLetsTheNextFanIn(t *testing.T) {
 func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Open Arena", "Belém", 100, 10)), "Open", false)
 	f := newFan(t, srv)

@@ -83,8 +83,7 @@ func names(r response) []string {
 func TestListingAndSearch(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 2)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	catalog(t, a)
 	f := newFan(t, srv)
 	get := func(q string) []string {
@@ -132,8 +131,7 @@ func TestListingAndSearch(t *testing.T) {
 func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	rio, _, ids := catalog(t, a)
 	id := ids["Aurora Tour"]
 	f := newFan(t, srv)
@@ -222,8 +220,7 @@ type watched struct {
 
 func newWatched(t *testing.T) watched {
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	rio, _, ids := catalog(t, a)
 	w := watched{app: a, srv: srv, id: ids["Aurora Tour"], seats: seatIDs(t, a, rio.VenueID), fan: newFan(t, srv)}
 	w.fan.signUp("live@example.com")
@@ -266,8 +263,7 @@ func TestStreamDeliversHoldsAndResumes(t *testing.T) {
 func TestReadCacheHeaders(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	rio, _, ids := catalog(t, a)
 	f := newFan(t, srv)
 	f.signUp("headers@example.com")
