@@ -9,9 +9,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 )
 
 func main() {
-	a := app.FromEnv()
-	lambda.Start(func(ctx context.Context) (int, error) { return a.Orders.Fulfil(ctx) })
+	ctx := context.Background()
+	cfg := app.MustLoad[config.Fulfil](ctx)
+	log := app.NewLogger()
+	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
+	mailer := app.Must(app.NewMailer(ctx, cfg.Mail, log))
+	orders := app.NewOrders(app.Orders{DB: db, Redis: app.OpenRedis(cfg.Redis), Prefix: cfg.RedisPrefix,
+		PublicURL: cfg.PublicURL, PSP: cfg.PSP, Mailer: mailer, Log: log})
+	lambda.Start(func(ctx context.Context) (int, error) { return orders.Fulfil(ctx) })
 }

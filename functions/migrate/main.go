@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/migrate"
 )
 
@@ -21,7 +22,7 @@ func main() {
 	// A configuration that does not load still gets an answer to
 	// CloudFormation (FAILED, with the reason) instead of leaving the stack
 	// waiting an hour for the custom resource's timeout.
-	cfg, cfgErr := app.LoadConfig(context.Background())
+	cfg, cfgErr := app.Load[config.Migrate](context.Background())
 	lambda.Start(cfn.LambdaWrap(func(ctx context.Context, ev cfn.Event) (string, map[string]any, error) {
 		kind, _ := ev.ResourceProperties["Kind"].(string)
 		shardID, _ := ev.ResourceProperties["ShardId"].(string)

@@ -13,21 +13,27 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/order"
 )
 
 func main() {
-	a := app.FromEnv()
+	ctx := context.Background()
+	cfg := app.MustLoad[config.PSPQueue](ctx)
+	log := app.NewLogger()
+	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
+	orders := app.NewOrders(app.Orders{DB: db, Redis: app.OpenRedis(cfg.Redis), Prefix: cfg.RedisPrefix,
+		PublicURL: cfg.PublicURL, PSP: cfg.PSP, Log: log})
 	lambda.Start(func(ctx context.Context, e events.SQSEvent) (events.SQSEventResponse, error) {
 		var res events.SQSEventResponse
 		for _, m := range e.Records {
 			var j order.Job
 			if err := json.Unmarshal([]byte(m.Body), &j); err != nil {
-				a.Logger.Error("pspqueue: malformed job dropped", "id", m.MessageId, "err", err)
+				log.Error("pspqueue: malformed job dropped", "id", m.MessageId, "err", err)
 				continue
 			}
-			if err := a.Orders.Create(ctx, j); err != nil {
-				a.Logger.Warn("pspqueue: job failed", "order", j.OrderID, "err", err)
+			if err := orders.Create(ctx, j); err != nil {
+				log.Warn("pspqueue: job failed", "order", j.OrderID, "err", err)
 				res.BatchItemFailures = append(res.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 			}
 		}

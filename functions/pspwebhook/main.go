@@ -8,19 +8,32 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/problem"
 )
 
 func main() {
-	a := app.FromEnv()
-	lambda.Start(httpadapter.NewV2(webhookOnly(a.Handler())).ProxyWithContext)
+	ctx := context.Background()
+	cfg := app.MustLoad[config.PSPWebhook](ctx)
+	log := app.NewLogger()
+	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
+	rdb := app.OpenRedis(cfg.Redis)
+	orders := app.NewOrders(app.Orders{DB: db, Redis: rdb, Prefix: cfg.RedisPrefix, PublicURL: cfg.PublicURL,
+		TicketKey: cfg.TicketKey, Log: log})
+	// Only the webhook route is reachable (webhookOnly), and it uses only
+	// the orders and the webhook secrets: no session or PSP key here.
+	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
+		Redis: rdb, Orders: orders, WebhookSecrets: app.Secrets(cfg.PSPWebhookSecrets)})
+	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 
 // webhookOnly passes POST /api/psp/webhook to api and answers 404 to the rest.

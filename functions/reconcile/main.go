@@ -10,11 +10,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 )
 
 func main() {
-	a := app.FromEnv()
+	ctx := context.Background()
+	cfg := app.MustLoad[config.Reconcile](ctx)
+	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
+	orders := app.NewOrders(app.Orders{DB: db, Redis: app.OpenRedis(cfg.Redis), Prefix: cfg.RedisPrefix,
+		PSP: cfg.PSP, TicketKey: cfg.TicketKey, Log: app.NewLogger()})
 	lambda.Start(func(ctx context.Context) (int, error) {
-		return a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+		return orders.Reconcile(ctx, time.Now().Add(-time.Hour))
 	})
 }

@@ -9,11 +9,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/live"
 )
 
 func main() {
-	a := app.FromEnv()
+	ctx := context.Background()
+	cfg := app.MustLoad[config.Sweep](ctx)
+	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
+	inv := app.NewInventory(db, live.New(app.OpenRedis(cfg.Redis), cfg.RedisPrefix), app.NewLogger())
 	lambda.Start(func(ctx context.Context) (map[int]int, error) {
-		return a.Inventory.SweepAll(ctx, 500)
+		return inv.SweepAll(ctx, 500)
 	})
 }

@@ -80,7 +80,7 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	for k, v := range vars {
 		os.Setenv(k, v)
 	}
-	cfg, err := config.Load()
+	cfg, err := config.Load[config.Config]()
 	if err != nil {
 		return err
 	}
@@ -182,8 +182,6 @@ func environment(env localenv.Env, addr string) (map[string]string, error) {
 		}
 	}
 	vars := map[string]string{
-		"CATRACA_ENV":         "local",
-		"CATRACA_HTTP_ADDR":   addr,
 		"CATRACA_PUBLIC_URL":  "http://" + strings.Replace(addr, "127.0.0.1", "localhost", 1),
 		"CATRACA_CATALOG_DSN": env.DSN("catraca_catalog"),
 		"CATRACA_SHARD_DSNS":  "1=" + env.DSN("catraca_shard_1") + ",2=" + env.DSN("catraca_shard_2"),

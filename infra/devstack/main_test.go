@@ -23,7 +23,7 @@ func TestEnvironmentGeneratesEverySecret(t *testing.T) {
 	env := localenv.Env{Dir: t.TempDir(), PGPort: 1, RedisPort: 2}
 	vars, err := environment(env, "127.0.0.1:8080")
 	require.NoError(t, err)
-	cfg, err := config.FromLookup(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	cfg, err := config.FromLookup[config.Config](func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(cfg.PSPAPIKey, "sk_test_"), cfg.PSPAPIKey)
 	require.NotEqual(t, "sk_test_catraca", cfg.PSPAPIKey)

@@ -186,13 +186,13 @@ func (a *AppStack) environment(props *AppStackProps) map[string]*string {
 	key := func(name string) string { return "k1:{{secret:" + *a.Secrets[name].SecretArn() + "}}" }
 	psp := *a.Secrets["psp"].SecretArn()
 	env := map[string]string{
-		"CATRACA_ENV":                 "aws",
 		"CATRACA_PUBLIC_URL":          props.PublicURL,
 		"CATRACA_CATALOG_DSN":         dsn(props.Data.Catalog, props.Data.Catalog.Proxy.Endpoint()),
 		"CATRACA_CATALOG_READ_DSN":    dsn(props.Data.Catalog, props.Data.Catalog.Cluster.ClusterReadEndpoint().Hostname()),
 		"CATRACA_SHARD_DSNS":          strings.Join(shards, ","),
 		"CATRACA_SHARD_READ_DSNS":     strings.Join(reads, ","),
 		"CATRACA_DB_MAX_CONNS":        "4",
+		"CATRACA_DB_PROXY":            "true",
 		"CATRACA_REDIS_ADDR":          *props.Data.CacheHost + ":6379",
 		"CATRACA_REDIS_TLS":           "true",
 		"CATRACA_PSP_URL":             props.PSPURL,

@@ -1,62 +1,49 @@
 // Package config reads catraca's typed configuration from the environment.
-// The local stack and every Lambda read the same variables, so a setting
-// means the same thing everywhere.
+// Settings come in parts (the databases, Redis, the PSP, each signing key…);
+// a deployed function loads only the parts it uses (API, Sweep, … below),
+// so it needs, and in AWS is given, only their variables and secrets. The
+// local stack loads them all (Config).
 package config
 
 import (
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// Config is everything a catraca process needs to know at start.
+// Config is every part: what the whole process of the local stack needs.
 type Config struct {
-	// Env names the deployment ("local", "test", "prod"); it only changes
-	// defaults that are unsafe in production, never behaviour silently.
-	Env string
-	// HTTPAddr is where the local server listens.
-	HTTPAddr string
+	Site
+	HTTP
+	Database
+	Readers
+	Redis
+	Sessions
+	Passwords
+	Admission
+	Room
+	Tickets
+	PSP
+	Queue
+	Webhooks
+	Mail
+	Edge
+}
+
+// Site is where fans reach the deployment.
+type Site struct {
 	// PublicURL is the base URL fans use (for links in emails and PSP pages).
 	PublicURL string
+}
 
-	// CatalogDSN points at the catalog database (accounts, venues, events).
-	CatalogDSN string
-	// CatalogReadDSN is a reader for browse traffic; defaults to CatalogDSN.
-	CatalogReadDSN string
-	// Shards maps shard id to its primary DSN.
-	Shards map[int]string
-	// ShardReads maps shard id to a reader DSN; missing ids use the primary.
-	ShardReads map[int]string
-	// DBMaxConns caps each pool: Lambdas keep it small (RDS Proxy does the rest).
-	DBMaxConns int32
-	// DBMinConns are opened at start and kept: a new PostgreSQL backend
-	// costs tens of milliseconds of CPU (fork, catalog caches, planning
-	// the hold statements), which an on-sale burst should not pay.
-	DBMinConns int32
+func (p *Site) read(r *reader) {
+	p.PublicURL = r.str("CATRACA_PUBLIC_URL", "http://localhost:8080")
+}
 
-	// RedisAddr is host:port of Redis (ElastiCache in AWS).
-	RedisAddr string
-	// RedisTLS turns on TLS (ElastiCache Serverless requires it).
-	RedisTLS bool
-	// RedisPrefix starts every key, so several stacks can share one Redis.
-	RedisPrefix string
-
-	// SessionKeys sign session JWTs; the first one signs, all verify.
-	SessionKeys []Key
-	// AdmissionKeys sign admission tokens; the first one signs, all verify.
-	AdmissionKeys []Key
-	// SessionTTL is how long a login lasts.
-	SessionTTL time.Duration
-
-	// Argon2 cost; production keeps OWASP's minimum or more.
-	Argon2MemoryKiB uint32
-	Argon2Time      uint32
-
+// HTTP tunes the API's request handling.
+type HTTP struct {
 	// MaxBodyBytes caps request bodies; MaxLayoutBytes those of layout
 	// imports (LayoutImportPath), the one route with large bodies.
 	MaxBodyBytes   int64
@@ -65,30 +52,182 @@ type Config struct {
 	// address may send per minute (and at once). Generous: a carrier NAT
 	// puts many fans behind one address; the per-email limit is the tight one.
 	AuthPerIP int
+}
 
+func (p *HTTP) read(r *reader) {
+	p.MaxBodyBytes = int64(r.integer("CATRACA_MAX_BODY_BYTES", DefaultMaxBodyBytes))
+	p.MaxLayoutBytes = int64(r.integer("CATRACA_MAX_LAYOUT_BYTES", LayoutMaxBodyBytes))
+	p.AuthPerIP = r.integer("CATRACA_AUTH_PER_IP", 120)
+}
+
+// Database names the catalog and the shards' primaries.
+type Database struct {
+	// CatalogDSN points at the catalog database (accounts, venues, events).
+	CatalogDSN string
+	// Shards maps shard id to its primary DSN.
+	Shards map[int]string
+	// DBMaxConns caps each pool: Lambdas keep it small (RDS Proxy does the rest).
+	DBMaxConns int32
+	// DBMinConns are opened at start and kept: a new PostgreSQL backend
+	// costs tens of milliseconds of CPU (fork, catalog caches, planning
+	// the hold statements), which an on-sale burst should not pay.
+	DBMinConns int32
+	// DBProxy says the DSNs go through a multiplexing proxy (RDS Proxy):
+	// no named prepared statements, which would pin each client connection
+	// to one database connection.
+	DBProxy bool
+}
+
+func (p *Database) read(r *reader) {
+	p.CatalogDSN = r.required("CATRACA_CATALOG_DSN")
+	p.Shards = r.idMap("CATRACA_SHARD_DSNS", true)
+	p.DBMaxConns = int32(r.integer("CATRACA_DB_MAX_CONNS", 8))
+	p.DBMinConns = int32(r.integer("CATRACA_DB_MIN_CONNS", 0))
+	p.DBProxy = r.boolean("CATRACA_DB_PROXY", false)
+}
+
+// ShardIDs returns the configured shard ids in ascending order.
+func (p Database) ShardIDs() []int {
+	ids := make([]int, 0, len(p.Shards))
+	for id := range p.Shards {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// Readers are the replicas the read path (snapshots, listings) uses.
+type Readers struct {
+	// CatalogReadDSN is a reader for browse traffic ("" = the catalog).
+	CatalogReadDSN string
+	// ShardReads maps shard id to a reader DSN; missing ids use the primary.
+	ShardReads map[int]string
+}
+
+func (p *Readers) read(r *reader) {
+	p.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", "")
+	p.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
+}
+
+// Redis is the waiting room's, the caches' and the limiters' store.
+type Redis struct {
+	// RedisAddr is host:port of Redis (ElastiCache in AWS).
+	RedisAddr string
+	// RedisTLS turns on TLS (ElastiCache Serverless requires it).
+	RedisTLS bool
+	// RedisPrefix starts every key, so several stacks can share one Redis.
+	RedisPrefix string
+}
+
+func (p *Redis) read(r *reader) {
+	p.RedisAddr = r.str("CATRACA_REDIS_ADDR", "127.0.0.1:6379")
+	p.RedisTLS = r.boolean("CATRACA_REDIS_TLS", false)
+	p.RedisPrefix = r.str("CATRACA_REDIS_PREFIX", "")
+}
+
+// Sessions sign fans' log-ins.
+type Sessions struct {
+	// SessionKeys sign session JWTs; the first one signs, all verify.
+	SessionKeys []Key
+	// SessionTTL is how long a login lasts.
+	SessionTTL time.Duration
+}
+
+func (p *Sessions) read(r *reader) {
+	p.SessionKeys = r.keys("CATRACA_SESSION_KEYS")
+	p.SessionTTL = r.duration("CATRACA_SESSION_TTL", 2*time.Hour)
+}
+
+// Passwords is the cost of hashing passwords (Argon2id); production keeps
+// OWASP's minimum or more.
+type Passwords struct {
+	Argon2MemoryKiB uint32
+	Argon2Time      uint32
+}
+
+func (p *Passwords) read(r *reader) {
+	p.Argon2MemoryKiB = uint32(r.integer("CATRACA_ARGON2_MEMORY_KIB", 19*1024))
+	p.Argon2Time = uint32(r.integer("CATRACA_ARGON2_TIME", 2))
+}
+
+// Admission signs the waiting room's admission and queue tokens.
+type Admission struct {
+	// AdmissionKeys sign admission tokens; the first one signs, all verify.
+	AdmissionKeys []Key
+}
+
+func (p *Admission) read(r *reader) { p.AdmissionKeys = r.keys("CATRACA_ADMISSION_KEYS") }
+
+// Room tunes the admission controller.
+type Room struct {
+	// RoomAdmitDelay starts waiting-room admission this long after the draw.
+	RoomAdmitDelay time.Duration
+}
+
+func (p *Room) read(r *reader) { p.RoomAdmitDelay = r.duration("CATRACA_ROOM_ADMIT_DELAY", 0) }
+
+// Tickets signs ticket codes.
+type Tickets struct {
+	// TicketKey signs ticket codes.
+	TicketKey []Key
+}
+
+func (p *Tickets) read(r *reader) { p.TicketKey = r.keys("CATRACA_TICKET_KEY") }
+
+// PSP reaches the payment provider's API.
+type PSP struct {
 	// PSPURL and PSPAPIKey reach the payment provider (the simulator
 	// locally, with the key make dev generated).
 	PSPURL    string
 	PSPAPIKey string
-	// PSPWebhookSecrets verify webhook signatures; several during rotation.
-	PSPWebhookSecrets []Key
-	// RoomAdmitDelay starts waiting-room admission this long after the draw.
-	RoomAdmitDelay time.Duration
 	// PSPRate is the provider's operations-per-second quota we stay under.
 	PSPRate float64
-	// TicketKey signs ticket codes.
-	TicketKey []Key
-	// Mailbox is where confirmation emails are written locally ("" = log only).
-	Mailbox string
-	// MailFrom, when set, sends confirmation emails with SES from this address.
-	MailFrom string
+}
+
+func (p *PSP) read(r *reader) {
+	p.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
+	p.PSPAPIKey = r.required("CATRACA_PSP_API_KEY") // a secret: no default anywhere
+	p.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
+}
+
+// Queue is where checkout queues PSP calls once the quota is spent.
+type Queue struct {
 	// PSPQueueURL, when set, queues PSP calls on this SQS FIFO queue
 	// instead of the in-process queue.
 	PSPQueueURL string
-	// EdgeKVSARN, when set, is the CloudFront KeyValueStore the admit
-	// function keeps in sync (signing keys, gated events).
+}
+
+func (p *Queue) read(r *reader) { p.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL", "") }
+
+// Webhooks verify the PSP's signed webhooks.
+type Webhooks struct {
+	// PSPWebhookSecrets verify webhook signatures; several during rotation.
+	PSPWebhookSecrets []Key
+}
+
+func (p *Webhooks) read(r *reader) { p.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS") }
+
+// Mail sends ticket and transfer emails.
+type Mail struct {
+	// Mailbox is where emails are written locally ("" = log only).
+	Mailbox string
+	// MailFrom, when set, sends emails with SES from this address.
+	MailFrom string
+}
+
+func (p *Mail) read(r *reader) {
+	p.Mailbox = r.str("CATRACA_MAILBOX", "")
+	p.MailFrom = r.str("CATRACA_MAIL_FROM", "")
+}
+
+// Edge is the CloudFront KeyValueStore the edge function reads.
+type Edge struct {
+	// EdgeKVSARN, when set, is the store the admit function keeps in sync
+	// (signing keys, gated events).
 	EdgeKVSARN string
 }
+
+func (p *Edge) read(r *reader) { p.EdgeKVSARN = r.str("CATRACA_EDGE_KVS_ARN", "") }
 
 // Key is one HMAC key with the id that travels in the JWT header.
 type Key struct {
@@ -96,158 +235,56 @@ type Key struct {
 	Secret []byte
 }
 
-// Load reads the configuration from the process environment.
-func Load() (Config, error) { return FromLookup(os.LookupEnv) }
+// part is one group of settings; read fills it through r.
+type part interface{ read(r *reader) }
 
-// FromLookup reads the configuration through lookup, so tests can pass a map.
-func FromLookup(lookup func(string) (string, bool)) (Config, error) {
-	r := reader{lookup: lookup}
-	c := Config{
-		Env:             r.str("CATRACA_ENV", "local"),
-		HTTPAddr:        r.str("CATRACA_HTTP_ADDR", "127.0.0.1:8080"),
-		PublicURL:       r.str("CATRACA_PUBLIC_URL", "http://localhost:8080"),
-		CatalogDSN:      r.required("CATRACA_CATALOG_DSN"),
-		RedisAddr:       r.str("CATRACA_REDIS_ADDR", "127.0.0.1:6379"),
-		RedisTLS:        r.boolean("CATRACA_REDIS_TLS", false),
-		RedisPrefix:     r.str("CATRACA_REDIS_PREFIX", ""),
-		DBMaxConns:      int32(r.integer("CATRACA_DB_MAX_CONNS", 8)),
-		DBMinConns:      int32(r.integer("CATRACA_DB_MIN_CONNS", 0)),
-		SessionTTL:      r.duration("CATRACA_SESSION_TTL", 2*time.Hour),
-		Argon2MemoryKiB: uint32(r.integer("CATRACA_ARGON2_MEMORY_KIB", 19*1024)),
-		Argon2Time:      uint32(r.integer("CATRACA_ARGON2_TIME", 2)),
-		MaxBodyBytes:    int64(r.integer("CATRACA_MAX_BODY_BYTES", DefaultMaxBodyBytes)),
-		MaxLayoutBytes:  int64(r.integer("CATRACA_MAX_LAYOUT_BYTES", LayoutMaxBodyBytes)),
-		AuthPerIP:       r.integer("CATRACA_AUTH_PER_IP", 120),
-	}
-	c.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", c.CatalogDSN)
-	c.Shards = r.idMap("CATRACA_SHARD_DSNS", true)
-	c.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
-	c.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
-	c.PSPAPIKey = r.required("CATRACA_PSP_API_KEY") // a secret: no default anywhere
-	c.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
-	c.RoomAdmitDelay = r.duration("CATRACA_ROOM_ADMIT_DELAY", 0)
-	c.Mailbox = r.str("CATRACA_MAILBOX", "")
-	c.MailFrom = r.str("CATRACA_MAIL_FROM", "")
-	c.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL", "")
-	c.EdgeKVSARN = r.str("CATRACA_EDGE_KVS_ARN", "")
-	c.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS")
-	c.TicketKey = r.keys("CATRACA_TICKET_KEY")
-	c.SessionKeys = r.keys("CATRACA_SESSION_KEYS")
-	c.AdmissionKeys = r.keys("CATRACA_ADMISSION_KEYS")
-	if len(r.errs) > 0 {
-		return Config{}, fmt.Errorf("config: %w", errors.Join(r.errs...))
+// Load reads configuration T (Config, or one function's, such as Sweep)
+// from the process environment.
+func Load[T any]() (T, error) { return FromLookup[T](os.LookupEnv) }
+
+// FromLookup reads configuration T through lookup, so tests can pass a map.
+func FromLookup[T any](lookup func(string) (string, bool)) (T, error) {
+	var c T
+	r := &reader{lookup: lookup}
+	parts(&c, r)
+	if err := r.err(); err != nil {
+		var zero T
+		return zero, err
 	}
 	return c, nil
 }
 
-// ShardIDs returns the configured shard ids in ascending order.
-func (c Config) ShardIDs() []int {
-	ids := make([]int, 0, len(c.Shards))
-	for id := range c.Shards {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	return ids
+// Var is one environment variable a configuration reads.
+type Var struct {
+	Name     string
+	Required bool
 }
 
-type reader struct {
-	lookup func(string) (string, bool)
-	errs   []error
+// Vars lists the variables configuration c (a value such as API{}) reads,
+// in the order it reads them. infra/stacks gives each function exactly
+// these.
+func Vars(c any) []Var {
+	v := reflect.New(reflect.TypeOf(c))
+	r := &reader{lookup: func(string) (string, bool) { return "", false }}
+	parts(v.Interface(), r)
+	return r.vars
 }
 
-func (r *reader) str(name, def string) string {
-	if v, ok := r.lookup(name); ok && v != "" {
-		return v
+// parts reads every part of the struct ptr points at (or ptr itself).
+func parts(ptr any, r *reader) {
+	if p, ok := ptr.(part); ok {
+		p.read(r)
+		return
 	}
-	return def
-}
-
-func (r *reader) required(name string) string {
-	v := r.str(name, "")
-	if v == "" {
-		r.errs = append(r.errs, fmt.Errorf("%s is required", name))
+	v := reflect.ValueOf(ptr).Elem()
+	if v.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("config: %T is not a configuration", ptr))
 	}
-	return v
-}
-
-func (r *reader) integer(name string, def int) int {
-	v := r.str(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q: want a non-negative integer", name, v))
-	}
-	return n
-}
-
-func (r *reader) boolean(name string, def bool) bool {
-	v := r.str(name, "")
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q: want true or false", name, v))
-	}
-	return b
-}
-
-func (r *reader) duration(name string, def time.Duration) time.Duration {
-	v := r.str(name, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q: want a positive duration like 90s", name, v))
-	}
-	return d
-}
-
-// idMap parses "1=dsn,2=dsn".
-func (r *reader) idMap(name string, required bool) map[int]string {
-	out := map[int]string{}
-	v := r.str(name, "")
-	if v == "" {
-		if required {
-			r.errs = append(r.errs, fmt.Errorf("%s is required (e.g. 1=postgres://…,2=postgres://…)", name))
+	for i := range v.NumField() {
+		p, ok := v.Field(i).Addr().Interface().(part)
+		if !ok {
+			panic(fmt.Sprintf("config: field %s of %T is not a part", v.Type().Field(i).Name, ptr))
 		}
-		return out
+		p.read(r)
 	}
-	for _, part := range strings.Split(v, ",") {
-		idText, dsn, ok := strings.Cut(strings.TrimSpace(part), "=")
-		id, err := strconv.Atoi(idText)
-		if !ok || err != nil || id <= 0 || dsn == "" {
-			r.errs = append(r.errs, fmt.Errorf("%s: entry %q is not <positive id>=<dsn>", name, part))
-			continue
-		}
-		out[id] = dsn
-	}
-	return out
-}
-
-// keys parses "kid:base64secret,kid:base64secret"; the first one signs.
-func (r *reader) keys(name string) []Key {
-	v := r.str(name, "")
-	if v == "" {
-		r.errs = append(r.errs, fmt.Errorf("%s is required (kid:base64-secret[,kid:base64-secret])", name))
-		return nil
-	}
-	var keys []Key
-	for _, part := range strings.Split(v, ",") {
-		kid, b64, ok := strings.Cut(strings.TrimSpace(part), ":")
-		secret, err := base64.StdEncoding.DecodeString(b64)
-		if !ok || kid == "" || err != nil {
-			r.errs = append(r.errs, fmt.Errorf("%s: an entry is not kid:base64-secret", name))
-			continue
-		}
-		if len(secret) < 32 {
-			r.errs = append(r.errs, fmt.Errorf("%s: key %q is shorter than 32 bytes", name, kid))
-			continue
-		}
-		keys = append(keys, Key{ID: kid, Secret: secret})
-	}
-	return keys
 }

@@ -25,47 +25,66 @@ func HasSecretRefs(environ []string) bool {
 }
 
 // ResolveSecrets returns the CATRACA_* variables of environ whose values
-// held secret placeholders, with the placeholders replaced. fetch is called
-// once per secret id (one Secrets Manager call per secret at cold start).
+// held secret placeholders, with the placeholders replaced. A secret's value
+// may hold placeholders itself, resolved in turn (one level: the shard
+// topology, which names each cluster's password secret, is one such
+// secret). fetch is called once per secret id (one Secrets Manager call per
+// secret at cold start).
 func ResolveSecrets(ctx context.Context, environ []string, fetch func(ctx context.Context, id string) (string, error)) (map[string]string, error) {
-	cache := map[string]string{}
+	res := resolver{fetch: fetch, cache: map[string]string{}}
 	out := map[string]string{}
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, "CATRACA_") || !secretRef.MatchString(value) {
 			continue
 		}
-		var firstErr error
-		resolved := secretRef.ReplaceAllStringFunc(value, func(ref string) string {
-			m := secretRef.FindStringSubmatch(ref)
-			raw, ok := cache[m[1]]
-			if !ok {
-				var err error
-				if raw, err = fetch(ctx, m[1]); err != nil {
-					firstErr = fmt.Errorf("%s: read secret %s: %w", name, m[1], err)
-					return ""
-				}
-				cache[m[1]] = raw
+		for depth := 0; depth < 2 && secretRef.MatchString(value); depth++ {
+			var err error
+			if value, err = res.replace(ctx, value); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if m[2] == "" {
-				return raw
-			}
-			var fields map[string]any
-			if err := json.Unmarshal([]byte(raw), &fields); err != nil {
-				firstErr = fmt.Errorf("%s: secret %s is not JSON", name, m[1])
-				return ""
-			}
-			v, ok := fields[m[2]]
-			if !ok {
-				firstErr = fmt.Errorf("%s: secret %s has no field %q", name, m[1], m[2])
-				return ""
-			}
-			return fmt.Sprint(v)
-		})
-		if firstErr != nil {
-			return nil, firstErr
 		}
-		out[name] = resolved
+		if secretRef.MatchString(value) {
+			return nil, fmt.Errorf("%s: secrets refer to secrets more than one level deep", name)
+		}
+		out[name] = value
 	}
 	return out, nil
+}
+
+// resolver replaces placeholders, reading each secret once.
+type resolver struct {
+	fetch func(ctx context.Context, id string) (string, error)
+	cache map[string]string
+}
+
+func (res resolver) replace(ctx context.Context, value string) (string, error) {
+	var firstErr error
+	resolved := secretRef.ReplaceAllStringFunc(value, func(ref string) string {
+		m := secretRef.FindStringSubmatch(ref)
+		raw, ok := res.cache[m[1]]
+		if !ok {
+			var err error
+			if raw, err = res.fetch(ctx, m[1]); err != nil {
+				firstErr = fmt.Errorf("read secret %s: %w", m[1], err)
+				return ""
+			}
+			res.cache[m[1]] = raw
+		}
+		if m[2] == "" {
+			return raw
+		}
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(raw), &fields); err != nil {
+			firstErr = fmt.Errorf("secret %s is not JSON", m[1])
+			return ""
+		}
+		v, ok := fields[m[2]]
+		if !ok {
+			firstErr = fmt.Errorf("secret %s has no field %q", m[1], m[2])
+			return ""
+		}
+		return fmt.Sprint(v)
+	})
+	return resolved, firstErr
 }

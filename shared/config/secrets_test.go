@@ -26,7 +26,7 @@ func TestResolveSecrets(t *testing.T) {
 	env := []string{
 		"CATRACA_CATALOG_DSN=postgres://{{secret:arn:db#username}}:{{secret:arn:db#password}}@proxy:{{secret:arn:db#port}}/catalog",
 		"CATRACA_SESSION_KEYS=k1:{{secret:arn:key}}",
-		"CATRACA_ENV=aws",
+		"CATRACA_REDIS_TLS=true",
 		"OTHER={{secret:arn:db#password}}",
 	}
 	require.True(t, HasSecretRefs(env))
@@ -42,5 +42,24 @@ func TestResolveSecrets(t *testing.T) {
 	require.ErrorContains(t, err, "CATRACA_X")
 	_, err = ResolveSecrets(context.Background(), []string{"CATRACA_X={{secret:arn:db#nope}}"}, fetch)
 	require.ErrorContains(t, err, `no field "nope"`)
-	require.False(t, HasSecretRefs([]string{"CATRACA_ENV=local"}))
+	require.False(t, HasSecretRefs([]string{"CATRACA_REDIS_TLS=true"}))
+}
+
+// TestResolveSecretsInSecrets: the shard topology is a secret whose fields
+// refer to each cluster's password; both levels resolve, a third does not.
+func TestResolveSecretsInSecrets(t *testing.T) {
+	t.Parallel()
+	store := map[string]string{
+		"arn:topology": `{"shards":"1=postgres://u:{{secret:arn:db1#password}}@p1/s1,2=postgres://u:{{secret:arn:db2#password}}@p2/s2"}`,
+		"arn:db1":      `{"password":"one"}`,
+		"arn:db2":      `{"password":"two"}`,
+		"arn:loop":     `{{secret:arn:loop2}}`,
+		"arn:loop2":    `{{secret:arn:loop}}`,
+	}
+	fetch := func(_ context.Context, id string) (string, error) { return store[id], nil }
+	got, err := ResolveSecrets(context.Background(), []string{"CATRACA_SHARD_DSNS={{secret:arn:topology#shards}}"}, fetch)
+	require.NoError(t, err)
+	require.Equal(t, "1=postgres://u:one@p1/s1,2=postgres://u:two@p2/s2", got["CATRACA_SHARD_DSNS"])
+	_, err = ResolveSecrets(context.Background(), []string{"CATRACA_X={{secret:arn:loop}}"}, fetch)
+	require.ErrorContains(t, err, "more than one level")
 }

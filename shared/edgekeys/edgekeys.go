@@ -39,8 +39,8 @@ func Entries(session, admission []config.Key, gated []int64) map[string]string {
 }
 
 // Publish reads which events have their waiting room on now and syncs the
-// store with them and the signing keys of cfg.
-func Publish(ctx context.Context, events *event.Directory, store Store, cfg config.Config, now time.Time) error {
+// store with them and the session and admission signing keys.
+func Publish(ctx context.Context, events *event.Directory, store Store, session, admission []config.Key, now time.Time) error {
 	evs, err := events.WaitingRoomEvents(ctx, now)
 	if err != nil {
 		return fmt.Errorf("gated events: %w", err)
@@ -51,7 +51,7 @@ func Publish(ctx context.Context, events *event.Directory, store Store, cfg conf
 			gated = append(gated, e.ID)
 		}
 	}
-	return store.Sync(ctx, Entries(cfg.SessionKeys, cfg.AdmissionKeys, gated))
+	return store.Sync(ctx, Entries(session, admission, gated))
 }
 
 // Diff says what turns have into want: keys to put (new or changed, in key

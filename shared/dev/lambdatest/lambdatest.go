@@ -221,7 +221,6 @@ func Env(cfg config.Config) map[string]string {
 		shards += strconv.Itoa(id) + "=" + dsn
 	}
 	return map[string]string{
-		"CATRACA_ENV":                 cfg.Env,
 		"CATRACA_CATALOG_DSN":         cfg.CatalogDSN,
 		"CATRACA_SHARD_DSNS":          shards,
 		"CATRACA_REDIS_ADDR":          cfg.RedisAddr,

@@ -134,7 +134,7 @@ func (s *Stack) PublishKeys(ctx context.Context) { s.publishKeys(ctx) }
 // whose waiting room is on (in AWS the admit function does the same with the
 // real KeyValueStore).
 func (s *Stack) publishKeys(ctx context.Context) {
-	if err := edgekeys.Publish(ctx, s.App.Events, s.KVS, s.App.Config, time.Now()); err != nil && ctx.Err() == nil {
+	if err := edgekeys.Publish(ctx, s.App.Events, s.KVS, s.App.Config.SessionKeys, s.App.Config.AdmissionKeys, time.Now()); err != nil && ctx.Err() == nil {
 		s.App.Logger.Warn("publish edge keys", "err", err)
 	}
 }

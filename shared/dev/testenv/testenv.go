@@ -210,27 +210,19 @@ func Config(t testing.TB, d Databases) config.Config {
 // BaseConfig is a configuration with fresh random keys, cheap password
 // hashing and no databases yet (tests and the simulator fill them in).
 func BaseConfig() config.Config {
-	return config.Config{
-		Env:               "test",
-		HTTPAddr:          "127.0.0.1:0",
-		PublicURL:         "http://localhost",
-		Shards:            map[int]string{},
-		ShardReads:        map[int]string{},
-		DBMaxConns:        32,
-		RedisPrefix:       "t" + randomHex(4) + ":",
-		SessionKeys:       []config.Key{NewKey("s1")},
-		AdmissionKeys:     []config.Key{NewKey("a1")},
-		SessionTTL:        time.Hour,
-		Argon2MemoryKiB:   1024,
-		Argon2Time:        1,
-		MaxBodyBytes:      config.DefaultMaxBodyBytes,
-		MaxLayoutBytes:    config.LayoutMaxBodyBytes,
-		AuthPerIP:         1_000_000, // every test client is 127.0.0.1
-		PSPAPIKey:         "sk_test_" + randomHex(16),
-		PSPWebhookSecrets: []config.Key{NewKey("w1")},
-		PSPRate:           50,
-		TicketKey:         []config.Key{NewKey("t1")},
-	}
+	c := config.Config{}
+	c.PublicURL = "http://localhost"
+	c.Shards, c.ShardReads = map[int]string{}, map[int]string{}
+	c.DBMaxConns = 32
+	c.RedisPrefix = "t" + randomHex(4) + ":"
+	c.SessionKeys, c.AdmissionKeys, c.SessionTTL = []config.Key{NewKey("s1")}, []config.Key{NewKey("a1")}, time.Hour
+	c.Argon2MemoryKiB, c.Argon2Time = 1024, 1
+	c.MaxBodyBytes, c.MaxLayoutBytes = config.DefaultMaxBodyBytes, config.LayoutMaxBodyBytes
+	c.AuthPerIP = 1_000_000 // every test client is 127.0.0.1
+	c.PSPAPIKey, c.PSPRate = "sk_test_"+randomHex(16), 50
+	c.PSPWebhookSecrets = []config.Key{NewKey("w1")}
+	c.TicketKey = []config.Key{NewKey("t1")}
+	return c
 }
 
 // NewKey returns a random 32-byte key with id kid.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -11,14 +12,29 @@ import (
 	"github.com/catraca/catraca/shared/config"
 )
 
-// LoadConfig reads the configuration of a Lambda: {{secret:…}}
-// placeholders in the environment are filled from AWS Secrets Manager
-// first, once per cold start.
-func LoadConfig(ctx context.Context) (config.Config, error) {
+// Load reads configuration T (one function's, e.g. config.Sweep) for a
+// Lambda: {{secret:…}} placeholders in the environment are filled from AWS
+// Secrets Manager first, once per cold start.
+func Load[T any](ctx context.Context) (T, error) {
 	if err := resolveSecrets(ctx); err != nil {
-		return config.Config{}, err
+		var zero T
+		return zero, err
 	}
-	return config.Load()
+	return config.Load[T]()
+}
+
+// MustLoad is Load for a Lambda's main: it exits on error, before the
+// runtime asks for an invocation.
+func MustLoad[T any](ctx context.Context) T {
+	return Must(Load[T](ctx))
+}
+
+// Must returns v, or exits a Lambda's main on a set-up error.
+func Must[T any](v T, err error) T {
+	if err != nil {
+		log.Fatal(err)
+	}
+	return v
 }
 
 // resolveSecrets fills the placeholders; without any (the local stack) it

@@ -1,0 +1,78 @@
+package config
+
+// What each deployed function (a folder of functions/) loads: only the
+// parts its code uses, so a missing or wrong variable of another function
+// cannot stop it, and infra/stacks gives it only these variables and
+// secrets (the sweeper never sees the PSP key or the session keys).
+type (
+	// API serves every /api route but the PSP's webhooks.
+	API struct {
+		Site
+		HTTP
+		Database
+		Readers
+		Redis
+		Sessions
+		Passwords
+		Admission
+		Tickets
+		PSP
+		Queue
+		Mail
+	}
+	// Admit runs the waiting room and publishes the edge's keys.
+	Admit struct {
+		Database
+		Redis
+		Sessions
+		Admission
+		Room
+		Edge
+	}
+	// Sweep releases expired holds.
+	Sweep struct {
+		Database
+		Redis
+	}
+	// PSPWebhook applies the PSP's signed webhooks.
+	PSPWebhook struct {
+		Site
+		HTTP
+		Database
+		Redis
+		Tickets
+		Webhooks
+	}
+	// PSPQueue creates queued payments at the PSP.
+	PSPQueue struct {
+		Site
+		Database
+		Redis
+		PSP
+	}
+	// Fulfil sends ticket emails and refunds from the outbox.
+	Fulfil struct {
+		Site
+		Database
+		Redis
+		PSP
+		Mail
+	}
+	// Reconcile replays the PSP's recent events.
+	Reconcile struct {
+		Database
+		Redis
+		PSP
+		Tickets
+	}
+	// Migrate migrates the catalog and the shards.
+	Migrate struct {
+		Database
+	}
+)
+
+// Functions maps each function's name to its configuration.
+var Functions = map[string]any{
+	"api": API{}, "admit": Admit{}, "sweep": Sweep{}, "pspwebhook": PSPWebhook{},
+	"pspqueue": PSPQueue{}, "fulfil": Fulfil{}, "reconcile": Reconcile{}, "migrate": Migrate{},
+}
