@@ -153,9 +153,28 @@ func newServer(d Deps) *Server {
 	s.route("PUT /api/events/{id}/waiting-room", s.setWaitingRoom)
 	s.entryRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := s.allowed(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.fail(w, r, problem.New(http.StatusMethodNotAllowed, "method-not-allowed",
+				r.Method+" is not allowed on "+r.URL.Path+"; use "+allow+"."))
+			return
+		}
 		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
 	})
 	return s
+}
+
+// allowed lists the methods the path of r has routes for, "" if none: a
+// known path asked with another method is a 405 with Allow (RFC 9110), not
+// a 404.
+func (s *Server) allowed(r *http.Request) string {
+	var methods []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if _, pattern := s.mux.Handler(&http.Request{Method: m, URL: r.URL, Host: r.Host}); pattern != "/" {
+			methods = append(methods, m)
+		}
+	}
+	return strings.Join(methods, ", ")
 }
 
 // handlerFunc is a handler that may fail; route translates its errors.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -162,6 +163,30 @@ func TestAPITestsValidateResponses(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A documented path asked with a method it does not list is a 405 problem
+// whose Allow header names the document's methods (GET with HEAD).
+func TestOpenAPIMethodsAreAllowed(t *testing.T) {
+	t.Parallel()
+	doc := loadOpenAPI(t)
+	srv := serve(t, apptest.New(t, 1))
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for p, item := range doc.Paths.Map() {
+		var allow []string
+		for method := range item.Operations() {
+			allow = append(allow, method)
+			if method == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+		path := param.ReplaceAllString(p, "1")
+		r := call(t, srv, http.MethodPatch, path, "", nil)
+		requireProblem(t, r, http.StatusMethodNotAllowed, "method-not-allowed")
+		got := strings.Split(r.Header.Get("Allow"), ", ")
+		require.ElementsMatch(t, allow, got, p)
+	}
+	requireProblem(t, call(t, srv, http.MethodPatch, "/api/nope", "", nil), http.StatusNotFound, "not-found")
 }
 
 func TestOpenAPIServed(t *testing.T) {
