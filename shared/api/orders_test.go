@@ -236,6 +236,7 @@ func TestWebhookSignature(t *testing.T) {
 	post := func(sig string) response {
 		req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(body))
 		req.Header.Set("PSP-Signature", sig)
+		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()

@@ -292,6 +292,7 @@ func TestUnmatchedChargesAreRefundedAndNeverBlock(t *testing.T) {
 	body, _ := json.Marshal(psp.Event{ID: "evt_stray", Type: psp.EventSucceeded, Created: time.Now(), Payment: stray})
 	req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(body))
 	req.Header.Set("PSP-Signature", psp.Sign(s.secret, time.Now(), body))
+	req.Header.Set("Content-Type", "application/json") // as the PSP sends it
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	res.Body.Close()
