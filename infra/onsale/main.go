@@ -41,7 +41,7 @@ func main() {
 	flag.IntVar(&o.CommitDelay, "commit-delay", 0, "Aurora-like commit latency: commit_delay (µs) on the shard databases (make bench uses 2000; 0: local commits)")
 	flag.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "stop after this long")
 	out := flag.String("out", "docs/onsale", "report folder")
-	admitDelay := flag.Duration("admit-delay", -1, "admission starts this long after the draw (default: onsale.AdmitDelay for -fans)")
+	admitDelay := flag.Duration("admit-delay", 0, "admission starts this long after the draw (fans learn their places meanwhile; 0: at the draw, they learn them while admission runs)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (stack and fans) here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -55,9 +55,6 @@ func main() {
 	log.SetFlags(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *admitDelay < 0 {
-		*admitDelay = onsale.AdmitDelay(o.Fans)
-	}
 	if err := run(ctx, o, *admitDelay, *out); err != nil {
 		log.Printf("onsale: %v", err)
 		pprof.StopCPUProfile()

@@ -144,16 +144,12 @@ func BenchmarkPeers(b *testing.B) {
 // mode (CATRACA_TEST_COMMIT_DELAY) it shows the latency that mode gives.
 func BenchmarkCommitLatency(b *testing.B) {
 	f := newFixture(b, 100, 100)
-	ctx := context.Background()
-	if _, err := f.shard.Exec(ctx, `CREATE TABLE commit_probe (id INT PRIMARY KEY, n INT NOT NULL); INSERT INTO commit_probe VALUES (1, 0)`); err != nil {
-		b.Fatal(err)
-	}
 	b.Run("one-row/commits", func(b *testing.B) {
 		for range b.N {
-			r := loadstat.Run(1, 300, func(int) error {
-				_, err := f.shard.Exec(ctx, `UPDATE commit_probe SET n = n + 1 WHERE id = 1`)
-				return err
-			})
+			r, err := loadstat.CommitLatency(context.Background(), f.shard, 300)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportMetric(float64(r.P50.Microseconds())/1000, "commit-p50-ms")
 			b.ReportMetric(float64(r.P99.Microseconds())/1000, "commit-p99-ms")
 			b.ReportMetric(r.PerSec, "commits/s")

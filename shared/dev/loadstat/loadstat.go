@@ -4,11 +4,15 @@
 package loadstat
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Result is what one run measured.
@@ -66,4 +70,30 @@ func Report(b *testing.B, r Result, unit string) {
 	if r.Errors > 0 {
 		b.ReportMetric(float64(r.Errors), "errors")
 	}
+}
+
+// Execer is a database handle (a pgx pool or connection).
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// CommitLatency measures what one commit costs in db: one client, n
+// transactions of one single-row UPDATE, on a probe table it creates and
+// drops. Under the Aurora-like mode (commit_delay, localenv.Env.SetCommitDelay)
+// it shows the latency that mode gives; the benchmarks and the on-sale
+// simulator print it beside their figures.
+func CommitLatency(ctx context.Context, db Execer, n int) (Result, error) {
+	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS commit_probe (id INT PRIMARY KEY, n INT NOT NULL);
+		INSERT INTO commit_probe VALUES (1, 0) ON CONFLICT DO NOTHING`); err != nil {
+		return Result{}, fmt.Errorf("commit probe: %w", err)
+	}
+	defer db.Exec(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS commit_probe`)
+	r := Run(1, n, func(int) error {
+		_, err := db.Exec(ctx, `UPDATE commit_probe SET n = n + 1 WHERE id = 1`)
+		return err
+	})
+	if r.Errors > 0 {
+		return r, fmt.Errorf("commit probe: %d of %d commits failed", r.Errors, n)
+	}
+	return r, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/dev/stack"
 	"github.com/catraca/catraca/shared/event"
@@ -71,6 +72,9 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.measureCommits(ctx); err != nil {
+		return nil, err
+	}
 	// Accounts and events exist long before a real on-sale and their WAL
 	// is long checkpointed; so here, a pg-restart run's crash recovery
 	// replays the sale, not the set-up.
@@ -115,6 +119,9 @@ type run struct {
 	left   atomic.Int64     // tickets left to hold, as the main loop last counted
 	origin atomic.Int64     // queue requests that reached the API
 	tr     *http.Transport
+	// progress is the shared progress as the main loop last read it.
+	progress atomic.Pointer[fan.Progress]
+	shoppers sync.WaitGroup
 }
 
 type shopper struct {
@@ -122,6 +129,9 @@ type shopper struct {
 	place int64 // number in line
 	asked time.Time
 	done  bool
+	// learnt: the fan read its place after the draw; from then on only
+	// the main loop asks for its status.
+	learnt atomic.Bool
 }
 
 func (r *run) setup(ctx context.Context) error {
@@ -176,11 +186,19 @@ func (r *run) setup(ctx context.Context) error {
 	return nil
 }
 
-// AdmitDelay is how long after the draw admission should start for a room
-// of n fans on this machine: time for every fan to read its place (about
-// 2,500 reads a second here) before the sale's own load begins.
-func AdmitDelay(fans int) time.Duration {
-	return time.Duration(2+fans/2500) * time.Second
+// measureCommits records what one commit costs on the event's shard: the
+// latency the commit mode (Options.CommitDelay) gives.
+func (r *run) measureCommits(ctx context.Context) error {
+	db, err := r.st.App.Shards.ForEvent(ctx, r.event)
+	if err != nil {
+		return err
+	}
+	c, err := loadstat.CommitLatency(ctx, db, 200)
+	if err != nil {
+		return err
+	}
+	r.rep.CommitP50, r.rep.CommitP99 = ms(c.P50), ms(c.P99)
+	return nil
 }
 
 // saleDelay leaves time for the pre-queue joins before the draw.
@@ -236,12 +254,28 @@ func pool[T any](ctx context.Context, workers int, items []T, fn func(T)) {
 	wg.Wait()
 }
 
+// play runs the sale's steps: the pre-queue, the draw, then admission and
+// shopping until nothing is left, timed from the draw (what a fan feels)
+// and from admission start (what the waiting room controls).
 func (r *run) play(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	stopSampling := r.sample(ctx, start)
 	defer stopSampling()
+	r.prequeue(ctx)
+	r.rep.JoinSeconds = time.Since(start).Seconds()
+	drawn, admitting := r.awaitDraw(ctx)
+	r.rep.DrawAt, r.rep.AdmitAt = drawn.Sub(start).Seconds(), admitting.Sub(start).Seconds()
+	chaos := r.startChaos(ctx, admitting)
+	soldOutAt := r.sell(ctx, start, drawn)
+	r.rep.SellOutSeconds = soldOutAt.Sub(admitting).Seconds()
+	r.shoppers.Wait()
+	chaos()
+	r.rep.finish(r)
+	return r.rep, ctx.Err()
+}
 
-	// Pre-queue: everyone joins before the draw.
+// prequeue has everyone join before the draw.
+func (r *run) prequeue(ctx context.Context) {
 	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
 		if _, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
 			r.failed("queue.join gave up")
@@ -249,9 +283,11 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 		}
 		r.origin.Add(1)
 	})
-	r.rep.JoinSeconds = time.Since(start).Seconds()
+}
 
-	// Wait for the draw.
+// awaitDraw waits for the draw and returns when it was seen and when
+// admission starts (the stack's RoomAdmitDelay after it, 0 by default).
+func (r *run) awaitDraw(ctx context.Context) (drawn, admitting time.Time) {
 	for ctx.Err() == nil {
 		p, err := r.fans[0].Progress(ctx, r.event)
 		if err == nil && p.Phase == "drawn" {
@@ -259,83 +295,95 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	drawn := time.Now()
-	r.rep.DrawAt = drawn.Sub(start).Seconds()
-	// Admission starts a little after the draw (the stack's RoomAdmitDelay): the
-	// sale is timed from there.
-	admitting := drawn
+	drawn, admitting = time.Now(), time.Now()
 	if p, err := r.fans[0].Progress(ctx, r.event); err == nil && p.AdmitAt.After(drawn) {
 		admitting = p.AdmitAt
 	}
-	r.rep.AdmitAt = admitting.Sub(start).Seconds()
-	chaos := r.startChaos(ctx, admitting)
+	return drawn, admitting
+}
 
-	// Every fan reads its rank once after the draw (jittered by the pool);
-	// its place is the served count then plus the rank. From then on it
-	// asks for its own status only when the shared progress says the line
-	// reached it, or as the heartbeat (every 2.5 min) that keeps its place.
-	var shoppers sync.WaitGroup
-	var progress fan.Progress
-	var soldOutAt time.Time
-	ask := func(s *shopper) {
-		s.asked = time.Now()
-		st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
-		r.origin.Add(1)
-		if err != nil {
-			return
-		}
-		switch st.State {
-		case "admitted":
-			s.done = true
-			shoppers.Add(1)
-			go func() {
-				defer shoppers.Done()
-				began := time.Now()
-				freed := r.shop(ctx, s)
-				r.rep.mu.Lock()
-				r.rep.shops = append(r.rep.shops, shopTime{began.Sub(start).Seconds(), freed.Sub(began).Seconds()})
-				r.rep.mu.Unlock()
-			}()
-		case "soldout", "expired", "none":
-			s.done = true
-		default:
-			s.place = progress.Served + st.Position
-		}
-	}
+// sell lets every fan learn its place while admission runs, and polls the
+// fans near the front until nothing is left to hold; it returns when that
+// was. Learning a place is one status read per fan (100,000 take tens of
+// seconds on this machine): done in the background, it delays no turn but
+// that of a fan admitted before it read, who then learns it on that read.
+func (r *run) sell(ctx context.Context, start, drawn time.Time) (soldOutAt time.Time) {
+	r.progress.Store(&fan.Progress{})
+	learnt := make(chan struct{})
+	go func() {
+		defer close(learnt)
+		pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+			r.ask(ctx, s, start)
+			s.learnt.Store(true)
+		})
+		r.rep.LearnSeconds = time.Since(drawn).Seconds()
+	}()
+	defer func() { <-learnt }()
 	for ctx.Err() == nil {
-		if p, err := r.fans[0].Progress(ctx, r.event); err == nil {
-			progress = p
+		p, err := r.fans[0].Progress(ctx, r.event)
+		if err == nil {
+			r.progress.Store(&p)
 		}
 		left := r.remaining(ctx)
 		r.left.Store(left)
-		if progress.SoldOut || left == 0 {
-			soldOutAt = time.Now()
-			break
+		if p.SoldOut || left == 0 {
+			return time.Now()
 		}
-		var due []*shopper
-		for _, s := range r.fans {
-			if s.done {
-				continue
-			}
-			since := time.Since(s.asked)
-			if (s.place <= progress.Served+near(progress) && since > nearPoll) || since > heartbeat {
-				due = append(due, s)
-			}
-		}
+		due := r.due(*r.progress.Load())
 		if len(due) == 0 && allDone(r.fans) {
 			break
 		}
-		pool(ctx, r.o.Workers, due, ask)
+		pool(ctx, r.o.Workers, due, func(s *shopper) { r.ask(ctx, s, start) })
 		time.Sleep(nearPoll / 2)
 	}
-	if soldOutAt.IsZero() {
-		soldOutAt = time.Now()
+	return time.Now()
+}
+
+// due are the fans who know their place and should read their status now:
+// near the front every nearPoll, the others as the heartbeat that keeps
+// their place.
+func (r *run) due(progress fan.Progress) []*shopper {
+	var due []*shopper
+	for _, s := range r.fans {
+		if !s.learnt.Load() || s.done {
+			continue
+		}
+		since := time.Since(s.asked)
+		if (s.place <= progress.Served+near(progress) && since > nearPoll) || since > heartbeat {
+			due = append(due, s)
+		}
 	}
-	r.rep.SellOutSeconds = soldOutAt.Sub(admitting).Seconds()
-	shoppers.Wait()
-	chaos()
-	r.rep.finish(r)
-	return r.rep, ctx.Err()
+	return due
+}
+
+// ask reads a fan's status: admitted, it goes shopping; still waiting, its
+// place is the served count the shared progress last showed plus its
+// position (an underestimate while admission moves, so it asks early,
+// never late).
+func (r *run) ask(ctx context.Context, s *shopper, start time.Time) {
+	s.asked = time.Now()
+	st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
+	r.origin.Add(1)
+	if err != nil {
+		return
+	}
+	switch st.State {
+	case "admitted":
+		s.done = true
+		r.shoppers.Add(1)
+		go func() {
+			defer r.shoppers.Done()
+			began := time.Now()
+			freed := r.shop(ctx, s)
+			r.rep.mu.Lock()
+			r.rep.shops = append(r.rep.shops, shopTime{began.Sub(start).Seconds(), freed.Sub(began).Seconds()})
+			r.rep.mu.Unlock()
+		}()
+	case "soldout", "expired", "none":
+		s.done = true
+	default:
+		s.place = r.progress.Load().Served + st.Position
+	}
 }
 
 // near is how close to the front (in places past the shared, up to ~1 s
@@ -353,7 +401,7 @@ const heartbeat = 150 * time.Second
 
 func allDone(fans []*shopper) bool {
 	for _, s := range fans {
-		if !s.done {
+		if !s.learnt.Load() || !s.done {
 			return false
 		}
 	}
