@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestVerdict(t *testing.T) {
 	r := &results{samples: map[string]map[string]map[string][]float64{
@@ -10,20 +13,50 @@ func TestVerdict(t *testing.T) {
 		},
 		local: {"BenchmarkW": {"p50-ms": {10}, "p99-ms": {120}}},
 	}}
-	ratio := comparison{subject: "BenchmarkX/a/clients=%d", base: "BenchmarkX/b/clients=%d", metric: "ops/s", want: 5, at: []int{64}, modes: []string{aurora}}
-	if met, got := ratio.verdict(r); !met || got != "5.00× at 64 clients (aurora)" {
+	ratio := comparison{subject: "BenchmarkX/a/clients=%d", base: "BenchmarkX/b/clients=%d", metric: "ops/s", want: 5, at: []int{64}}
+	if met, got := ratio.verdict(r, aurora); !met || got != "5.00× at 64 clients" {
 		t.Errorf("medians 1000 vs 200 against ≥ 5×: met %v, %q", met, got)
 	}
+	if met, _ := ratio.verdict(r, local); met {
+		t.Error("a target met in a mode that did not measure it")
+	}
 	ratio.want = 5.01
-	if met, _ := ratio.verdict(r); met {
+	if met, _ := ratio.verdict(r, aurora); met {
 		t.Error("5.00× met a target of 5.01×")
 	}
-	tail := comparison{subject: "BenchmarkW", base: "BenchmarkW", metric: "p99-ms", baseMetric: "p50-ms", want: 10, atMost: true, at: []int{16}, modes: []string{local}}
-	if met, got := tail.verdict(r); met || got != "12.00× at 16 clients (local)" {
+	tail := comparison{subject: "BenchmarkW", base: "BenchmarkW", metric: "p99-ms", baseMetric: "p50-ms", want: 10, atMost: true, at: []int{16}}
+	if met, got := tail.verdict(r, local); met || got != "12.00× at 16 clients" {
 		t.Errorf("p99 12× p50 against ≤ 10×: met %v, %q", met, got)
 	}
-	missing := comparison{subject: "BenchmarkNone", base: "BenchmarkW", metric: "p99-ms", want: 10, atMost: true, at: []int{16}, modes: []string{local}}
-	if met, _ := missing.verdict(r); met {
+	missing := comparison{subject: "BenchmarkNone", base: "BenchmarkW", metric: "p99-ms", want: 10, atMost: true, at: []int{16}}
+	if met, _ := missing.verdict(r, local); met {
 		t.Error("a figure that was not measured met its target")
+	}
+}
+
+// TestTargetsEveryMode checks that each target gets one verdict line per
+// measured mode, a miss carrying its reason.
+func TestTargetsEveryMode(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {}, aurora: {}},
+		load: map[string]string{local: "1", aurora: "2"}, modes: []string{local, aurora}}
+	var b strings.Builder
+	writeTargets(&b, r)
+	for _, c := range comparisons {
+		if c.target == "" {
+			continue
+		}
+		for _, mode := range r.modes {
+			if !strings.Contains(b.String(), "| "+c.title+" | "+c.target+" | "+mode+" | ") {
+				t.Errorf("no %s line for %q", mode, c.title)
+			}
+		}
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "not met |") {
+			t.Errorf("a miss without its reason: %s", l)
+		}
+	}
+	if n := strings.Count(b.String(), "| GA holds beside the open-source peers'"); n != 2 {
+		t.Errorf("%d peers lines, want one per mode", n)
 	}
 }
