@@ -100,7 +100,7 @@ clean:
 onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
 	$(GO) run ./infra/onsale -fans 5000 $(ARGS)
 
-bench: ## every Go benchmark (3 runs, medians) and a 5,000-fan on-sale summary → docs/benchmarks.md
+bench: ## every Go benchmark (3 runs, medians) with local and Aurora-like commits, every target judged in both, and a 5,000-fan on-sale under the commit delay → docs/benchmarks.md
 	$(GO) run ./infra/benchreport -count 3 -onsale-fans 5000 ./shared/...
 
 MODEL_CHECKS ?= 200

@@ -41,12 +41,11 @@ func BenchmarkSeatHolds(b *testing.B) {
 		b.Run(fmt.Sprintf("baseline-update/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
 				reset()
-				r := loadstat.Run(clients, benchOps, func(seq int) error {
+				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
 					_, err := f.shard.Exec(ctx, `UPDATE event_seats SET status = 'held', hold_id = $3, held_until = now() + interval '5 minutes'
 						WHERE event_id = $1 AND seat_id = ANY($2)`, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1))
 					return err
 				})
-				loadstat.Report(b, r, "ops")
 			}
 		})
 		// The rows any hold must write (hold, seats, order, items) in one
@@ -54,26 +53,36 @@ func BenchmarkSeatHolds(b *testing.B) {
 		b.Run(fmt.Sprintf("writes-only/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
 				reset()
-				r := loadstat.Run(clients, benchOps, func(seq int) error {
+				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
 					_, err := f.shard.Exec(ctx, holdWrites, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1), strconv.Itoa(seq))
 					return err
 				})
-				loadstat.Report(b, r, "ops")
 			}
 		})
 		b.Run(fmt.Sprintf("hold/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
 				reset()
 				run++
-				r := loadstat.Run(clients, benchOps, func(seq int) error {
+				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
 					_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
 						Account: int64(run*1_000_000 + seq), Key: strconv.Itoa(seq), Seats: f.seats[seq*2 : seq*2+2]})
 					return err
 				})
-				loadstat.Report(b, r, "ops")
 			}
 		})
 	}
+}
+
+// measureCPU runs op benchOps times over clients and reports throughput,
+// latency and the CPU each operation cost in this process (the Go code
+// under test and the load generator) and in the shard's backends, so that a
+// gap between two figures can be placed in Go or in SQL.
+func measureCPU(b *testing.B, shard loadstat.Querier, unit string, clients int, op func(seq int) error) {
+	ctx := context.Background()
+	cpu := loadstat.StartCPU(ctx, shard)
+	r := loadstat.Run(clients, benchOps, op)
+	loadstat.ReportCPU(b, cpu.Stop(ctx), benchOps)
+	loadstat.Report(b, r, unit)
 }
 
 // holdWrites makes a hold's writes for seats $2 of event $1, account $3,

@@ -129,10 +129,9 @@ func BenchmarkPeers(b *testing.B) {
 						b.Fatal(err)
 					}
 					run++
-					r := loadstat.Run(clients, benchOps, func(seq int) error {
+					measureCPU(b, f.shard, "holds", clients, func(seq int) error {
 						return holds[name](int64(run*1_000_000 + seq))
 					})
-					loadstat.Report(b, r, "holds")
 				}
 			})
 		}
