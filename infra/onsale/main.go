@@ -117,8 +117,12 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	}
 	rep, err := onsale.Run(ctx, st, env, o)
 	fmt.Fprintln(os.Stderr)
-	if err != nil {
+	if rep == nil {
 		return err
+	}
+	if err != nil {
+		// A run cut short (the deadline, Ctrl-C) still says what it did.
+		rep.Violations = append(rep.Violations, "run ended early: "+err.Error())
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -130,6 +134,9 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 		}
 	}
 	fmt.Print(rep.Markdown())
+	if err != nil {
+		return err
+	}
 	if len(rep.Violations) > 0 {
 		return fmt.Errorf("%d invariant violations", len(rep.Violations))
 	}
