@@ -28,13 +28,13 @@ func ticketCookie(r *http.Request, eventID int64) *http.Cookie {
 }
 
 type queueView struct {
-	State      string     `json:"state"`
-	Position   int64      `json:"position,omitempty"`
-	Ahead      int64      `json:"ahead"`
-	ETASeconds int64      `json:"eta_seconds,omitempty"`
-	DrawAt     *time.Time `json:"draw_at,omitempty"`
-	OpensAt    *time.Time `json:"opens_at,omitempty"`
-	Message    string     `json:"message"`
+	State      queue.State `json:"state"`
+	Position   int64       `json:"position,omitempty"`
+	Ahead      int64       `json:"ahead"`
+	ETASeconds int64       `json:"eta_seconds,omitempty"`
+	DrawAt     *time.Time  `json:"draw_at,omitempty"`
+	OpensAt    *time.Time  `json:"opens_at,omitempty"`
+	Message    string      `json:"message"`
 	// Admission is the token to buy with, once admitted (also a cookie).
 	Admission        string     `json:"admission_token,omitempty"`
 	AdmissionExpires *time.Time `json:"admission_expires_at,omitempty"`
@@ -50,7 +50,7 @@ type poll struct {
 	StatusMs    int64  `json:"status_every_ms"`
 }
 
-func pollHints(eventID int64, state string) poll {
+func pollHints(eventID int64, state queue.State) poll {
 	base := "/api/events/" + itoa(eventID) + "/queue"
 	p := poll{ProgressURL: base + "/progress", ProgressMs: progressPoll.Milliseconds(), StatusURL: base,
 		StatusMs: (heartbeat + time.Duration(rand.IntN(10_000))*time.Millisecond).Milliseconds()}
@@ -58,21 +58,6 @@ func pollHints(eventID int64, state string) poll {
 		p.ProgressMs = 5000
 	}
 	return p
-}
-
-// limit applies the per-account token bucket on waiting-room calls. The IP
-// is only a secondary signal (carriers put many fans behind one address),
-// so it is not used here.
-func (s *Server) limit(r *http.Request, account int64) error {
-	wait, err := s.room.Allow(r.Context(), "acct:"+itoa(account), 20, 0.5)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		return problem.New(http.StatusTooManyRequests, "slow-down",
-			"Too many requests. There is no need to refresh: your place is kept and the page updates itself.").RetryIn(wait)
-	}
-	return nil
 }
 
 // restorePlace reads a valid queue ticket for this event and account.
@@ -131,14 +116,13 @@ func queueUnavailable(err error) error {
 	return p
 }
 
-// joinQueue serves POST /api/events/{id}/queue.
+// joinQueue serves POST /api/events/{id}/queue in one Redis round trip:
+// the session is checked on its signature alone (see signedSession), and
+// the join script also spends from the account's bucket.
 func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.signedSessionAndID(r)
 	if err != nil {
 		return err
-	}
-	if err := s.limit(r, sess.Account); err != nil {
-		return queueError(err)
 	}
 	place, err := s.room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
 	if err != nil {
@@ -172,33 +156,12 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // queueStatus serves GET /api/events/{id}/queue: the fan's own state and
-// leaveQueue serves DELETE /api/events/{id}/queue: a fan who is done (or
-// gives up) hands the shopping slot to the next fan now instead of when the
-// session times out. Leaving twice is fine.
-func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
-	if err != nil {
-		return err
-	}
-	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
-		return queueError(err)
-	}
-	// The queue ticket would put the fan back in line at the next status.
-	c := ticketCookie(r, id)
-	c.MaxAge = -1
-	http.SetCookie(w, c)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// heartbeat, and the admission token once admitted.
+// heartbeat, and the admission token once admitted. Like a join it costs
+// one Redis round trip, rate limit and ETA included.
 func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.signedSessionAndID(r)
 	if err != nil {
 		return err
-	}
-	if err := s.limit(r, sess.Account); err != nil {
-		return queueError(err)
 	}
 	st, err := s.room.Status(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
 	if err != nil {
@@ -228,6 +191,25 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// leaveQueue serves DELETE /api/events/{id}/queue: a fan who is done (or
+// gives up) hands the shopping slot to the next fan now instead of when the
+// session times out. Leaving twice is fine.
+func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
+		return queueError(err)
+	}
+	// The queue ticket would put the fan back in line at the next status.
+	c := ticketCookie(r, id)
+	c.MaxAge = -1
+	http.SetCookie(w, c)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // queueProgress serves GET /api/events/{id}/queue/progress: the shared
 // counters, the same for every fan, cached by CloudFront for a second.
 func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
@@ -249,9 +231,17 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// queueError maps the room's errors: an outage fails closed, an account
+// calling too often waits (the IP is not used: carriers put many fans
+// behind one address).
 func queueError(err error) error {
-	if errors.Is(err, queue.ErrUnavailable) {
+	var slow queue.SlowDown
+	switch {
+	case errors.Is(err, queue.ErrUnavailable):
 		return queueUnavailable(err)
+	case errors.As(err, &slow):
+		return problem.New(http.StatusTooManyRequests, "slow-down",
+			"Too many requests. There is no need to refresh: your place is kept and the page updates itself.").RetryIn(slow.Wait)
 	}
 	return err
 }

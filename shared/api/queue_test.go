@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/admission"
@@ -268,4 +270,106 @@ func TestRoomSequencesAnAttackerWouldTry(t *testing.T) {
 	}
 	requireProblem(t, last, http.StatusTooManyRequests, "slow-down")
 	require.NotEmpty(t, last.Header.Get("Retry-After"))
+}
+
+// tripsKey marks a request's context with the counter of its Redis round
+// trips; tripCounter, a go-redis hook, adds every command and every
+// pipeline sent under such a context.
+type tripsKey struct{}
+
+type tripCounter struct{}
+
+func (tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		countTrip(ctx)
+		return next(ctx, cmd)
+	}
+}
+
+func (tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		countTrip(ctx)
+		return next(ctx, cmds)
+	}
+}
+
+func countTrip(ctx context.Context) {
+	if n, ok := ctx.Value(tripsKey{}).(*atomic.Int64); ok {
+		n.Add(1)
+	}
+}
+
+// TestJoinAndStatusAreOneRedisRoundTrip counts the Redis round trips behind
+// each join and status request in the states a fan meets, the rate limit's
+// answer included: one each (issue 18). The session is checked on its
+// signature, the bucket and the ETA are in the script.
+func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := apptest.New(t, 1)
+	var trips atomic.Int64
+	a.Redis.AddHook(tripCounter{})
+	h := a.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tripsKey{}, &trips)))
+	}))
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+	venueID := importVenue(t, o, venue.Stadium("Trip Arena", "Natal", 20, 10))
+	gatedID := createEvent(t, o, venueID, "Gated", true)
+	openID := createEvent(t, o, venueID, "Open", false)
+	e, err := a.Events.Get(ctx, gatedID)
+	require.NoError(t, err)
+	e.WaitingRoom.Ceiling = 1
+	ctl := a.Admission()
+	tick := func() {
+		t.Helper()
+		_, err := ctl.Tick(ctx, e)
+		require.NoError(t, err)
+	}
+	gated, open := "/api/events/"+itoa(gatedID)+"/queue", "/api/events/"+itoa(openID)+"/queue"
+	call := func(f *fan, method, path string) response {
+		t.Helper()
+		trips.Store(0)
+		r := f.do(method, path, nil)
+		require.EqualValues(t, 1, trips.Load(), "%s %s answering %d %s: Redis round trips", method, path, r.Status, r.Raw)
+		return r
+	}
+	ana, bia, carol, warm := newFan(t, srv), newFan(t, srv), newFan(t, srv), newFan(t, srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	carol.signUp("carol@example.com")
+	warm.signUp("warm@example.com")
+	tick() // publishes and draws: the sale started an hour ago
+	// A Redis that has not seen a script yet costs one more trip to load it.
+	warm.do(http.MethodPost, gated, nil)
+	warm.do(http.MethodGet, gated, nil)
+	warm.do(http.MethodDelete, gated, nil)
+
+	require.Equal(t, "waiting", call(ana, http.MethodPost, gated).Body["state"])
+	require.Equal(t, "waiting", call(ana, http.MethodPost, gated).Body["state"], "joining again")
+	require.Equal(t, "waiting", call(ana, http.MethodGet, gated).Body["state"])
+	require.Equal(t, "waiting", call(carol, http.MethodPost, gated).Body["state"])
+	require.Equal(t, "waiting", call(bia, http.MethodPost, gated).Body["state"])
+	tick()
+	r := call(ana, http.MethodGet, gated)
+	require.Equal(t, "admitted", r.Body["state"])
+	require.NotEmpty(t, r.Body["admission_token"])
+	require.Equal(t, "admitted", call(ana, http.MethodPost, gated).Body["state"])
+	r = call(bia, http.MethodGet, gated)
+	require.Equal(t, "waiting", r.Body["state"])
+	require.EqualValues(t, 2, r.Body["position"])
+	require.EqualValues(t, 60, r.Body["eta_seconds"], "one ahead at one admission a minute: the ETA comes from the same script")
+	requireProblem(t, call(ana, http.MethodPost, open), http.StatusConflict, "no-waiting-room")
+	require.Equal(t, "closed", call(ana, http.MethodGet, open).Body["state"])
+	// The bucket (20 calls, then one every 2 s) answers in the same trip.
+	for range 20 {
+		if r = call(bia, http.MethodGet, gated); r.Status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	requireProblem(t, r, http.StatusTooManyRequests, "slow-down")
+	require.NotEmpty(t, r.Header.Get("Retry-After"))
 }

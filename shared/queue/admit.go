@@ -25,12 +25,12 @@ func newOwner() string {
 func (r *Room) Draw(ctx context.Context, eventID int64) (int, bool, error) {
 	owner := newOwner()
 	k := r.keys(eventID)
-	won, err := freezeScript.Run(ctx, r.rdb, k, owner, ms(r.now()), 60000).Int()
+	won, err := freezeScript.run(ctx, r, eventID, 0, owner, ms(r.now()), 60000).Int()
 	if err != nil || won == 0 {
 		return 0, false, unavailable(err)
 	}
 	var members []string
-	iter := r.rdb.SScan(ctx, k[9], 0, "", 10000).Iterator()
+	iter := r.rdb.SScan(ctx, k.frozen, 0, "", 10000).Iterator()
 	for iter.Next(ctx) {
 		members = append(members, iter.Val())
 	}
@@ -45,7 +45,7 @@ func (r *Room) Draw(ctx context.Context, eventID int64) (int, bool, error) {
 		for _, m := range chunk {
 			args = append(args, m)
 		}
-		ok, err := drawChunkScript.Run(ctx, r.rdb, k, args...).Int()
+		ok, err := drawChunkScript.run(ctx, r, eventID, 0, args...).Int()
 		if err != nil {
 			return 0, false, unavailable(err)
 		}
@@ -53,7 +53,7 @@ func (r *Room) Draw(ctx context.Context, eventID int64) (int, bool, error) {
 			return 0, false, nil // another ticker took the draw over
 		}
 	}
-	n, err := finishDrawScript.Run(ctx, r.rdb, k, owner, len(members)).Int()
+	n, err := finishDrawScript.run(ctx, r, eventID, 0, owner, len(members)).Int()
 	if err != nil {
 		return 0, false, unavailable(err)
 	}
@@ -92,84 +92,103 @@ func (r *Room) Tick(ctx context.Context, eventID int64, in TickInput) (TickResul
 	k := r.keys(eventID)
 	now := r.now()
 	var res TickResult
-	cfg, err := r.rdb.HGetAll(ctx, k[0]).Result()
+	var cfg, st *redis.MapStringStringCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cfg, st = p.HGetAll(ctx, k.cfg), p.HGetAll(ctx, k.st)
+		return nil
+	})
 	if err != nil {
 		return res, unavailable(err)
 	}
-	if cfg["enabled"] != "1" {
+	c, s := fields(cfg.Val()), fields(st.Val())
+	if c.str("enabled") != "1" {
 		return res, nil
 	}
-	num := func(m map[string]string, f string) int64 { n, _ := strconv.ParseInt(m[f], 10, 64); return n }
-	if now.UnixMilli() >= num(cfg, "draw") {
+	if ms(now) >= c.num("draw") && s.str("phase") != "drawn" {
 		if res.Drawn, _, err = r.Draw(ctx, eventID); err != nil {
 			return res, err
 		}
 	}
-	st, err := r.rdb.HGetAll(ctx, k[1]).Result()
+	ceiling, healthy, err := r.adjustCeiling(ctx, k, now, c.num("ceiling"), s)
 	if err != nil {
-		return res, unavailable(err)
-	}
-	maxCeiling := num(cfg, "ceiling")
-	ceiling := num(st, "ceiling")
-	if ceiling == 0 || ceiling > maxCeiling {
-		ceiling = maxCeiling // a lowered setting applies now, not after a backoff
-	}
-	// The ceiling follows backend health reported by the hold endpoint,
-	// judged once per adjustPeriod however often the controller ticks.
-	healthy := true
-	if now.UnixMilli()-num(st, "adjusted") >= adjustPeriod.Milliseconds() {
-		health, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HGetAll(ctx, k[8])
-			p.Del(ctx, k[8])
-			return nil
-		})
-		if err != nil {
-			return res, unavailable(err)
-		}
-		h := health[0].(*redis.MapStringStringCmd).Val()
-		if n := num(h, "n"); n > 0 {
-			avg := time.Duration(num(h, "lat_us")/n) * time.Microsecond
-			healthy = avg <= healthyLatency && float64(num(h, "err"))/float64(n) <= healthyErrorRate
-		}
-		active, err := r.rdb.ZCount(ctx, k[5], strconv.FormatInt(now.UnixMilli(), 10), "+inf").Result()
-		if err != nil {
-			return res, unavailable(err)
-		}
-		switch {
-		case !healthy:
-			ceiling = max(maxCeiling/10, 1, int64(float64(ceiling)*decrease))
-		case active >= ceiling*9/10:
-			ceiling = min(maxCeiling, ceiling+max(1, maxCeiling/20))
-		}
-		if err := r.rdb.HSet(ctx, k[1], "ceiling", ceiling, "adjusted", now.UnixMilli()).Err(); err != nil {
-			return res, unavailable(err)
-		}
+		return res, err
 	}
 	// When the active count itself was lost, admit only at the steady
 	// turnover rate until every pre-loss session would have expired.
 	var capPerTick int64
-	if until := num(st, "recovering_until"); until > now.UnixMilli() {
+	if until := s.num("recovering_until"); until > ms(now) {
 		res.Recovering = true
-		ttl := max(num(cfg, "active_ttl"), 1)
-		capPerTick = max(1, ceiling*max(in.Interval.Milliseconds(), 1)/ttl)
+		capPerTick = max(1, ceiling*max(in.Interval.Milliseconds(), 1)/max(c.num("active_ttl"), 1))
 		if !healthy {
-			capPerTick = -1
+			in.Paused = true
 		}
 	}
-	flag := func(b bool) string {
-		if b {
-			return "1"
-		}
-		return "0"
-	}
-	paused := in.Paused || capPerTick < 0
-	v, err := tickScript.Run(ctx, r.rdb, k, now.UnixMilli(), num(cfg, "abandon"), num(cfg, "active_ttl"),
-		num(cfg, "admission_ttl"), max(capPerTick, 0), flag(in.SoldOut), flag(paused)).Int64Slice()
+	v, err := tickScript.run(ctx, r, eventID, 0, ms(now), c.num("abandon"), c.num("active_ttl"),
+		c.num("admission_ttl"), capPerTick, flag(in.SoldOut), flag(in.Paused)).Int64Slice()
 	if err != nil {
 		return res, unavailable(err)
 	}
 	res.Admitted, res.Active, res.Waiting, res.Ceiling = v[0], v[1], v[2], v[3]
 	return res, nil
+}
+
+// fields are a Redis hash as read.
+type fields map[string]string
+
+func (f fields) str(name string) string { return f[name] }
+
+func (f fields) num(name string) int64 {
+	n, _ := strconv.ParseInt(f[name], 10, 64)
+	return n
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// adjustCeiling returns the ceiling for this tick and whether the backend
+// looked healthy. The ceiling follows the health the hold endpoint
+// reports, judged once per adjustPeriod however often the controller
+// ticks, and never exceeds the configured one (a lowered setting applies
+// now, not after a backoff).
+func (r *Room) adjustCeiling(ctx context.Context, k roomKeys, now time.Time, configured int64, st fields) (int64, bool, error) {
+	ceiling := st.num("ceiling")
+	if ceiling == 0 || ceiling > configured {
+		ceiling = configured
+	}
+	if ms(now)-st.num("adjusted") < adjustPeriod.Milliseconds() {
+		return ceiling, true, nil
+	}
+	var health *redis.MapStringStringCmd
+	var active *redis.IntCmd
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		health = p.HGetAll(ctx, k.health)
+		p.Del(ctx, k.health)
+		active = p.ZCount(ctx, k.active, strconv.FormatInt(ms(now), 10), "+inf")
+		return nil
+	})
+	if err != nil {
+		return 0, false, unavailable(err)
+	}
+	h := fields(health.Val())
+	healthy := true
+	if n := h.num("n"); n > 0 {
+		avg := time.Duration(h.num("lat_us")/n) * time.Microsecond
+		healthy = avg <= healthyLatency && float64(h.num("err"))/float64(n) <= healthyErrorRate
+	}
+	switch {
+	case !healthy:
+		ceiling = max(configured/10, 1, int64(float64(ceiling)*decrease))
+	case active.Val() >= ceiling*9/10:
+		ceiling = min(configured, ceiling+max(1, configured/20))
+	}
+	if err := r.rdb.HSet(ctx, k.st, "ceiling", ceiling, "adjusted", ms(now)).Err(); err != nil {
+		return 0, false, unavailable(err)
+	}
+	return ceiling, healthy, nil
 }
 
 // Recover marks an event whose Redis state was lost: place numbers restart
@@ -178,7 +197,7 @@ func (r *Room) Tick(ctx context.Context, eventID int64, in TickInput) (TickResul
 func (r *Room) Recover(ctx context.Context, eventID int64, activeTTL time.Duration) error {
 	k := r.keys(eventID)
 	now := r.now()
-	err := r.rdb.HSet(ctx, k[1], "phase", "drawn", "recovering_until", now.Add(activeTTL).UnixMilli(),
+	err := r.rdb.HSet(ctx, k.st, "phase", "drawn", "recovering_until", now.Add(activeTTL).UnixMilli(),
 		"seq", now.UnixMilli()).Err()
 	return unavailable(err)
 }
@@ -186,7 +205,7 @@ func (r *Room) Recover(ctx context.Context, eventID int64, activeTTL time.Durati
 // RecordHold reports one hold attempt's latency and whether the backend
 // failed, for the adaptive ceiling. Fans' own mistakes are not failures.
 func (r *Room) RecordHold(ctx context.Context, eventID int64, latency time.Duration, failed bool) error {
-	k := r.keys(eventID)[8]
+	k := r.keys(eventID).health
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HIncrBy(ctx, k, "n", 1)
 		p.HIncrBy(ctx, k, "lat_us", latency.Microseconds())
@@ -199,18 +218,10 @@ func (r *Room) RecordHold(ctx context.Context, eventID int64, latency time.Durat
 	return unavailable(err)
 }
 
-var leaseScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`)
-
 // Lease lets one controller tick an event: the holder renews it each tick,
 // others skip while it lasts. Correctness does not depend on it (every
 // tick is atomic); it only avoids doing the work twice.
 func (r *Room) Lease(ctx context.Context, eventID int64, owner string, ttl time.Duration) (bool, error) {
-	key := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:lease"
-	n, err := leaseScript.Run(ctx, r.rdb, []string{key}, owner, ttl.Milliseconds()).Int()
+	n, err := leaseScript.run(ctx, r, eventID, 0, owner, ttl.Milliseconds()).Int()
 	return n == 1, unavailable(err)
 }

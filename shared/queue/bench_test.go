@@ -17,7 +17,7 @@ import (
 func BenchmarkRawRedis(b *testing.B) {
 	f := newRoom(&testing.T{}, 900, Settings{Ceiling: 10})
 	ctx := context.Background()
-	key := f.room.keys(900)[3]
+	key := f.room.keys(900).q
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("zadd/clients=%d", clients), func(b *testing.B) {
 			for i := range b.N {

@@ -13,51 +13,60 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/ratelimit"
 )
 
 // ErrUnavailable means Redis could not be reached: the room fails closed.
 var ErrUnavailable = errors.New("waiting room unavailable")
 
+// SlowDown is the error of a join or status call whose account spent its
+// bucket (fanBurst, then fanRefill a second): retry after Wait.
+type SlowDown struct{ Wait time.Duration }
+
+func (e SlowDown) Error() string {
+	return "waiting-room calls too frequent: retry in " + e.Wait.String()
+}
+
+// The bucket every account spends from on joins and status calls, per
+// event: a browser polls far below it, a refresh loop does not.
+const (
+	fanBurst  = 20
+	fanRefill = 0.5 // tokens per second
+)
+
+// State is where a fan stands in an event's waiting room. The join and
+// status scripts return these words (TestScriptsReturnKnownStates).
+type State string
+
 // States a fan can be in.
 const (
-	StateClosed   = "closed"   // no waiting room, or not configured yet
-	StateNotYet   = "notyet"   // the pre-queue is not open yet
-	StatePrequeue = "prequeue" // joined before the draw
-	StateWaiting  = "waiting"  // in line after the draw
-	StateAdmitted = "admitted" // may buy: pick up the admission token
-	StateExpired  = "expired"  // admitted earlier, token pickup window gone
-	StateSoldOut  = "soldout"
-	StateNone     = "none" // not in this queue (never joined, or abandoned)
+	StateClosed   State = "closed"   // no waiting room, or not configured yet
+	StateNotYet   State = "notyet"   // the pre-queue is not open yet
+	StatePrequeue State = "prequeue" // joined before the draw
+	StateWaiting  State = "waiting"  // in line after the draw
+	StateAdmitted State = "admitted" // may buy: pick up the admission token
+	StateExpired  State = "expired"  // admitted earlier, token pickup window gone
+	StateSoldOut  State = "soldout"
+	StateNone     State = "none" // not in this queue (never joined, or abandoned)
 )
+
+// slow is the scripts' first word when the account's bucket is empty.
+const slow = "slow"
 
 // Room is the waiting room of every event, on one Redis.
 type Room struct {
 	rdb    redis.UniversalClient
 	prefix string
-	limits *ratelimit.Limiter
 	now    func() time.Time
 }
 
 // New returns a room on rdb; prefix starts every key.
 func New(rdb redis.UniversalClient, prefix string) *Room {
-	return &Room{rdb: rdb, prefix: prefix, limits: ratelimit.New(rdb, prefix), now: time.Now}
-}
-
-func (r *Room) keys(eventID int64) []string {
-	tag := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
-	names := []string{"cfg", "st", "pre", "q", "seen", "active", "adm", "ticks", "health", "frozen", "placed"}
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = tag + n
-	}
-	return out
+	return &Room{rdb: rdb, prefix: prefix, now: time.Now}
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
@@ -117,9 +126,9 @@ func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bo
 	}
 	var created *redis.BoolCmd
 	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k[0], "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "admit", max(ms(s.AdmitFrom), ms(s.DrawAt)), "ceiling", s.Ceiling,
+		p.HSet(ctx, k.cfg, "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "admit", max(ms(s.AdmitFrom), ms(s.DrawAt)), "ceiling", s.Ceiling,
 			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds())
-		created = p.HSetNX(ctx, k[1], "created", ms(r.now()))
+		created = p.HSetNX(ctx, k.st, "created", ms(r.now()))
 		return nil
 	})
 	if err != nil {
@@ -130,7 +139,7 @@ func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bo
 
 // Place is a fan's place as Join reports it.
 type Place struct {
-	State string
+	State State
 	// Number is the fan's place number after the draw (not the position:
 	// positions are dense ranks, see Status).
 	Number int64
@@ -141,10 +150,15 @@ type Place struct {
 	Turn int64
 }
 
-func (r *Room) run(ctx context.Context, s *redis.Script, eventID int64, args ...any) ([]any, error) {
-	v, err := s.Run(ctx, r.rdb, r.keys(eventID), args...).Slice()
+// fanCall runs the join or status script for account: one round trip,
+// which also spends from the account's bucket.
+func (r *Room) fanCall(ctx context.Context, s script, eventID, account, restore int64, now time.Time) ([]any, error) {
+	v, err := s.run(ctx, r, eventID, account, account, ms(now), restore, fanBurst, fanRefill).Slice()
 	if err != nil {
 		return nil, unavailable(err)
+	}
+	if v[0] == slow {
+		return nil, SlowDown{Wait: time.Duration(asInt(v[1])) * time.Millisecond}
 	}
 	return v, nil
 }
@@ -156,13 +170,14 @@ func asInt(v any) int64 {
 
 // Join puts account in line once; a repeated join returns the same place.
 // restore is the place number of a signed queue ticket (0 if none): when
-// Redis lost the queue, the fan goes back near their place.
+// Redis lost the queue, the fan goes back near their place. It is one
+// round trip, and SlowDown when the account calls too often.
 func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place, error) {
-	v, err := r.run(ctx, joinScript, eventID, account, ms(r.now()), restore)
+	v, err := r.fanCall(ctx, joinScript, eventID, account, restore, r.now())
 	if err != nil {
 		return Place{}, err
 	}
-	p := Place{State: v[0].(string)}
+	p := Place{State: State(v[0].(string))}
 	switch p.State {
 	case StateWaiting:
 		p.Number = asInt(v[1])
@@ -177,7 +192,7 @@ func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place
 
 // Status is what a fan sees while waiting.
 type Status struct {
-	State     string
+	State     State
 	Position  int64 // dense rank, 1 = next
 	Ahead     int64
 	ETA       time.Duration
@@ -188,13 +203,15 @@ type Status struct {
 	Turn int64
 }
 
-// Status reports account's state and counts as a heartbeat.
+// Status reports account's state and counts as a heartbeat: one round
+// trip, ETA included, and SlowDown when the account calls too often.
 func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Status, error) {
-	v, err := r.run(ctx, statusScript, eventID, account, ms(r.now()), restore)
+	now := r.now()
+	v, err := r.fanCall(ctx, statusScript, eventID, account, restore, now)
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{State: v[0].(string), Position: asInt(v[1]), Ahead: asInt(v[2])}
+	st := Status{State: State(v[0].(string)), Position: asInt(v[1]), Ahead: asInt(v[2])}
 	if exp := asInt(v[3]); exp > 0 {
 		st.AdmitTill = time.UnixMilli(exp).UTC()
 	}
@@ -202,10 +219,9 @@ func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Sta
 		st.Turn = asInt(v[4])
 	}
 	if st.State == StateWaiting {
-		p, err := r.Progress(ctx, eventID)
-		if err != nil {
-			return Status{}, err
-		}
+		var p Progress
+		p.setRate(asInt(v[5]), asInt(v[6]), now)
+		p.setCeiling(asInt(v[7]), asInt(v[8]), asInt(v[9]))
 		st.ETA = p.ETA(st.Ahead)
 	}
 	return st, nil
@@ -243,20 +259,35 @@ func (p Progress) ETA(ahead int64) time.Duration {
 	return time.Duration(math.Ceil(float64(ahead)/perMin*60)) * time.Second
 }
 
+// setRate sets the measured admission rate: the admissions of the minute
+// up to the last tick (at, ms), none when that tick is a minute old.
+func (p *Progress) setRate(admitted, at int64, now time.Time) {
+	if ms(now)-at < time.Minute.Milliseconds() {
+		p.RatePerMin = admitted
+	}
+}
+
+// setCeiling sets the ceiling in force, the adaptive one within the
+// configured one, and the active-session lifetime.
+func (p *Progress) setCeiling(configured, adaptive, activeTTLms int64) {
+	p.Ceiling, p.ActiveTTLSec = configured, activeTTLms/1000
+	if adaptive > 0 && adaptive < configured {
+		p.Ceiling = adaptive
+	}
+}
+
 // Progress reads the shared counters of an event.
 func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	k := r.keys(eventID)
 	var cfg, st *redis.SliceCmd
 	var waiting, pre, active *redis.IntCmd
-	var ticks *redis.StringSliceCmd
-	now := ms(r.now())
+	now := r.now()
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cfg = p.HMGet(ctx, k[0], "draw", "ceiling", "active_ttl", "admit")
-		st = p.HMGet(ctx, k[1], "phase", "served", "ceiling", "admitted", "abandoned", "soldout")
-		waiting = p.ZCard(ctx, k[3])
-		pre = p.SCard(ctx, k[2])
-		active = p.ZCount(ctx, k[5], strconv.FormatInt(now, 10), "+inf")
-		ticks = p.ZRangeByScore(ctx, k[7], &redis.ZRangeBy{Min: strconv.FormatInt(now-60000, 10), Max: "+inf"})
+		cfg = p.HMGet(ctx, k.cfg, "draw", "ceiling", "active_ttl", "admit")
+		st = p.HMGet(ctx, k.st, "phase", "served", "ceiling", "admitted", "abandoned", "soldout", "rate", "rate_at")
+		waiting = p.ZCard(ctx, k.q)
+		pre = p.SCard(ctx, k.pre)
+		active = p.ZCount(ctx, k.active, strconv.FormatInt(ms(now), 10), "+inf")
 		return nil
 	})
 	if err != nil {
@@ -269,27 +300,20 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	}
 	c, s := cfg.Val(), st.Val()
 	p := Progress{
-		DrawAt: time.UnixMilli(num(c[0])).UTC(), AdmitAt: time.UnixMilli(num(c[3])).UTC(), Ceiling: num(c[1]), ActiveTTLSec: num(c[2]) / 1000,
+		DrawAt: time.UnixMilli(num(c[0])).UTC(), AdmitAt: time.UnixMilli(num(c[3])).UTC(),
 		Served: num(s[1]), Admitted: num(s[3]), Abandoned: num(s[4]), SoldOut: num(s[5]) == 1,
 		Waiting: waiting.Val(), Prequeue: pre.Val(), Active: active.Val(),
 	}
 	p.Phase, _ = s[0].(string)
-	if n := num(s[2]); n > 0 && n < p.Ceiling {
-		p.Ceiling = n // the adaptive ceiling, within the configured one
-	}
-	for _, t := range ticks.Val() {
-		if _, n, ok := strings.Cut(t, ":"); ok {
-			v, _ := strconv.ParseInt(n, 10, 64)
-			p.RatePerMin += v
-		}
-	}
+	p.setCeiling(num(c[1]), num(s[2]), num(c[2]))
+	p.setRate(num(s[6]), num(s[7]), now)
 	return p, nil
 }
 
 // Leave takes a fan out of the room at once (purchase completed, hold
 // released, or the fan gave up): its active slot goes to the next fan.
 func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
-	return unavailable(leaveScript.Run(ctx, r.rdb, r.keys(eventID), account).Err())
+	return unavailable(leaveScript.run(ctx, r, eventID, account, account).Err())
 }
 
 // ErrTurnOver means an account's shopping turn in a waiting room has ended
@@ -309,9 +333,7 @@ type Admission struct {
 // bucket for the event (capacity, refill per second). It returns how long
 // to wait when that bucket is empty.
 func (r *Room) CheckHold(ctx context.Context, eventID, account int64, adm Admission, capacity int, perSecond float64) (time.Duration, error) {
-	keys := r.keys(eventID)
-	keys = append(keys, r.prefix+"{evt:"+strconv.FormatInt(eventID, 10)+"}:hold:"+strconv.FormatInt(account, 10))
-	wait, err := holdScript.Run(ctx, r.rdb, keys, account, ms(r.now()), adm.Turn, ms(adm.Expires), capacity, perSecond).Int64()
+	wait, err := holdScript.run(ctx, r, eventID, account, account, ms(r.now()), adm.Turn, ms(adm.Expires), capacity, perSecond).Int64()
 	switch {
 	case err != nil:
 		return 0, unavailable(err)
@@ -319,13 +341,6 @@ func (r *Room) CheckHold(ctx context.Context, eventID, account int64, adm Admiss
 		return 0, ErrTurnOver
 	}
 	return time.Duration(wait) * time.Millisecond, nil
-}
-
-// Allow spends one token of a per-key bucket (capacity, refill per second)
-// and returns how long to wait when it is empty.
-func (r *Room) Allow(ctx context.Context, key string, capacity int, perSecond float64) (time.Duration, error) {
-	wait, err := r.limits.Allow(ctx, key, capacity, perSecond)
-	return wait, unavailable(err)
 }
 
 // Shuffle permutes members with Fisher–Yates driven by crypto/rand, so no

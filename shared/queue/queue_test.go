@@ -60,6 +60,17 @@ func newRoom(t testing.TB, eventID int64, s Settings) *roomFixture {
 	return f
 }
 
+// loseRoom deletes every key of an event's room, as a failover that lost
+// its writes would.
+func (f *roomFixture) loseRoom(t *testing.T, eventID int64) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := f.rdb.Keys(ctx, f.room.keys(eventID).tag+"*").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, keys)
+	require.NoError(t, f.rdb.Del(ctx, keys...).Err())
+}
+
 func TestOnePlacePerAccountAndFIFOAfterTheDraw(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 1, Settings{Ceiling: 10})
@@ -130,7 +141,7 @@ func TestDrawHappensOnceAcrossRacingTickers(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, 1, winners)
-	scores, err := f.rdb.ZRangeWithScores(ctx, f.room.keys(2)[3], 0, -1).Result()
+	scores, err := f.rdb.ZRangeWithScores(ctx, f.room.keys(2).q, 0, -1).Result()
 	require.NoError(t, err)
 	require.Len(t, scores, 2000)
 	for i, z := range scores {
@@ -197,7 +208,7 @@ func TestCeilingHoldsWithConcurrentTickers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	active, err := f.rdb.ZCard(ctx, f.room.keys(3)[5]).Result()
+	active, err := f.rdb.ZCard(ctx, f.room.keys(3).active).Result()
 	require.NoError(t, err)
 	require.EqualValues(t, 40, active, "the ceiling is reached, never passed")
 	require.NoError(t, f.room.Leave(ctx, 3, firstAdmitted(t, f, 3)))
@@ -207,7 +218,7 @@ func TestCeilingHoldsWithConcurrentTickers(t *testing.T) {
 }
 
 func firstAdmitted(t *testing.T, f *roomFixture, eventID int64) int64 {
-	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID)[5], 0, 0).Result()
+	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID).active, 0, 0).Result()
 	require.NoError(t, err)
 	id, _ := strconv.ParseInt(m[0], 10, 64)
 	return id
@@ -254,7 +265,7 @@ func drawThenTick(t *testing.T, f *roomFixture, eventID int64, n int64) TickResu
 // inLine lists the fans still waiting, first in line first.
 func inLine(t *testing.T, f *roomFixture, eventID int64) []int64 {
 	t.Helper()
-	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID)[3], 0, -1).Result()
+	m, err := f.rdb.ZRange(context.Background(), f.room.keys(eventID).q, 0, -1).Result()
 	require.NoError(t, err)
 	ids := make([]int64, len(m))
 	for i, s := range m {
@@ -380,7 +391,7 @@ func TestQueueTicketRestoresAPlaceLostInAFailover(t *testing.T) {
 		places = append(places, p.Number)
 	}
 	// Redis loses the room; the controller republishes and recovers.
-	require.NoError(t, f.rdb.Del(ctx, f.room.keys(6)...).Err())
+	f.loseRoom(t, 6)
 	_, err = f.room.Publish(ctx, 6, f.settings)
 	require.NoError(t, err)
 	require.NoError(t, f.room.Recover(ctx, 6, 10*time.Minute))
@@ -603,7 +614,7 @@ func TestAdmittedFansKeepTheirTurnAfterAFailover(t *testing.T) {
 	require.EqualValues(t, 2, drawThenTick(t, f, 13, 3).Admitted)
 	st, err := f.room.Status(ctx, 13, 1, 0)
 	require.NoError(t, err)
-	require.NoError(t, f.rdb.Del(ctx, f.room.keys(13)...).Err())
+	f.loseRoom(t, 13)
 	_, err = f.room.Publish(ctx, 13, f.settings)
 	require.NoError(t, err)
 	_, err = f.room.CheckHold(ctx, 13, 1, Admission{Turn: st.Turn, Expires: st.AdmitTill}, 10, 1)

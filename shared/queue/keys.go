@@ -1,0 +1,78 @@
+package queue
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// roomKeys are the Redis keys of one event's waiting room
+// (docs/waiting-room.md, Keys). Each ends with the name the Lua scripts
+// give it.
+type roomKeys struct {
+	tag string // every key starts with it: see keys
+	// cfg (hash): settings published from the catalog.
+	cfg string
+	// st (hash): phase, draw owner and lease, served, adaptive ceiling,
+	// counters, admission rate, recovery deadline.
+	st string
+	// pre (set): pre-queue members, before the draw.
+	pre string
+	// q (zset): member → place number; a position is ZRANK + 1.
+	q string
+	// seen (zset): member → last heartbeat ms (abandonment).
+	seen string
+	// active (zset): member → shopping-slot expiry ms.
+	active string
+	// adm (zset): member → admission-token pickup deadline ms.
+	adm string
+	// ticks (zset): one "ms:admitted" sample per tick, for the rate.
+	ticks string
+	// health (hash): hold outcomes since the ceiling was last judged.
+	health string
+	// frozen (set): the pre-queue while it is drawn.
+	frozen string
+	// placed (hash): member → last place number given (0: seen only
+	// leaving). A member listed here had its place from this Redis, so a
+	// signed queue ticket never brings that place back.
+	placed string
+	// lease (string): the controller ticking the event.
+	lease string
+}
+
+// keys returns event's keys. They all carry the hash tag {evt:ID}, built
+// here and nowhere else, so each script touches one Redis Cluster slot.
+func (r *Room) keys(eventID int64) roomKeys {
+	tag := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
+	return roomKeys{tag: tag, cfg: tag + "cfg", st: tag + "st", pre: tag + "pre", q: tag + "q", seen: tag + "seen",
+		active: tag + "active", adm: tag + "adm", ticks: tag + "ticks", health: tag + "health", frozen: tag + "frozen",
+		placed: tag + "placed", lease: tag + "lease"}
+}
+
+// bucket is account's token bucket for joins and status calls in this room.
+func (k roomKeys) bucket(account int64) string {
+	return k.tag + "bucket:" + strconv.FormatInt(account, 10)
+}
+
+// hold is account's token bucket for holds at this event.
+func (k roomKeys) hold(account int64) string { return k.tag + "hold:" + strconv.FormatInt(account, 10) }
+
+// script is a Lua script over some keys of one room. Its source opens with
+// one `local <name> = KEYS[i]` line per key that keys returns, in that
+// order, each name being the key's own (TestScriptsNameTheirKeys).
+type script struct {
+	src  string
+	lua  *redis.Script
+	keys func(k roomKeys, account int64) []string
+}
+
+func newScript(keys func(k roomKeys, account int64) []string, src string) script {
+	return script{src: src, lua: redis.NewScript(src), keys: keys}
+}
+
+// run runs s for one event (and account, for scripts that use its keys)
+// in one round trip once Redis has the script cached.
+func (s script) run(ctx context.Context, r *Room, eventID, account int64, args ...any) *redis.Cmd {
+	return s.lua.Run(ctx, r.rdb, s.keys(r.keys(eventID), account), args...)
+}
