@@ -6,7 +6,7 @@ import "github.com/catraca/catraca/shared/ratelimit"
 // roomKeys); all keys of one event carry the same hash tag, so each script
 // touches one cluster slot.
 
-// turnLua and restoreLua are shared by the join and status scripts; they
+// turnLua is shared by the join and status scripts; its functions
 // read the active, adm and placed keys.
 //
 // turn(m, now) is the end of m's shopping turn, or nil when m has none: the
@@ -63,13 +63,15 @@ if conf[1] ~= '1' then return {'closed', 0} end
 local now = tonumber(ARGV[2])
 if now < tonumber(conf[2]) then return {'notyet', tonumber(conf[2])} end
 local m = ARGV[1]
-local exp, slot = turn(m, now)
-if exp then return {'admitted', exp, slot} end
+-- A fan in line has no open turn (a tick takes it out of q to admit it),
+-- so the most frequent case skips turn.
 local place = redis.call('ZSCORE', q, m)
 if place then
   redis.call('ZADD', seen, now, m)
   return {'waiting', tonumber(place)}
 end
+local exp, slot = turn(m, now)
+if exp then return {'admitted', exp, slot} end
 local s = redis.call('HMGET', st, 'phase', 'soldout', 'served')
 if s[2] == '1' then return {'soldout', 0} end
 if s[1] ~= 'drawn' then
@@ -110,10 +112,13 @@ local now = tonumber(ARGV[2])
 local m = ARGV[1]
 local conf = redis.call('HMGET', cfg, 'enabled', 'ceiling', 'active_ttl')
 if conf[1] ~= '1' then return {'closed', 0, 0, 0} end
-local exp, slot = turn(m, now)
-if exp then return {'admitted', 0, 0, exp, slot} end
-local s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
+-- A fan in line has no open turn (see the join script).
 local rank = redis.call('ZRANK', q, m)
+if not rank then
+  local exp, slot = turn(m, now)
+  if exp then return {'admitted', 0, 0, exp, slot} end
+end
+local s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
 local place = tonumber(ARGV[3])
 if not rank and restorable(m, place, s) then
   -- Redis lost this fan's place (failover): the signed ticket puts it back.
