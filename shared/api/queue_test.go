@@ -26,7 +26,9 @@ import (
 func TestWaitingRoomFailsClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	redisEnv := localenv.Env{Dir: t.TempDir(), RedisPort: 56391}
+	port, err := localenv.FreePort() // a fixed port would be another test run's Redis
+	require.NoError(t, err)
+	redisEnv := localenv.Env{Dir: t.TempDir(), RedisPort: port}
 	require.NoError(t, redisEnv.StartRedis(ctx))
 	t.Cleanup(func() { redisEnv.StopRedis() })
 	a := apptest.New(t, 1, func(c *config.Config) { c.RedisAddr = redisEnv.RedisAddr() })
