@@ -313,7 +313,7 @@ func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	a := apptest.New(t, 1)
 	var trips atomic.Int64
 	a.Redis.AddHook(tripCounter{})
-	h := a.Handler()
+	h := validated(t, a.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tripsKey{}, &trips)))
 	}))
