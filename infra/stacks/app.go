@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/catraca/catraca/shared/config"
 )
 
 // AppStackProps connects the functions to the rest.
@@ -69,78 +72,195 @@ var Functions = []string{"api", "admit", "sweep", "pspwebhook", "pspqueue", "ful
 // sees more than its quota however long the queue grows.
 func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *AppStack {
 	st := awscdk.NewStack(scope, &id, &props.StackProps)
-	a := &AppStack{Stack: st, Functions: map[string]awslambda.Function{}, Secrets: map[string]awssecretsmanager.Secret{}}
+	a := &AppStack{Stack: st, Functions: map[string]awslambda.Function{}}
+	a.secrets()
+	a.EdgeKeys = awscloudfront.NewKeyValueStore(st, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
+		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
+	values := a.settings(props)
+	for _, name := range Functions {
+		env := environment(name, values)
+		a.Functions[name] = a.function(props, name, env)
+		a.grant(props, a.Functions[name], env)
+	}
+	a.concurrency(props)
+	a.APIURL = a.Functions["api"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
+		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM, InvokeMode: awslambda.InvokeMode_BUFFERED})
+	// The PSP cannot sign requests for IAM: webhooks authenticate with
+	// their HMAC signature (shared/psp), checked before anything is read.
+	a.WebhookURL = a.Functions["pspwebhook"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
+		AuthType: awslambda.FunctionUrlAuthType_NONE, InvokeMode: awslambda.InvokeMode_BUFFERED})
+	a.schedules(props)
+	return a
+}
+
+// secrets creates the signing keys and the PSP's credentials.
+func (a *AppStack) secrets() {
+	a.Secrets = map[string]awssecretsmanager.Secret{}
 	for _, name := range []string{"session", "admission", "ticket"} {
-		a.Secrets[name] = awssecretsmanager.NewSecret(st, jsii.String(title(name)+"Key"), &awssecretsmanager.SecretProps{
+		a.Secrets[name] = awssecretsmanager.NewSecret(a.Stack, jsii.String(title(name)+"Key"), &awssecretsmanager.SecretProps{
 			Description: jsii.String("catraca " + name + " signing key (HMAC); rotate by prepending a new kid in the environment"),
 			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
 				PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
 		})
+		suppress(a.Secrets[name], "an HMAC signing key: it rotates by deploying with a new kid prepended (docs/deploy.md), which no rotation Lambda can do",
+			"AwsSolutions-SMG4")
 	}
-	a.Secrets["psp"] = awssecretsmanager.NewSecret(st, jsii.String("PSP"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("PSP credentials: set api_key and webhook_secret to the provider's values (docs/deploy.md)"),
+	// Two secrets, not one JSON: the API reads the key, pspwebhook only
+	// the webhook secret, and a grant covers a whole secret.
+	a.Secrets["psp"] = awssecretsmanager.NewSecret(a.Stack, jsii.String("PSPKey"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("PSP API key: replace the generated value with the provider's key (docs/deploy.md)"),
 		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			SecretStringTemplate: jsii.String(`{"api_key":"replace-me"}`), GenerateStringKey: jsii.String("webhook_secret"),
 			PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
 	})
+	a.Secrets["webhook"] = awssecretsmanager.NewSecret(a.Stack, jsii.String("PSPWebhookSecret"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("PSP webhook signing secret (base64, 32 bytes or more): replace with the provider's (docs/deploy.md)"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
+	})
+	for _, name := range []string{"psp", "webhook"} {
+		suppress(a.Secrets[name], "the PSP's credentials: they rotate at the provider, then here by hand (docs/deploy.md)", "AwsSolutions-SMG4")
+	}
+}
 
-	a.EdgeKeys = awscloudfront.NewKeyValueStore(st, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
-		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
-	env := a.environment(props)
-	for _, name := range Functions {
-		timeout, memory := 30.0, 512.0
-		switch name {
-		case "admit":
-			timeout = 70 // ticks for ~57 s per invocation
-		case "migrate":
-			timeout, memory = 300, 256
+// function creates the Lambda function name with environment env.
+func (a *AppStack) function(props *AppStackProps, name string, env map[string]*string) awslambda.Function {
+	timeout, memory := 30.0, 512.0
+	switch name {
+	case "admit":
+		timeout = 70 // ticks for ~57 s per invocation
+	case "migrate":
+		timeout, memory = 300, 256
+	}
+	fn := awslambda.NewFunction(a.Stack, jsii.String(title(name)), &awslambda.FunctionProps{
+		Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:   awslambda.Architecture_ARM_64(),
+		Handler:        jsii.String("bootstrap"),
+		Code:           awslambda.Code_FromAsset(jsii.String(filepath.Join(props.Dist, name)), nil),
+		MemorySize:     jsii.Number(memory),
+		Timeout:        awscdk.Duration_Seconds(jsii.Number(timeout)),
+		Vpc:            props.Vpc,
+		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
+		SecurityGroups: &[]awsec2.ISecurityGroup{props.Data.ClientsSG},
+		Environment:    &env,
+		LoggingFormat:  awslambda.LoggingFormat_JSON,
+		LogGroup: awslogs.NewLogGroup(a.Stack, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
+			Retention: awslogs.RetentionDays_ONE_YEAR, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
+		Tracing:         awslambda.Tracing_ACTIVE,
+		DeadLetterQueue: deadLetters(name, props.Async.FailedInvocations),
+	})
+	suppress(fn, "AWSLambdaBasicExecutionRole (logs) and AWSLambdaVPCAccessExecutionRole (ENIs) are AWS's minimal policies for a VPC function; "+
+		"Resource::* is X-Ray tracing, which has no resource-level permissions (checked by the stack tests)",
+		"AwsSolutions-IAM4", "AwsSolutions-IAM5")
+	if fn.DeadLetterQueue() == nil {
+		suppress(fn, "invoked synchronously (function URL, CloudFormation custom resource) or by an SQS event source with its own redrive queue: "+
+			"the caller sees each failure, nothing is dropped", "Serverless-LambdaDLQ")
+	}
+	return fn
+}
+
+// settings are the values of every variable the stack sets (shared/config
+// reads them); secret values stay in Secrets Manager and are read at cold
+// start. A function gets those its configuration reads (environment).
+func (a *AppStack) settings(props *AppStackProps) map[string]string {
+	topology := func(field string) string { return "{{secret:" + *props.Data.Topology.SecretArn() + "#" + field + "}}" }
+	key := func(name string) string { return "k1:{{secret:" + *a.Secrets[name].SecretArn() + "}}" }
+	v := map[string]string{
+		"CATRACA_CATALOG_DSN":         topology(TopologyCatalog),
+		"CATRACA_CATALOG_READ_DSN":    topology(TopologyCatalogRead),
+		"CATRACA_SHARD_DSNS":          topology(TopologyShards),
+		"CATRACA_SHARD_READ_DSNS":     topology(TopologyShardReads),
+		"CATRACA_DB_MAX_CONNS":        "4",
+		"CATRACA_DB_PROXY":            "true",
+		"CATRACA_REDIS_ADDR":          *props.Data.CacheHost + ":6379",
+		"CATRACA_REDIS_TLS":           "true",
+		"CATRACA_PSP_URL":             props.PSPURL,
+		"CATRACA_PSP_API_KEY":         "{{secret:" + *a.Secrets["psp"].SecretArn() + "}}",
+		"CATRACA_PSP_WEBHOOK_SECRETS": key("webhook"),
+		"CATRACA_PSP_RATE":            fmt.Sprint(props.PSPRate),
+		"CATRACA_PSP_QUEUE_URL":       *props.Async.PSPCalls.QueueUrl(),
+		"CATRACA_SESSION_KEYS":        key("session"),
+		"CATRACA_ADMISSION_KEYS":      key("admission"),
+		"CATRACA_TICKET_KEY":          key("ticket"),
+		"CATRACA_EDGE_KVS_ARN":        *a.EdgeKeys.KeyValueStoreArn(),
+	}
+	if props.PublicURL != "" {
+		v["CATRACA_PUBLIC_URL"] = props.PublicURL
+	}
+	if props.MailFrom != "" {
+		v["CATRACA_MAIL_FROM"] = props.MailFrom
+	}
+	return v
+}
+
+// environment is what function name reads of values: the variables of its
+// configuration (config.Functions), no other.
+func environment(name string, values map[string]string) map[string]*string {
+	env := map[string]*string{}
+	for _, v := range config.Vars(config.Functions[name]) {
+		if value, ok := values[v.Name]; ok {
+			env[v.Name] = jsii.String(value)
+		} else if v.Required {
+			panic(fmt.Sprintf("stacks: function %s requires %s, which the app stack does not set", name, v.Name))
 		}
-		fn := awslambda.NewFunction(st, jsii.String(title(name)), &awslambda.FunctionProps{
-			Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
-			Architecture:   awslambda.Architecture_ARM_64(),
-			Handler:        jsii.String("bootstrap"),
-			Code:           awslambda.Code_FromAsset(jsii.String(filepath.Join(props.Dist, name)), nil),
-			MemorySize:     jsii.Number(memory),
-			Timeout:        awscdk.Duration_Seconds(jsii.Number(timeout)),
-			Vpc:            props.Vpc,
-			VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
-			SecurityGroups: &[]awsec2.ISecurityGroup{props.Data.ClientsSG},
-			Environment:    only(env, name),
-			LoggingFormat:  awslambda.LoggingFormat_JSON,
-			LogGroup: awslogs.NewLogGroup(st, jsii.String(title(name)+"Logs"), &awslogs.LogGroupProps{
-				Retention: awslogs.RetentionDays_ONE_YEAR, RemovalPolicy: awscdk.RemovalPolicy_DESTROY}),
-			Tracing:         awslambda.Tracing_ACTIVE,
-			DeadLetterQueue: deadLetters(name, props.Async.FailedInvocations),
-		})
-		for _, s := range a.Secrets {
+	}
+	return env
+}
+
+// grant lets fn use what its environment names: each secret it refers to
+// (through the topology, the clusters' secrets of the databases it
+// reaches), the queue it sends to, the sender it mails from, the store it
+// keeps.
+func (a *AppStack) grant(props *AppStackProps, fn awslambda.Function, env map[string]*string) {
+	refers := func(ref string) bool {
+		for _, v := range env {
+			if strings.Contains(*v, ref) {
+				return true
+			}
+		}
+		return false
+	}
+	granted := map[string]bool{}
+	read := func(s awssecretsmanager.ISecret) {
+		if !granted[*s.SecretArn()] {
+			granted[*s.SecretArn()] = true
 			s.GrantRead(fn, nil)
 		}
-		for _, db := range append([]Database{props.Data.Catalog}, props.Data.Shards...) {
-			db.Cluster.Secret().GrantRead(fn, nil)
-		}
-		a.Functions[name] = fn
-		suppress(fn, "AWSLambdaBasicExecutionRole (logs) and AWSLambdaVPCAccessExecutionRole (ENIs) are AWS's minimal policies for a VPC function; "+
-			"Resource::* is X-Ray tracing, which has no resource-level permissions (checked by the stack tests)",
-			"AwsSolutions-IAM4", "AwsSolutions-IAM5")
-		if fn.DeadLetterQueue() == nil {
-			suppress(fn, "invoked synchronously (function URL, CloudFormation custom resource) or by an SQS event source with its own redrive queue: "+
-				"the caller sees each failure, nothing is dropped", "Serverless-LambdaDLQ")
+	}
+	for _, name := range slices.Sorted(maps.Keys(a.Secrets)) {
+		if refers("{{secret:" + *a.Secrets[name].SecretArn()) {
+			read(a.Secrets[name])
 		}
 	}
-	for name, s := range a.Secrets {
-		reason := "an HMAC signing key: it rotates by deploying with a new kid prepended (docs/deploy.md), which no rotation Lambda can do"
-		if name == "psp" {
-			reason = "the PSP's credentials: they rotate at the provider, then here by hand (docs/deploy.md)"
+	for _, field := range slices.Sorted(maps.Keys(props.Data.TopologyUses)) {
+		if refers("{{secret:" + *props.Data.Topology.SecretArn() + "#" + field + "}}") {
+			read(props.Data.Topology)
+			for _, s := range props.Data.TopologyUses[field] {
+				read(s)
+			}
 		}
-		suppress(s, reason, "AwsSolutions-SMG4")
 	}
+	if env["CATRACA_PSP_QUEUE_URL"] != nil {
+		props.Async.PSPCalls.GrantSendMessages(fn)
+	}
+	if env["CATRACA_MAIL_FROM"] != nil {
+		st := a.Stack
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ses:SendEmail"),
+			Resources: jsii.Strings(fmt.Sprintf("arn:%s:ses:%s:%s:identity/*", *st.Partition(), *st.Region(), *st.Account())),
+		}))
+	}
+	if env["CATRACA_EDGE_KVS_ARN"] != nil {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:ListKeys", "cloudfront-keyvaluestore:UpdateKeys"),
+			Resources: &[]*string{a.EdgeKeys.KeyValueStoreArn()},
+		}))
+	}
+}
 
-	a.Functions["admit"].AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("cloudfront-keyvaluestore:DescribeKeyValueStore", "cloudfront-keyvaluestore:ListKeys", "cloudfront-keyvaluestore:UpdateKeys"),
-		Resources: &[]*string{a.EdgeKeys.KeyValueStoreArn()},
-	}))
-	// Only the API enqueues PSP calls; only the consumer reads them.
-	props.Async.PSPCalls.GrantSendMessages(a.Functions["api"])
+// concurrency connects the PSP consumer to its queue and reserves
+// concurrency: pspqueue's keeps the PSP under its quota, api's and
+// admit's keep a burst of one from throttling the other.
+func (a *AppStack) concurrency(props *AppStackProps) {
 	consumer := a.Functions["pspqueue"]
 	consumer.AddEventSource(awslambdaeventsources.NewSqsEventSource(props.Async.PSPCalls, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize: jsii.Number(1), ReportBatchItemFailures: jsii.Bool(true),
@@ -152,85 +272,6 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 			cfn.SetReservedConcurrentExecutions(jsii.Number(float64(n)))
 		}
 	}
-	if props.MailFrom != "" {
-		a.Functions["fulfil"].AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("ses:SendEmail"),
-			Resources: jsii.Strings(fmt.Sprintf("arn:%s:ses:%s:%s:identity/*", *st.Partition(), *st.Region(), *st.Account())),
-		}))
-	}
-
-	a.APIURL = a.Functions["api"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
-		AuthType: awslambda.FunctionUrlAuthType_AWS_IAM, InvokeMode: awslambda.InvokeMode_BUFFERED})
-	// The PSP cannot sign requests for IAM: webhooks authenticate with
-	// their HMAC signature (shared/psp), checked before anything is read.
-	a.WebhookURL = a.Functions["pspwebhook"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
-		AuthType: awslambda.FunctionUrlAuthType_NONE, InvokeMode: awslambda.InvokeMode_BUFFERED})
-	a.schedules(props)
-	return a
-}
-
-// environment is the configuration every function reads (shared/config);
-// secret values stay in Secrets Manager and are read at cold start.
-func (a *AppStack) environment(props *AppStackProps) map[string]*string {
-	dsn := func(db Database, host *string) string {
-		s := *db.Cluster.Secret().SecretArn()
-		// The user name is ours (data.go): only the password is a secret,
-		// and every placeholder counts against Lambda's 4 KB environment.
-		return fmt.Sprintf("postgres://%s:{{secret:%s#password}}@%s:5432/%s?sslmode=require", dbUser, s, *host, db.Name)
-	}
-	var shards, reads []string
-	for i, db := range props.Data.Shards {
-		shards = append(shards, fmt.Sprintf("%d=%s", i+1, dsn(db, db.Proxy.Endpoint())))
-		reads = append(reads, fmt.Sprintf("%d=%s", i+1, dsn(db, db.Cluster.ClusterReadEndpoint().Hostname())))
-	}
-	key := func(name string) string { return "k1:{{secret:" + *a.Secrets[name].SecretArn() + "}}" }
-	psp := *a.Secrets["psp"].SecretArn()
-	env := map[string]string{
-		"CATRACA_PUBLIC_URL":          props.PublicURL,
-		"CATRACA_CATALOG_DSN":         dsn(props.Data.Catalog, props.Data.Catalog.Proxy.Endpoint()),
-		"CATRACA_CATALOG_READ_DSN":    dsn(props.Data.Catalog, props.Data.Catalog.Cluster.ClusterReadEndpoint().Hostname()),
-		"CATRACA_SHARD_DSNS":          strings.Join(shards, ","),
-		"CATRACA_SHARD_READ_DSNS":     strings.Join(reads, ","),
-		"CATRACA_DB_MAX_CONNS":        "4",
-		"CATRACA_DB_PROXY":            "true",
-		"CATRACA_REDIS_ADDR":          *props.Data.CacheHost + ":6379",
-		"CATRACA_REDIS_TLS":           "true",
-		"CATRACA_PSP_URL":             props.PSPURL,
-		"CATRACA_PSP_API_KEY":         "{{secret:" + psp + "#api_key}}",
-		"CATRACA_PSP_WEBHOOK_SECRETS": "k1:{{secret:" + psp + "#webhook_secret}}",
-		"CATRACA_PSP_RATE":            fmt.Sprint(props.PSPRate),
-		"CATRACA_PSP_QUEUE_URL":       *props.Async.PSPCalls.QueueUrl(),
-		"CATRACA_MAIL_FROM":           props.MailFrom,
-		"CATRACA_SESSION_KEYS":        key("session"),
-		"CATRACA_ADMISSION_KEYS":      key("admission"),
-		"CATRACA_TICKET_KEY":          key("ticket"),
-		"CATRACA_EDGE_KVS_ARN":        *a.EdgeKeys.KeyValueStoreArn(),
-	}
-	out := map[string]*string{}
-	for k, v := range env {
-		out[k] = jsii.String(v)
-	}
-	return out
-}
-
-// usedBy names the variables only some functions read; every other
-// variable is read by all (shared/config loads them at every start).
-var usedBy = map[string][]string{
-	"CATRACA_CATALOG_READ_DSN": {"api"}, // the read path's snapshots
-	"CATRACA_SHARD_READ_DSNS":  {"api"},
-	"CATRACA_EDGE_KVS_ARN":     {"admit"},  // publishes the edge's keys
-	"CATRACA_MAIL_FROM":        {"fulfil"}, // sends the ticket emails
-}
-
-// only is env without the variables function name does not read.
-func only(env map[string]*string, name string) *map[string]*string {
-	out := map[string]*string{}
-	for k, v := range env {
-		if fns, ok := usedBy[k]; !ok || slices.Contains(fns, name) {
-			out[k] = v
-		}
-	}
-	return &out
 }
 
 // schedules invokes admit, sweep, fulfil and reconcile with EventBridge

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -32,17 +33,35 @@ type Database struct {
 	Name    string // database name inside the cluster
 	Cluster awsrds.DatabaseCluster
 	Proxy   awsrds.DatabaseProxy
+	// ReadHost is the proxy's read-only endpoint: the cluster's readers,
+	// multiplexed like the writer.
+	ReadHost *string
 }
 
 // DataStack holds the catalog, the event shards and the cache.
 type DataStack struct {
 	awscdk.Stack
-	Catalog    Database
-	Shards     []Database
-	CacheHost  *string
-	ClientsSG  awsec2.SecurityGroup // functions join it to reach data
-	dataAccess awsec2.SecurityGroup
+	Catalog   Database
+	Shards    []Database
+	CacheHost *string
+	ClientsSG awsec2.SecurityGroup // functions join it to reach data
+	// Topology holds the DSN of every database (their passwords stay
+	// placeholders of the clusters' secrets): with eight shards the DSNs
+	// alone would pass Lambda's 4 KB environment, so the environment only
+	// refers to its fields (TopologyFields), read once per cold start.
+	Topology awssecretsmanager.Secret
+	// TopologyUses are the cluster secrets each field of Topology refers to.
+	TopologyUses map[string][]awssecretsmanager.ISecret
+	dataAccess   awsec2.SecurityGroup
 }
+
+// The fields of the topology secret.
+const (
+	TopologyCatalog     = "catalog"
+	TopologyCatalogRead = "catalog_read"
+	TopologyShards      = "shards"
+	TopologyShardReads  = "shard_reads"
+)
 
 // NewDataStack creates one Aurora PostgreSQL Serverless v2 cluster for the
 // catalog and one per shard, each with a writer and a reader (the read
@@ -84,7 +103,40 @@ func NewDataStack(scope constructs.Construct, id string, props *DataStackProps) 
 		SnapshotRetentionLimit: jsii.Number(1),
 	})
 	d.CacheHost = cache.AttrEndpointAddress()
+	d.topology()
 	return d
+}
+
+// topology writes every DSN into the Topology secret.
+func (d *DataStack) topology() {
+	var shards, reads []string
+	var shardSecrets []awssecretsmanager.ISecret
+	for i, db := range d.Shards {
+		shards = append(shards, fmt.Sprintf("%d=%s", i+1, dsn(db, db.Proxy.Endpoint())))
+		reads = append(reads, fmt.Sprintf("%d=%s", i+1, dsn(db, db.ReadHost)))
+		shardSecrets = append(shardSecrets, db.Cluster.Secret())
+	}
+	fields, _ := json.Marshal(map[string]string{
+		TopologyCatalog:     dsn(d.Catalog, d.Catalog.Proxy.Endpoint()),
+		TopologyCatalogRead: dsn(d.Catalog, d.Catalog.ReadHost),
+		TopologyShards:      strings.Join(shards, ","),
+		TopologyShardReads:  strings.Join(reads, ","),
+	})
+	catalog := []awssecretsmanager.ISecret{d.Catalog.Cluster.Secret()}
+	d.TopologyUses = map[string][]awssecretsmanager.ISecret{TopologyCatalog: catalog, TopologyCatalogRead: catalog,
+		TopologyShards: shardSecrets, TopologyShardReads: shardSecrets}
+	d.Topology = awssecretsmanager.NewSecret(d.Stack, jsii.String("Topology"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("catraca databases: DSN per database, passwords as placeholders of each cluster's secret"),
+		// Not a credential: the DSNs hold no password, only references.
+		SecretStringValue: awscdk.SecretValue_UnsafePlainText(jsii.String(string(fields))),
+	})
+	suppress(d.Topology, "not a credential: the DSNs name each cluster's own secret instead of a password, and change with the stack", "AwsSolutions-SMG4")
+}
+
+// dsn is the address of db on host, through TLS; the user name is ours
+// (dbUser), the password a placeholder of the cluster's secret.
+func dsn(db Database, host *string) string {
+	return fmt.Sprintf("postgres://%s:{{secret:%s#password}}@%s:5432/%s?sslmode=require", dbUser, *db.Cluster.Secret().SecretArn(), *host, db.Name)
 }
 
 func (d *DataStack) database(props *DataStackProps, id, name string) Database {
@@ -127,13 +179,20 @@ func (d *DataStack) database(props *DataStackProps, id, name string) Database {
 		// at most this share of the cluster's connections.
 		MaxConnectionsPercent: jsii.Number(90),
 	})
+	readOnly := awsrds.NewCfnDBProxyEndpoint(d.Stack, jsii.String(id+"ProxyReadOnly"), &awsrds.CfnDBProxyEndpointProps{
+		DbProxyName:         proxy.DbProxyName(),
+		DbProxyEndpointName: jsii.String(*d.Stack.StackName() + "-" + strings.ToLower(id) + "-ro"),
+		TargetRole:          jsii.String("READ_ONLY"),
+		VpcSubnetIds:        anyList(props.Vpc.SelectSubnets(&awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}).SubnetIds),
+		VpcSecurityGroupIds: &[]any{d.dataAccess.SecurityGroupId()},
+	})
 	suppress(cluster, "functions read the password at cold start: an automatic rotation would cut warm functions off, "+
 		"so rotate in a maintenance window and redeploy (docs/deploy.md)", "AwsSolutions-SMG4")
 	if !props.Production {
 		suppress(cluster, "a trial deployment (production=false) must be destroyable; production turns deletion protection on", "AwsSolutions-RDS10")
 	}
 	suppress(cluster, "AmazonRDSEnhancedMonitoringRole is the policy RDS documents for its enhanced-monitoring role", "AwsSolutions-IAM4")
-	return Database{Name: name, Cluster: cluster, Proxy: proxy}
+	return Database{Name: name, Cluster: cluster, Proxy: proxy, ReadHost: readOnly.AttrEndpoint()}
 }
 
 // strings adapts a jsii string list to an L1 "list" property.

@@ -54,55 +54,59 @@ type EdgeStack struct {
 func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) *EdgeStack {
 	st := awscdk.NewStack(scope, &id, &props.StackProps)
 	e := &EdgeStack{Stack: st}
+	logs := e.buckets(props.Production)
+	def, behaviors := e.behaviors(props)
+	e.distribution(props, logs, def, behaviors)
+	e.upload(props.SiteDir)
+	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
+	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
+	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})
+	return e
+}
+
+// buckets creates the site bucket and the access-log bucket it returns.
+func (e *EdgeStack) buckets(production bool) awss3.Bucket {
 	removal := awscdk.RemovalPolicy_DESTROY
-	if props.Production {
+	if production {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
-	logs := awss3.NewBucket(st, jsii.String("Logs"), &awss3.BucketProps{
+	logs := awss3.NewBucket(e.Stack, jsii.String("Logs"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
 		EnforceSSL: jsii.Bool(true), ObjectOwnership: awss3.ObjectOwnership_OBJECT_WRITER, RemovalPolicy: removal,
 		LifecycleRules: &[]*awss3.LifecycleRule{{Expiration: awscdk.Duration_Days(jsii.Number(90))}}})
 	suppress(logs, "the access-log bucket itself: logging it into itself would loop", "AwsSolutions-S1")
-	e.Site = awss3.NewBucket(st, jsii.String("Site"), &awss3.BucketProps{
+	e.Site = awss3.NewBucket(e.Stack, jsii.String("Site"), &awss3.BucketProps{
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(), Encryption: awss3.BucketEncryption_S3_MANAGED,
 		EnforceSSL: jsii.Bool(true), Versioned: jsii.Bool(true), RemovalPolicy: removal,
 		ServerAccessLogsBucket: logs, ServerAccessLogsPrefix: jsii.String("s3/site/"),
 		// Old versions are there to roll a bad upload back, not forever.
 		LifecycleRules: &[]*awss3.LifecycleRule{{NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(30))}}})
+	return logs
+}
 
-	fn := awscloudfront.NewFunction(st, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
+// behaviors returns the default behavior and the others by path pattern,
+// one per edge.Behaviors entry, each with the viewer-request function
+// and the security headers.
+func (e *EdgeStack) behaviors(props *EdgeStackProps) (*awscloudfront.BehaviorOptions, map[string]*awscloudfront.BehaviorOptions) {
+	fn := awscloudfront.NewFunction(e.Stack, jsii.String("ViewerRequest"), &awscloudfront.FunctionProps{
 		Code: awscloudfront.FunctionCode_FromInline(jsii.String(edge.FunctionSource())), Runtime: awscloudfront.FunctionRuntime_JS_2_0(),
 		KeyValueStore: props.Keys, Comment: jsii.String("session and admission checks, cache-key hygiene, app routes")})
 	assoc := &[]*awscloudfront.FunctionAssociation{{Function: fn, EventType: awscloudfront.FunctionEventType_VIEWER_REQUEST}}
-	headers := responseHeaders(st)
-
-	api := awscloudfrontorigins.FunctionUrlOrigin_WithOriginAccessControl(props.APIURL, &awscloudfrontorigins.FunctionUrlOriginWithOACProps{
-		OriginShieldEnabled: jsii.Bool(props.OriginShieldRegion != ""), OriginShieldRegion: optional(props.OriginShieldRegion),
-		ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))})
-	// The PSP cannot sign its POSTs for OAC (x-amz-content-sha256): the
-	// webhook's URL is public and its HMAC signature is the authentication.
-	webhook := awscloudfrontorigins.NewFunctionUrlOrigin(props.WebhookURL, &awscloudfrontorigins.FunctionUrlOriginProps{
-		ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))})
-	site := awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(e.Site, nil)
-
+	headers := responseHeaders(e.Stack)
+	origins := e.origins(props)
 	behaviors := map[string]*awscloudfront.BehaviorOptions{}
 	var def *awscloudfront.BehaviorOptions
 	for i, b := range edge.Behaviors {
 		o := &awscloudfront.BehaviorOptions{
 			ViewerProtocolPolicy: awscloudfront.ViewerProtocolPolicy_REDIRECT_TO_HTTPS, Compress: jsii.Bool(true),
-			FunctionAssociations: assoc, ResponseHeadersPolicy: headers,
+			FunctionAssociations: assoc, ResponseHeadersPolicy: headers, Origin: origins[b.Origin],
 		}
-		switch b.Origin {
-		case "site":
-			o.Origin = site
-		case "webhook":
-			o.Origin = webhook
-		default:
-			o.Origin = api
+		if o.Origin == nil {
+			o.Origin = origins["api"]
 		}
 		if b.Cached {
 			o.AllowedMethods = awscloudfront.AllowedMethods_ALLOW_GET_HEAD_OPTIONS()
-			o.CachePolicy = awscloudfront.NewCachePolicy(st, jsii.String(fmt.Sprintf("Cache%d", i)), &awscloudfront.CachePolicyProps{
+			o.CachePolicy = awscloudfront.NewCachePolicy(e.Stack, jsii.String(fmt.Sprintf("Cache%d", i)), &awscloudfront.CachePolicyProps{
 				Comment:                    jsii.String("catraca " + b.PathPattern + ": origin Cache-Control, path and query only"),
 				MinTtl:                     awscdk.Duration_Seconds(jsii.Number(b.MinTTL.Seconds())),
 				DefaultTtl:                 awscdk.Duration_Seconds(jsii.Number(b.DefaultTTL.Seconds())),
@@ -124,13 +128,34 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 			behaviors[b.PathPattern] = o
 		}
 	}
+	return def, behaviors
+}
+
+// origins are the API (through OAC), the PSP's webhook and the site, by
+// the names edge.Behaviors uses.
+func (e *EdgeStack) origins(props *EdgeStackProps) map[string]awscloudfront.IOrigin {
+	return map[string]awscloudfront.IOrigin{
+		"api": awscloudfrontorigins.FunctionUrlOrigin_WithOriginAccessControl(props.APIURL, &awscloudfrontorigins.FunctionUrlOriginWithOACProps{
+			OriginShieldEnabled: jsii.Bool(props.OriginShieldRegion != ""), OriginShieldRegion: optional(props.OriginShieldRegion),
+			ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))}),
+		// The PSP cannot sign its POSTs for OAC (x-amz-content-sha256): the
+		// webhook's URL is public and its HMAC signature is the authentication.
+		"webhook": awscloudfrontorigins.NewFunctionUrlOrigin(props.WebhookURL, &awscloudfrontorigins.FunctionUrlOriginProps{
+			ReadTimeout: awscdk.Duration_Seconds(jsii.Number(30))}),
+		"site": awscloudfrontorigins.S3BucketOrigin_WithOriginAccessControl(e.Site, nil),
+	}
+}
+
+// distribution creates the distribution: the custom domain and its
+// certificate if any, TLS 1.2+, HTTP/3, the web ACL and access logs.
+func (e *EdgeStack) distribution(props *EdgeStackProps, logs awss3.Bucket, def *awscloudfront.BehaviorOptions, behaviors map[string]*awscloudfront.BehaviorOptions) {
 	var domains *[]*string
 	var cert awscertificatemanager.ICertificate
 	if props.Domain != "" {
 		domains = &[]*string{jsii.String(props.Domain)}
-		cert = awscertificatemanager.Certificate_FromCertificateArn(st, jsii.String("Certificate"), props.CertificateArn)
+		cert = awscertificatemanager.Certificate_FromCertificateArn(e.Stack, jsii.String("Certificate"), props.CertificateArn)
 	}
-	e.Distribution = awscloudfront.NewDistribution(st, jsii.String("Distribution"), &awscloudfront.DistributionProps{
+	e.Distribution = awscloudfront.NewDistribution(e.Stack, jsii.String("Distribution"), &awscloudfront.DistributionProps{
 		DomainNames:            domains,
 		Certificate:            cert,
 		DefaultBehavior:        def,
@@ -146,20 +171,15 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	})
 	// The OAC permissions name the distribution by ARN; the account pins
 	// them further, as a literal a template checker can read.
-	for _, c := range *st.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+	for _, c := range *e.Stack.Node().FindAll(constructs.ConstructOrder_PREORDER) {
 		if p, ok := c.(awslambda.CfnPermission); ok {
-			p.SetSourceAccount(st.Account())
+			p.SetSourceAccount(e.Stack.Account())
 		}
 	}
 	if props.Domain == "" {
 		suppress(e.Distribution, "trying it out on *.cloudfront.net, whose certificate CloudFront manages (TLSv1 policy); "+
 			"production sets the domain context and gets TLSv1.2_2021 (docs/deploy.md)", "AwsSolutions-CFR4")
 	}
-	e.upload(props.SiteDir)
-	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
-	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
-	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})
-	return e
 }
 
 // upload copies the site into its bucket as part of the deployment (CDK's

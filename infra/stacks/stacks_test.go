@@ -38,10 +38,23 @@ type template struct {
 // cross-region mistake would go unnoticed.
 const testRegion = "eu-west-1"
 
-// synth builds a deployment for an explicit account and region (functions
-// from placeholder bootstraps: the binaries themselves are tested under
-// the Lambda emulator) and returns every stack's template by stack name.
-func synth(t *testing.T) (map[string]template, string) {
+// testShards is the deployment's shard count: the eight of the capacity
+// plan, whose DSNs alone would pass Lambda's 4 KB of environment.
+const testShards = 8
+
+// production is the test's production deployment with a custom domain.
+func production(t *testing.T) Config {
+	return Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
+		Shards: testShards, Production: true, Domain: "tickets.example.com",
+		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"), Site: filepath.Join(testenv.RepoRoot(), "edge", "web"),
+		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5, AlarmEmail: "oncall@example.com",
+		APIConcurrency: 900, AdmitConcurrency: 2}
+}
+
+// synth builds deployment c (functions from placeholder bootstraps: the
+// binaries themselves are tested under the Lambda emulator) and returns
+// every stack's template by stack name.
+func synth(t *testing.T, c Config) (map[string]template, string) {
 	t.Helper()
 	dist := t.TempDir()
 	for _, fn := range Functions {
@@ -50,11 +63,8 @@ func synth(t *testing.T) (map[string]template, string) {
 	}
 	outdir := t.TempDir()
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
-	d := Build(app, Config{Name: "test", Account: "123456789012", Region: testRegion, AZs: []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"},
-		Shards: 2, Production: true, Dist: dist, Domain: "tickets.example.com",
-		Migrations: filepath.Join(testenv.RepoRoot(), "shared", "migrate"), Site: filepath.Join(testenv.RepoRoot(), "edge", "web"),
-		PSPURL: "https://psp.example.com", PSPRate: 90, PSPConcurrency: 5, AlarmEmail: "oncall@example.com",
-		APIConcurrency: 900, AdmitConcurrency: 2})
+	c.Dist = dist
+	d := Build(app, c)
 	out := map[string]template{}
 	for _, st := range []awscdk.Stack{d.Network.Stack, d.Data.Stack, d.Async.Stack, d.App.Stack, d.Edge.Stack, d.Global.Stack, d.Ops} {
 		raw, err := json.Marshal(assertions.Template_FromStack(st, nil).ToJSON())
@@ -84,39 +94,16 @@ func each(all map[string]template, typ string, fn func(stack, id string, r resou
 }
 
 func TestTemplates(t *testing.T) {
-	all, outdir := synth(t) // once: every synthesis costs seconds of jsii
-	t.Run("cdk-nag finds nothing unsuppressed", func(t *testing.T) {
-		var errs []string
-		for _, tpl := range all {
-			errs = append(errs, tpl.Errors...)
-		}
-		slices.Sort(errs)
-		require.Empty(t, errs)
-	})
+	all, outdir := synth(t, production(t)) // once: every synthesis costs seconds of jsii
+	t.Run("cdk-nag finds nothing unsuppressed", func(t *testing.T) { noNagFindings(t, all) })
 	t.Run("cfn-guard finds nothing outside the reviewed Control Tower exceptions", func(t *testing.T) {
-		var unexpected []string
-		for _, f := range controlTowerFindings(t, outdir) {
-			if !excepted(f) {
-				unexpected = append(unexpected, f)
-			}
-		}
-		require.Empty(t, unexpected)
+		noUnexpectedGuardFindings(t, outdir)
 	})
-	t.Run("each function's environment fits Lambda's 4 KB", func(t *testing.T) {
-		// Deployed values replace references; 100 characters bounds the
-		// ARNs, hosts and URLs they resolve to.
-		const resolved = 100
-		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
-			if cdkHandler(id) {
-				return
-			}
-			size := 0
-			for k, v := range r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any) {
-				size += len(k) + envLen(v, resolved)
-			}
-			t.Logf("%s: about %d bytes of environment", id, size)
-			require.Less(t, size, 4096*3/4, "%s: well under 4 KB", id)
-		})
+	t.Run("each function's environment fits Lambda's 4 KB with eight shards", func(t *testing.T) {
+		environmentsFit(t, all)
+	})
+	t.Run("each function gets the variables and secrets its configuration reads", func(t *testing.T) {
+		functionsGetWhatTheyRead(t, all)
 	})
 	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
@@ -149,9 +136,12 @@ func TestTemplates(t *testing.T) {
 		each(all, "AWS::EC2::SecurityGroupIngress", func(_, id string, r resource) {
 			require.Nil(t, r.Properties["CidrIp"], "%s: data ingress only from security groups", id)
 		})
-		require.Equal(t, 3, each(all, "AWS::RDS::DBCluster", func(string, string, resource) {}), "catalog + 2 shards")
-		require.Equal(t, 3, each(all, "AWS::RDS::DBProxy", func(_, id string, r resource) {
+		require.Equal(t, 1+testShards, each(all, "AWS::RDS::DBCluster", func(string, string, resource) {}), "catalog + shards")
+		require.Equal(t, 1+testShards, each(all, "AWS::RDS::DBProxy", func(_, id string, r resource) {
 			require.Equal(t, true, r.Properties["RequireTLS"], id)
+		}))
+		require.Equal(t, 1+testShards, each(all, "AWS::RDS::DBProxyEndpoint", func(_, id string, r resource) {
+			require.Equal(t, "READ_ONLY", r.Properties["TargetRole"], "%s: readers go through the proxy too", id)
 		}))
 	})
 
@@ -234,7 +224,9 @@ func TestTemplates(t *testing.T) {
 				vars := r.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 				require.Equal(t, strings.HasPrefix(id, "Admit"), vars["CATRACA_EDGE_KVS_ARN"] != nil, "%s: only admit knows the store", id)
 				require.Equal(t, strings.HasPrefix(id, "Api"), vars["CATRACA_SHARD_READ_DSNS"] != nil, "%s: only the API reads from readers", id)
-				require.Equal(t, "https://tickets.example.com", vars["CATRACA_PUBLIC_URL"], "%s: links point at the domain", id)
+				if name, _ := functionOf(id); reads(name, "CATRACA_PUBLIC_URL") {
+					require.Equal(t, "https://tickets.example.com", vars["CATRACA_PUBLIC_URL"], "%s: links point at the domain", id)
+				}
 			}
 		})
 		granted := 0
@@ -256,7 +248,7 @@ func TestTemplates(t *testing.T) {
 			require.Equal(t, "oncall@example.com", r.Properties["Endpoint"])
 		}))
 		require.Equal(t, 1, each(all, "AWS::CloudWatch::Dashboard", func(string, string, resource) {}))
-		require.Equal(t, 3, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
+		require.Equal(t, 1+testShards, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
 		reserved := map[string]any{}
 		each(all, "AWS::Lambda::Function", func(_, id string, r resource) {
 			if n, ok := r.Properties["ReservedConcurrentExecutions"]; ok {
@@ -290,6 +282,53 @@ func TestTemplates(t *testing.T) {
 			}
 		})
 	})
+}
+
+func noNagFindings(t *testing.T, all map[string]template) {
+	var errs []string
+	for _, tpl := range all {
+		errs = append(errs, tpl.Errors...)
+	}
+	slices.Sort(errs)
+	require.Empty(t, errs)
+}
+
+func noUnexpectedGuardFindings(t *testing.T, outdir string) {
+	var unexpected []string
+	for _, f := range controlTowerFindings(t, outdir) {
+		if !excepted(f) {
+			unexpected = append(unexpected, f)
+		}
+	}
+	require.Empty(t, unexpected)
+}
+
+// TestTrialDeploymentWithoutDomain synthesizes what make synth's defaults
+// deploy: no domain, production=false, no alarm email, two shards. It is
+// as clean under cdk-nag and cfn-guard (the trial exceptions are the
+// reviewed ones), serves *.cloudfront.net on CloudFront's certificate and
+// leaves the public URL to the functions' default until publicUrl is set.
+func TestTrialDeploymentWithoutDomain(t *testing.T) {
+	c := production(t)
+	c.Domain, c.Production, c.AlarmEmail, c.Shards, c.APIConcurrency = "", false, "", 2, 0
+	all, outdir := synth(t, c)
+	noNagFindings(t, all)
+	noUnexpectedGuardFindings(t, outdir)
+	require.Equal(t, 1, each(all, "AWS::CloudFront::Distribution", func(_, _ string, r resource) {
+		d := r.Properties["DistributionConfig"].(map[string]any)
+		require.Nil(t, d["Aliases"])
+		require.Nil(t, d["ViewerCertificate"], "CloudFront's own *.cloudfront.net certificate")
+	}))
+	require.Zero(t, each(all, "AWS::CertificateManager::Certificate", func(string, string, resource) {}), "no certificate to issue")
+	each(all, "AWS::RDS::DBCluster", func(_, id string, r resource) {
+		require.Equal(t, false, r.Properties["DeletionProtection"], "%s: a trial can be destroyed", id)
+	})
+	require.Equal(t, 3, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
+	for name, vars := range variables(t, all) {
+		require.NotContains(t, vars, "CATRACA_PUBLIC_URL", "%s: unknown until the distribution exists", name)
+	}
+	require.Equal(t, 1, each(all, "AWS::SNS::Topic", func(string, string, resource) {}), "alarms notify a topic without subscribers")
+	require.Zero(t, each(all, "AWS::SNS::Subscription", func(string, string, resource) {}))
 }
 
 // cdkHandler tells CDK's own custom-resource handlers (cross-region
