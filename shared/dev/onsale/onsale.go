@@ -127,11 +127,12 @@ type run struct {
 type shopper struct {
 	*fan.Fan
 	place int64 // number in line
-	asked time.Time
-	done  bool
-	// learnt: the fan read its place after the draw; from then on only
-	// the main loop asks for its status.
-	learnt atomic.Bool
+	// mu is held while the fan's status is asked: the main loop (near the
+	// front) and the heartbeats never ask for one fan at once.
+	mu     sync.Mutex
+	asked  time.Time
+	done   bool
+	learnt bool // read its place after the draw
 }
 
 func (r *run) setup(ctx context.Context) error {
@@ -312,21 +313,20 @@ func (r *run) awaitDraw(ctx context.Context) (drawn, admitting time.Time) {
 
 // sell lets every fan learn its place while admission runs, and polls the
 // fans near the front until nothing is left to hold; it returns when that
-// was. Learning a place is one status read per fan (100,000 take tens of
-// seconds on this machine): done in the background, it delays no turn but
-// that of a fan admitted before it read, who then learns it on that read.
+// was. Learning a place is one status read per fan (100,000 take minutes
+// on a loaded machine): done in the background with the heartbeats, it
+// delays no turn but that of a fan admitted before it read, who then learns
+// it on that read. The fans near the front are polled on their own, so
+// neither the first reads nor the heartbeats hold up a turn.
 func (r *run) sell(ctx context.Context, start, drawn time.Time) (soldOutAt time.Time) {
 	r.progress.Store(&fan.Progress{})
-	learnt := make(chan struct{})
+	var stop atomic.Bool
+	waiting := make(chan struct{})
 	go func() {
-		defer close(learnt)
-		pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
-			r.ask(ctx, s, start)
-			s.learnt.Store(true)
-		})
-		r.rep.LearnSeconds = time.Since(drawn).Seconds()
+		defer close(waiting)
+		r.heartbeats(ctx, start, drawn, &stop)
 	}()
-	defer func() { <-learnt }()
+	defer func() { stop.Store(true); <-waiting }()
 	for ctx.Err() == nil {
 		p, err := r.fans[0].Progress(ctx, r.event)
 		if err == nil {
@@ -337,37 +337,68 @@ func (r *run) sell(ctx context.Context, start, drawn time.Time) (soldOutAt time.
 		if p.SoldOut || left == 0 {
 			return time.Now()
 		}
-		due := r.due(*r.progress.Load())
-		if len(due) == 0 && allDone(r.fans) {
+		near := r.nearFront(*r.progress.Load())
+		if len(near) == 0 && allDone(r.fans) {
 			break
 		}
-		pool(ctx, r.o.Workers, due, func(s *shopper) { r.ask(ctx, s, start) })
+		pool(ctx, r.o.Workers, near, func(s *shopper) { r.askIf(ctx, s, start, func() bool { return true }) })
 		time.Sleep(nearPoll / 2)
 	}
 	return time.Now()
 }
 
-// due are the fans who know their place and should read their status now:
-// near the front every nearPoll, the others as the heartbeat that keeps
-// their place.
-func (r *run) due(progress fan.Progress) []*shopper {
+// heartbeats reads every waiting fan's status: first all of them, once,
+// to learn their places (the room's first reads after the draw), then each
+// one every heartbeat, until stop.
+func (r *run) heartbeats(ctx context.Context, start, drawn time.Time, stop *atomic.Bool) {
+	for first := true; ctx.Err() == nil && !stop.Load(); first = false {
+		pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+			if stop.Load() {
+				return
+			}
+			r.askIf(ctx, s, start, func() bool { return !s.learnt || time.Since(s.asked) > heartbeat })
+		})
+		if first {
+			r.rep.LearnSeconds = time.Since(drawn).Seconds()
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// nearFront are the fans who know their place and, near the front, should
+// read their status now (every nearPoll). A fan being asked is skipped.
+func (r *run) nearFront(progress fan.Progress) []*shopper {
 	var due []*shopper
 	for _, s := range r.fans {
-		if !s.learnt.Load() || s.done {
+		if !s.mu.TryLock() {
 			continue
 		}
-		since := time.Since(s.asked)
-		if (s.place <= progress.Served+near(progress) && since > nearPoll) || since > heartbeat {
+		if s.learnt && !s.done && s.place <= progress.Served+near(progress) && time.Since(s.asked) > nearPoll {
 			due = append(due, s)
 		}
+		s.mu.Unlock()
 	}
 	return due
 }
 
-// ask reads a fan's status: admitted, it goes shopping; still waiting, its
-// place is the served count the shared progress last showed plus its
-// position (an underestimate while admission moves, so it asks early,
-// never late).
+// askIf asks for s's status when nobody else is asking and when still
+// holds; a fan who is done is never asked again.
+func (r *run) askIf(ctx context.Context, s *shopper, start time.Time, when func() bool) {
+	if !s.mu.TryLock() {
+		return
+	}
+	defer s.mu.Unlock()
+	if s.done || !when() {
+		return
+	}
+	r.ask(ctx, s, start)
+	s.learnt = true
+}
+
+// ask (s.mu held) reads a fan's status: admitted, it goes shopping; still
+// waiting, its place is the served count the shared progress last showed
+// plus its position (an underestimate while admission moves, so it asks
+// early, never late).
 func (r *run) ask(ctx context.Context, s *shopper, start time.Time) {
 	s.asked = time.Now()
 	st, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Status(ctx, r.event) })
@@ -407,9 +438,16 @@ const nearPoll = time.Second
 // (the room drops fans silent for 3 minutes).
 const heartbeat = 150 * time.Second
 
+// allDone: every fan shopped or learnt it never will (one being asked is
+// not done yet).
 func allDone(fans []*shopper) bool {
 	for _, s := range fans {
-		if !s.learnt.Load() || !s.done {
+		if !s.mu.TryLock() {
+			return false
+		}
+		done := s.done
+		s.mu.Unlock()
+		if !done {
 			return false
 		}
 	}
