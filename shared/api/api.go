@@ -169,7 +169,7 @@ func newServer(d Deps) *Server {
 // a 404.
 func (s *Server) allowed(r *http.Request) string {
 	var methods []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if _, pattern := s.mux.Handler(&http.Request{Method: m, URL: r.URL, Host: r.Host}); pattern != "/" {
 			methods = append(methods, m)
 		}

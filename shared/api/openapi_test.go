@@ -172,6 +172,7 @@ func TestOpenAPIMethodsAreAllowed(t *testing.T) {
 	doc := loadOpenAPI(t)
 	srv := serve(t, apptest.New(t, 1))
 	param := regexp.MustCompile(`\{[^}]+\}`)
+	probes := []string{http.MethodPatch, http.MethodDelete, http.MethodPut, http.MethodPost}
 	for p, item := range doc.Paths.Map() {
 		var allow []string
 		for method := range item.Operations() {
@@ -180,8 +181,9 @@ func TestOpenAPIMethodsAreAllowed(t *testing.T) {
 				allow = append(allow, http.MethodHead)
 			}
 		}
-		path := param.ReplaceAllString(p, "1")
-		r := call(t, srv, http.MethodPatch, path, "", nil)
+		i := slices.IndexFunc(probes, func(m string) bool { return !slices.Contains(allow, m) })
+		require.GreaterOrEqual(t, i, 0, "%s takes every method", p)
+		r := call(t, srv, probes[i], param.ReplaceAllString(p, "1"), "", nil)
 		requireProblem(t, r, http.StatusMethodNotAllowed, "method-not-allowed")
 		got := strings.Split(r.Header.Get("Allow"), ", ")
 		require.ElementsMatch(t, allow, got, p)
