@@ -2,7 +2,9 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -41,10 +43,12 @@ type roomKeys struct {
 	lease string
 }
 
-// keys returns event's keys. They all carry the hash tag {evt:ID}, built
+func (r *Room) keys(eventID int64) roomKeys { return keysOf(r.prefix, eventID) }
+
+// keysOf returns event's keys. They all carry the hash tag {evt:ID}, built
 // here and nowhere else, so each script touches one Redis Cluster slot.
-func (r *Room) keys(eventID int64) roomKeys {
-	tag := r.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
+func keysOf(prefix string, eventID int64) roomKeys {
+	tag := prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
 	return roomKeys{tag: tag, cfg: tag + "cfg", st: tag + "st", pre: tag + "pre", q: tag + "q", seen: tag + "seen",
 		active: tag + "active", adm: tag + "adm", ticks: tag + "ticks", health: tag + "health", frozen: tag + "frozen",
 		placed: tag + "placed", lease: tag + "lease"}
@@ -58,17 +62,26 @@ func (k roomKeys) bucket(account int64) string {
 // hold is account's token bucket for holds at this event.
 func (k roomKeys) hold(account int64) string { return k.tag + "hold:" + strconv.FormatInt(account, 10) }
 
-// script is a Lua script over some keys of one room. Its source opens with
-// one `local <name> = KEYS[i]` line per key that keys returns, in that
-// order, each name being the key's own (TestScriptsNameTheirKeys).
+// script is a Lua script over some keys of one room.
 type script struct {
 	src  string
 	lua  *redis.Script
 	keys func(k roomKeys, account int64) []string
 }
 
-func newScript(keys func(k roomKeys, account int64) []string, src string) script {
-	return script{src: src, lua: redis.NewScript(src), keys: keys}
+// newScript returns the script body over the keys that keys lists. The
+// body reads them by name: its source opens with `local <name> = KEYS[i]`
+// for each, the name being how the key ends (cfg, q, bucket…), so the
+// names in Lua and the keys Go sends cannot disagree.
+func newScript(keys func(k roomKeys, account int64) []string, body string) script {
+	sample := keysOf("", 0)
+	var src strings.Builder
+	for i, key := range keys(sample, 0) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(key, sample.tag), ":")
+		fmt.Fprintf(&src, "local %s = KEYS[%d]\n", name, i+1)
+	}
+	src.WriteString(body)
+	return script{src: src.String(), lua: redis.NewScript(src.String()), keys: keys}
 }
 
 // run runs s for one event (and account, for scripts that use its keys)

@@ -2,9 +2,9 @@ package queue
 
 import "github.com/catraca/catraca/shared/ratelimit"
 
-// Every script below opens by naming the keys it receives (see script and
-// roomKeys); all keys of one event carry the same hash tag, so each script
-// touches one cluster slot.
+// Every script below reads its keys by the names newScript gives them (cfg,
+// st, q…: see roomKeys); all keys of one event carry the same hash tag, so
+// each script touches one cluster slot.
 
 // turnLua is shared by the join and status scripts; its functions
 // read the active, adm and placed keys.
@@ -43,21 +43,14 @@ local wait = take(bucket, tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5]
 if wait > 0 then return {'slow', wait} end
 `
 
+// fanKeys are the keys the join and status scripts share.
+func fanKeys(k roomKeys, account int64) []string {
+	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.bucket(account)}
+}
+
 // joinScript: ARGV member, now, restore place (0 = none), burst, refill.
 // Returns {state, place or time, turn when admitted}.
-var joinScript = newScript(func(k roomKeys, account int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.bucket(account)}
-}, `
-local cfg = KEYS[1]
-local st = KEYS[2]
-local pre = KEYS[3]
-local q = KEYS[4]
-local seen = KEYS[5]
-local active = KEYS[6]
-local adm = KEYS[7]
-local placed = KEYS[8]
-local bucket = KEYS[9]
-`+turnLua+slowLua+`
+var joinScript = newScript(fanKeys, turnLua+slowLua+`
 local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw')
 if conf[1] ~= '1' then return {'closed', 0} end
 local now = tonumber(ARGV[2])
@@ -95,19 +88,8 @@ return {'waiting', place}
 // to the last tick, that tick's time, configured ceiling, adaptive
 // ceiling, active-session ttl ms}. A status call is the fan's heartbeat.
 var statusScript = newScript(func(k roomKeys, account int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.frozen, k.placed, k.bucket(account)}
-}, `
-local cfg = KEYS[1]
-local st = KEYS[2]
-local pre = KEYS[3]
-local q = KEYS[4]
-local seen = KEYS[5]
-local active = KEYS[6]
-local adm = KEYS[7]
-local frozen = KEYS[8]
-local placed = KEYS[9]
-local bucket = KEYS[10]
-`+turnLua+slowLua+`
+	return append(fanKeys(k, account), k.frozen)
+}, turnLua+slowLua+`
 local now = tonumber(ARGV[2])
 local m = ARGV[1]
 local conf = redis.call('HMGET', cfg, 'enabled', 'ceiling', 'active_ttl')
@@ -148,10 +130,6 @@ return {'none', 0, 0, 0}
 var freezeScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.cfg, k.st, k.pre, k.frozen}
 }, `
-local cfg = KEYS[1]
-local st = KEYS[2]
-local pre = KEYS[3]
-local frozen = KEYS[4]
 local now = tonumber(ARGV[2])
 local draw = tonumber(redis.call('HGET', cfg, 'draw') or '0')
 if draw == 0 or now < draw then return 0 end
@@ -170,9 +148,6 @@ return 1
 var drawChunkScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.st, k.q, k.placed}
 }, `
-local st = KEYS[1]
-local q = KEYS[2]
-local placed = KEYS[3]
 if redis.call('HGET', st, 'owner') ~= ARGV[1] then return 0 end
 local first = tonumber(ARGV[2])
 for i = 3, #ARGV do
@@ -187,11 +162,6 @@ return 1
 var finishDrawScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.st, k.pre, k.q, k.frozen, k.placed}
 }, `
-local st = KEYS[1]
-local pre = KEYS[2]
-local q = KEYS[3]
-local frozen = KEYS[4]
-local placed = KEYS[5]
 if redis.call('HGET', st, 'owner') ~= ARGV[1] then return 0 end
 local n = tonumber(ARGV[2])
 local late = redis.call('SMEMBERS', pre)
@@ -216,15 +186,6 @@ return n
 var tickScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.ticks, k.placed}
 }, `
-local cfg = KEYS[1]
-local st = KEYS[2]
-local pre = KEYS[3]
-local q = KEYS[4]
-local seen = KEYS[5]
-local active = KEYS[6]
-local adm = KEYS[7]
-local ticks = KEYS[8]
-local placed = KEYS[9]
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 86400000)
@@ -281,13 +242,6 @@ return {n, shopping, redis.call('ZCARD', q), ceiling}
 var leaveScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.cfg, k.pre, k.q, k.seen, k.active, k.adm, k.placed}
 }, `
-local cfg = KEYS[1]
-local pre = KEYS[2]
-local q = KEYS[3]
-local seen = KEYS[4]
-local active = KEYS[5]
-local adm = KEYS[6]
-local placed = KEYS[7]
 local m = ARGV[1]
 if redis.call('HGET', cfg, 'enabled') == '1' then redis.call('HSETNX', placed, m, 0) end
 redis.call('ZREM', active, m)
@@ -308,13 +262,7 @@ return 1
 // the turn is over, else the hold bucket's wait in ms (0: go ahead).
 var holdScript = newScript(func(k roomKeys, account int64) []string {
 	return []string{k.st, k.active, k.adm, k.placed, k.hold(account)}
-}, `
-local st = KEYS[1]
-local active = KEYS[2]
-local adm = KEYS[3]
-local placed = KEYS[4]
-local hold = KEYS[5]
-`+ratelimit.TakeLua+`
+}, ratelimit.TakeLua+`
 local m = ARGV[1]
 local now = tonumber(ARGV[2])
 local turn = tonumber(ARGV[3])
@@ -339,7 +287,6 @@ return take(hold, now, tonumber(ARGV[5]), tonumber(ARGV[6]))
 var leaseScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.lease}
 }, `
-local lease = KEYS[1]
 local cur = redis.call('GET', lease)
 if cur and cur ~= ARGV[1] then return 0 end
 redis.call('SET', lease, ARGV[1], 'PX', ARGV[2])
