@@ -1,8 +1,14 @@
 package api
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
+	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/event"
@@ -49,7 +55,10 @@ type layoutSummary struct {
 }
 
 // importLayout serves POST /api/venues (new venue) and
-// POST /api/venues/{id}/layouts (next version of a venue).
+// POST /api/venues/{id}/layouts (next version of a venue). The body is the
+// layout's JSON or, as text/csv, a seat list (venue.FromCSV) named by the
+// name and city parameters. With ?dry_run=true nothing is stored: the
+// answer is the map as the seat map draws it, to preview.
 func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
@@ -61,9 +70,19 @@ func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var l venue.Layout
-	if err := decode(r, &l); err != nil {
+	l, err := s.layoutBody(r, venueID)
+	if err != nil {
 		return err
+	}
+	if dry := r.URL.Query().Get("dry_run"); dry == "true" {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		l.VenueID = venueID
+		writeJSON(w, http.StatusOK, compactLayout(l))
+		return nil
+	} else if dry != "" && dry != "false" {
+		return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter dry_run must be true or false.")
 	}
 	stored, err := s.organizer.ImportLayoutAs(r.Context(), sess.Account, venueID, l)
 	if err != nil {
@@ -74,6 +93,33 @@ func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// layoutBody reads a layout sent as JSON or as a CSV seat list; a new
+// version's list is named like its venue unless the request says.
+func (s *Server) layoutBody(r *http.Request, venueID int64) (venue.Layout, error) {
+	var l venue.Layout
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "text/csv" {
+		return l, decode(r, &l)
+	}
+	body, err := io.ReadAll(r.Body)
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return l, problem.New(http.StatusRequestEntityTooLarge, "body-too-large", fmt.Sprintf("The body is larger than %d bytes.", maxErr.Limit))
+	} else if err != nil {
+		return l, err
+	}
+	if !validText(string(body)) {
+		return l, problem.New(http.StatusBadRequest, "invalid-text", "The CSV must be UTF-8 text without NUL characters.")
+	}
+	name, city := r.URL.Query().Get("name"), r.URL.Query().Get("city")
+	if venueID > 0 && (name == "" || city == "") {
+		n, c, err := s.venues.Named(r.Context(), venueID)
+		if err != nil {
+			return l, err
+		}
+		name, city = cmp.Or(name, n), cmp.Or(city, c)
+	}
+	return venue.FromCSV(bytes.NewReader(body), name, city)
+}
 func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
@@ -130,7 +176,11 @@ func (s *Server) setPriceLevels(w http.ResponseWriter, r *http.Request) error {
 
 // organizerError maps organizer and venue sentinels to problems.
 func organizerError(err error) error {
+	var lines *venue.CSVError
 	switch {
+	case errors.As(err, &lines):
+		return problem.New(http.StatusBadRequest, "invalid-layout", capitalize(strings.TrimPrefix(lines.Error(), venue.ErrInvalidLayout.Error()+": "))+
+			". Every line with a mistake is listed in errors; fix them and send the whole list again.").With("errors", lines.Lines)
 	case errors.Is(err, organizer.ErrInvalidEvent), errors.Is(err, venue.ErrInvalidLayout):
 		return problem.New(http.StatusBadRequest, "invalid-event", capitalize(lastPart(err))+".")
 	case errors.Is(err, venue.ErrNotFound):

@@ -331,3 +331,13 @@ func (s *Store) Owned(ctx context.Context, owner, venueID int64) ([]Venue, error
 	}
 	return out, rows.Err()
 }
+
+// Named returns a venue's name and city (a new version's CSV may leave
+// them out).
+func (s *Store) Named(ctx context.Context, venueID int64) (name, city string, err error) {
+	err = s.db.QueryRow(ctx, `SELECT name, city FROM venues WHERE id = $1`, venueID).Scan(&name, &city)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
+	}
+	return name, city, err
+}
