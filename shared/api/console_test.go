@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -120,4 +122,135 @@ func TestImportLayoutFromCSV(t *testing.T) {
 	r = ana.do(http.MethodPost, "/api/venues?dry_run=true", venue.Stadium("Preview Arena", "Recife", 20, 5))
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.NotEmpty(t, r.Body["sections"])
+}
+
+// Cancelling an event refunds every paid order through the outbox and the
+// PSP; the progress is an API read, and cancelling again refunds nothing
+// twice.
+func TestCancelRefundsEveryPaidOrder(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, anaOrder, _ := s.paidOrder(t, "ana-cancel@example.com", s.seats[:2]...)
+	bia, biaOrder, _ := s.paidOrder(t, "bia-cancel@example.com", s.seats[2])
+	cai := newFan(t, s.srv)
+	cai.signUp("cai-cancel@example.com")
+	_, pending := s.hold(t, cai, "h", s.seats[5])
+
+	org := newFan(t, s.srv)
+	require.Equal(t, http.StatusOK, org.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"}).Status)
+	other := organizerNamed(t, s.app, s.srv, "other-cancel@example.com")
+	refunds := "/api/events/" + itoa(s.eventID) + "/refunds"
+	status := "/api/events/" + itoa(s.eventID) + "/status"
+
+	r := org.do(http.MethodGet, refunds, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"total": 2.0, "refunded": 0.0, "failed": 0.0, "remaining": 2.0}, r.Body, "paid orders, nothing asked yet")
+
+	for range 2 {
+		r = org.do(http.MethodPut, status, map[string]any{"status": "cancelled"})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.Equal(t, "cancelled", r.Body["status"])
+	}
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM outbox WHERE topic = 'refund.requested'`), "one refund per paid order, however often cancelled")
+	waitUntil(t, 20*time.Second, func() bool {
+		return org.do(http.MethodGet, refunds, nil).Body["refunded"] == 2.0
+	}, "both orders refunded")
+	require.Equal(t, map[string]any{"total": 2.0, "refunded": 2.0, "failed": 0.0, "remaining": 0.0}, org.do(http.MethodGet, refunds, nil).Body)
+	for _, c := range []struct {
+		f  *fan
+		id int64
+	}{{ana, anaOrder}, {bia, biaOrder}} {
+		o := s.orderStatus(t, c.f, c.id).Body
+		require.Equal(t, "refunded", o["status"])
+		for _, tk := range o["tickets"].([]any) {
+			require.Equal(t, true, tk.(map[string]any)["void"])
+		}
+	}
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM orders WHERE id = $1 AND status = 'pending'`, pending), "an unpaid order has nothing to refund")
+
+	requireProblem(t, org.do(http.MethodPut, status, map[string]any{"status": "on_sale"}), http.StatusBadRequest, "invalid-event")
+	requireProblem(t, other.do(http.MethodGet, refunds, nil), http.StatusNotFound, "event-not-found")
+	requireProblem(t, ana.do(http.MethodGet, refunds, nil), http.StatusForbidden, "organizer-only")
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// An organizer creates a draft (unlisted), edits it, publishes it and
+// opens its sale; another organizer sees none of it and fans are refused.
+func TestEditAndPublishAnEvent(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	ana, bob := organizerNamed(t, a, srv, "ana-edit@example.com"), organizerNamed(t, a, srv, "bob-edit@example.com")
+	fan := newFan(t, srv)
+	fan.signUp("fan-edit@example.com")
+	venueID := importVenue(t, ana, venue.Stadium("Edit Arena", "Recife", 20, 5))
+	now := time.Now().UTC().Truncate(time.Second)
+	r := ana.do(http.MethodPost, "/api/events", map[string]any{
+		"venue_id": venueID, "layout_version": 1, "name": "Draft Night", "draft": true, "city": "Olinda",
+		"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
+		"price_levels": []map[string]any{{"code": "A", "price_cents": 9000, "color": "#1f6feb"}, {"code": "B", "price_cents": 7000},
+			{"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}},
+	})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.Equal(t, "draft", r.Body["status"])
+	require.Equal(t, "Olinda", r.Body["city"])
+	id := itoa(int64(r.Body["id"].(float64)))
+	requireProblem(t, call(t, srv, http.MethodGet, "/api/events/"+id, "", nil), http.StatusNotFound, "event-not-found")
+
+	r = ana.do(http.MethodGet, "/api/organizer/events/"+id, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "#1f6feb", r.Body["price_levels"].([]any)[0].(map[string]any)["color"])
+
+	r = ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": "Edited Night", "max_per_account": 4, "hold_ttl_seconds": 300,
+		"waiting_room": map[string]any{"enabled": true, "ceiling": 50, "prequeue_opens_at": now.Add(-2 * time.Hour)},
+		"price_levels": []map[string]any{{"code": "B", "price_cents": 7500, "color": "#8250df"}}})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "Edited Night", r.Body["name"])
+	require.Equal(t, "Olinda", r.Body["city"], "fields left out keep their value")
+	require.EqualValues(t, 4, r.Body["max_per_account"])
+	require.EqualValues(t, 300, r.Body["hold_ttl_seconds"])
+	require.Equal(t, map[string]any{"enabled": true, "ceiling": 50.0, "prequeue_opens_at": now.Add(-2 * time.Hour).Format(time.RFC3339),
+		"active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0}, r.Body["waiting_room"])
+	levels := map[string]any{}
+	for _, l := range r.Body["price_levels"].([]any) {
+		levels[l.(map[string]any)["code"].(string)] = l
+	}
+	require.EqualValues(t, 7500, levels["B"].(map[string]any)["price_cents"])
+	require.Equal(t, "#8250df", levels["B"].(map[string]any)["color"])
+
+	for _, c := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"sale_ends_at": now.Add(-2 * time.Hour)}, "Sale_ends_at must be after sale_starts_at."},
+		{map[string]any{"max_per_account": 5000}, "Max_per_account and max_per_hold must be between 1 and 1000."},
+		{map[string]any{"price_levels": []map[string]any{{"code": "Z", "price_cents": 1}}}, `Price level "Z" is not one of this event's.`},
+		{map[string]any{"price_levels": []map[string]any{{"code": "A", "price_cents": 1, "color": "blue"}}}, `The color of level "A" must be written #rrggbb, like #1f6feb.`},
+		{map[string]any{"name": " "}, "Name must be 1 to 200 characters."},
+	} {
+		r = ana.do(http.MethodPatch, "/api/events/"+id, c.body)
+		requireProblem(t, r, http.StatusBadRequest, "invalid-event")
+		require.Equal(t, c.want, r.Body["detail"])
+	}
+	requireProblem(t, ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"venue_id": 2}), http.StatusBadRequest, "unknown-field")
+	require.Equal(t, "Edited Night", ana.do(http.MethodGet, "/api/organizer/events/"+id, nil).Body["name"], "a refused change changes nothing")
+
+	// Publish, then open the sale.
+	for _, st := range []string{"scheduled", "on_sale"} {
+		r = ana.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": st})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	}
+	waitUntil(t, 10*time.Second, func() bool { return call(t, srv, http.MethodGet, "/api/events/"+id, "", nil).Status == http.StatusOK },
+		"the published event to be public (the event cache keeps a miss 2 s)")
+
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{{http.MethodGet, "/api/organizer/events/" + id, nil}, {http.MethodPatch, "/api/events/" + id, map[string]any{"name": "Bob's"}},
+		{http.MethodGet, "/api/events/" + id + "/refunds", nil}} {
+		requireProblem(t, bob.do(c.method, c.path, c.body), http.StatusNotFound, "event-not-found")
+		requireProblem(t, fan.do(c.method, c.path, c.body), http.StatusForbidden, "organizer-only")
+	}
+	requireProblem(t, ana.do(http.MethodPatch, "/api/events/999999", map[string]any{"name": "x"}), http.StatusNotFound, "event-not-found")
 }

@@ -153,6 +153,13 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	if e.Status == "cancelled" {
+		// Again on every call: a payment in flight at the cancellation is
+		// refunded by the next (GET /api/events/{id}/refunds shows it).
+		if _, err := s.orders.RefundEvent(r.Context(), id); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, e)
 	return nil
 }
@@ -265,5 +272,56 @@ func (s *Server) organizerEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	return nil
+}
+
+// organizerEvent serves GET /api/organizer/events/{id}: an event of the
+// caller's, drafts included.
+func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// updateEvent serves PATCH /api/events/{id}.
+func (s *Server) updateEvent(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	var patch organizer.EventPatch
+	if err := decode(r, &patch); err != nil {
+		return err
+	}
+	e, err := s.organizer.UpdateEvent(r.Context(), sess.Account, id, patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// eventRefunds serves GET /api/events/{id}/refunds: how far the refunds of
+// a cancelled event are.
+func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.organizer.Event(r.Context(), sess.Account, id); err != nil {
+		return err
+	}
+	p, err := s.orders.Refunds(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, p)
 	return nil
 }

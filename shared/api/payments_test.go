@@ -303,23 +303,26 @@ func TestUnmatchedChargesAreRefundedAndNeverBlock(t *testing.T) {
 	require.Zero(t, s.errors5xx.Load())
 }
 
+// paidOrder signs a fan up, and holds and pays for seats.
+func (s *shop) paidOrder(t testing.TB, email string, seats ...int64) (*fan, int64, psp.Payment) {
+	t.Helper()
+	f := newFan(t, s.srv)
+	f.signUp(email)
+	_, orderID := s.hold(t, f, "h", seats...)
+	p := s.checkout(t, f, orderID)
+	_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, f, orderID).Body["status"] == "paid" }, "the order to be paid")
+	return f, orderID, p
+}
+
 // TestRefundAtThePSPVoidsTheOrder: a refund from the PSP's dashboard and a
 // dispute each turn a paid order refunded and void its tickets.
 func TestRefundAtThePSPVoidsTheOrder(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{Duplicates: 1})
-	pay := func(email string, seats ...int64) (*fan, int64, psp.Payment) {
-		f := newFan(t, s.srv)
-		f.signUp(email)
-		_, orderID := s.hold(t, f, "h", seats...)
-		p := s.checkout(t, f, orderID)
-		_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
-		require.NoError(t, err)
-		waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, f, orderID).Body["status"] == "paid" }, "the order to be paid")
-		return f, orderID, p
-	}
-	ana, anaOrder, anaPay := pay("ana@example.com", s.seats[:2]...)
-	bia, biaOrder, biaPay := pay("bia@example.com", s.seats[2])
+	ana, anaOrder, anaPay := s.paidOrder(t, "ana@example.com", s.seats[:2]...)
+	bia, biaOrder, biaPay := s.paidOrder(t, "bia@example.com", s.seats[2])
 	_, err := s.sim.RefundAtPSP(anaPay.ID)
 	require.NoError(t, err)
 	_, err = s.sim.Dispute(biaPay.ID)

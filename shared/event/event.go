@@ -61,6 +61,9 @@ type PriceLevel struct {
 	Code       string `json:"code"`
 	Name       string `json:"name"`
 	PriceCents int    `json:"price_cents"`
+	// Color is the level's colour on the seat map, #rrggbb; empty lets
+	// the map choose.
+	Color string `json:"color,omitempty"`
 }
 
 // OnSale tells whether sales are open at t.
@@ -97,13 +100,13 @@ func (d *Directory) Get(ctx context.Context, id int64) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("get event %d: %w", id, err)
 	}
-	rows, err := d.db.Query(ctx, `SELECT code, name, price_cents FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
+	rows, err := d.db.Query(ctx, `SELECT code, name, price_cents, color FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
 	if err != nil {
 		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
 	}
 	e.PriceLevels, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (PriceLevel, error) {
 		var p PriceLevel
-		return p, r.Scan(&p.Code, &p.Name, &p.PriceCents)
+		return p, r.Scan(&p.Code, &p.Name, &p.PriceCents, &p.Color)
 	})
 	if err != nil {
 		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)

@@ -4,10 +4,12 @@
 package organizer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,9 +28,11 @@ var ErrInvalidEvent = errors.New("invalid event")
 
 // EventSpec is what an organizer sends to create an event.
 type EventSpec struct {
-	VenueID       int64              `json:"venue_id"`
-	LayoutVersion int                `json:"layout_version"`
-	Name          string             `json:"name"`
+	VenueID       int64  `json:"venue_id"`
+	LayoutVersion int    `json:"layout_version"`
+	Name          string `json:"name"`
+	// City defaults to the venue's.
+	City          string             `json:"city"`
 	Category      string             `json:"category"`
 	Description   string             `json:"description"`
 	StartsAt      time.Time          `json:"starts_at"`
@@ -40,6 +44,9 @@ type EventSpec struct {
 	MaxPerHold    int                `json:"max_per_hold"`
 	HoldTTL       int                `json:"hold_ttl_seconds"`
 	WaitingRoom   event.WaitingRoom  `json:"waiting_room"`
+	// Draft keeps the new event unlisted until it is published (its
+	// status set to scheduled).
+	Draft bool `json:"draft,omitempty"`
 	// Shard pins the event to a shard; 0 lets placement choose.
 	Shard int `json:"shard,omitempty"`
 	// GASlots overrides the GA counter spread (benchmarks use 1 as baseline).
@@ -88,8 +95,8 @@ func (spec *EventSpec) validate() error {
 		return bad("sales must end by the day of the event")
 	case len(spec.PriceLevels) == 0:
 		return bad("price_levels are required")
-	case len(spec.Category) > 50 || len(spec.Description) > 5000:
-		return bad("category must be at most 50 and description at most 5000 characters")
+	case len(spec.Category) > 50 || len(spec.Description) > 5000 || len(spec.City) > 100:
+		return bad("category must be at most 50, city at most 100 and description at most 5000 characters")
 	case spec.Currency != "" && !isCurrency(spec.Currency):
 		return bad("currency must be an ISO 4217 code such as BRL")
 	case spec.MaxPerAccount < 0 || spec.MaxPerAccount > maxTickets || spec.MaxPerHold < 0 || spec.MaxPerHold > maxTickets:
@@ -152,14 +159,36 @@ func isCurrency(c string) bool {
 	return true
 }
 
+var color = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
 // validPrices checks price levels as the API receives them.
 func validPrices(levels []event.PriceLevel) error {
 	for _, p := range levels {
 		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
 			return fmt.Errorf("%w: every price level needs a code of 1 to 20 characters and a name of at most 100", ErrInvalidEvent)
 		}
+		if p.Color != "" && !color.MatchString(p.Color) {
+			return fmt.Errorf("%w: the color of level %q must be written #rrggbb, like #1f6feb", ErrInvalidEvent, p.Code)
+		}
 		if p.PriceCents < 0 || p.PriceCents > maxPriceCents {
 			return fmt.Errorf("%w: price_cents of level %q must be between 0 and %d", ErrInvalidEvent, p.Code, maxPriceCents)
+		}
+	}
+	return nil
+}
+
+// changeablePrices checks new prices for e's levels.
+func changeablePrices(e event.Event, levels []event.PriceLevel) error {
+	if err := validPrices(levels); err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range e.PriceLevels {
+		known[p.Code] = true
+	}
+	for _, p := range levels {
+		if !known[p.Code] {
+			return fmt.Errorf("%w: price level %q is not one of this event's", ErrInvalidEvent, p.Code)
 		}
 	}
 	return nil
@@ -223,7 +252,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14 * 2,
 				$15, $16, $17, $18, $19, $20)
 			RETURNING id`,
-			spec.VenueID, spec.LayoutVersion, shardID, spec.Name, spec.Category, layout.City, spec.Description, spec.StartsAt,
+			spec.VenueID, spec.LayoutVersion, shardID, spec.Name, spec.Category, cmp.Or(strings.TrimSpace(spec.City), layout.City), spec.Description, spec.StartsAt,
 			spec.SaleStartsAt, spec.SaleEndsAt, spec.Currency, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
 			w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL, creator).Scan(&id); err != nil {
 			return fmt.Errorf("insert event: %w", err)
@@ -232,8 +261,8 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 			if p.Name == "" {
 				p.Name = p.Code
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO event_price_levels (event_id, code, name, price_cents) VALUES ($1, $2, $3, $4)`,
-				id, p.Code, p.Name, p.PriceCents); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO event_price_levels (event_id, code, name, price_cents, color) VALUES ($1, $2, $3, $4, $5)`,
+				id, p.Code, p.Name, p.PriceCents, p.Color); err != nil {
 				return fmt.Errorf("insert price level %s: %w", p.Code, err)
 			}
 		}
@@ -245,8 +274,10 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	if err := inventory.Instantiate(ctx, st, id, layout, prices, spec.GASlots); err != nil {
 		return event.Event{}, err
 	}
-	if err := s.SetStatus(ctx, id, "scheduled"); err != nil {
-		return event.Event{}, err
+	if !spec.Draft {
+		if err := s.SetStatus(ctx, id, "scheduled"); err != nil {
+			return event.Event{}, err
+		}
 	}
 	return s.events.Get(ctx, id)
 }
@@ -300,10 +331,14 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if err := s.owns(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
-	if err := s.SetStatus(ctx, eventID, status); err != nil {
-		return event.Event{}, err
+	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
+	if err != nil {
+		return event.Event{}, fmt.Errorf("set status of event %d: %w", eventID, err)
 	}
-	return s.events.Get(ctx, eventID)
+	if e, err := s.events.Get(ctx, eventID); err != nil || tag.RowsAffected() > 0 || status == "cancelled" {
+		return e, err
+	}
+	return event.Event{}, fmt.Errorf("%w: a cancelled event stays cancelled (its orders are refunded)", ErrInvalidEvent)
 }
 
 func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
@@ -332,22 +367,13 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 	if err != nil {
 		return event.Event{}, err
 	}
-	if err := validPrices(levels); err != nil {
+	if err := changeablePrices(e, levels); err != nil {
 		return event.Event{}, err
-	}
-	known := map[string]bool{}
-	for _, p := range e.PriceLevels {
-		known[p.Code] = true
-	}
-	for _, p := range levels {
-		if !known[p.Code] {
-			return event.Event{}, fmt.Errorf("%w: price level %q is not one of this event's", ErrInvalidEvent, p.Code)
-		}
 	}
 	if err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		for _, p := range levels {
-			if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name)
-				WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name),
+				color = coalesce(nullif($5, ''), color) WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name, p.Color); err != nil {
 				return fmt.Errorf("price level %s: %w", p.Code, err)
 			}
 		}
@@ -403,6 +429,107 @@ func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64
 		active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,
 		eventID, w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
 		return event.Event{}, fmt.Errorf("set waiting room of event %d: %w", eventID, err)
+	}
+	return s.events.Get(ctx, eventID)
+}
+
+// Event returns an event of the organizer's, drafts included; another
+// organizer's event is not found, as if it did not exist.
+func (s *Service) Event(ctx context.Context, organizerID, eventID int64) (event.Event, error) {
+	if err := s.owns(ctx, organizerID, eventID); errors.Is(err, ErrNotOwner) {
+		return event.Event{}, fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
+	} else if err != nil {
+		return event.Event{}, err
+	}
+	return s.events.Get(ctx, eventID)
+}
+
+// EventPatch changes some settings of an event; a field left out (nil)
+// keeps its value. The venue, layout and currency are fixed at creation:
+// the inventory was built from them.
+type EventPatch struct {
+	Name          *string            `json:"name"`
+	City          *string            `json:"city"`
+	Category      *string            `json:"category"`
+	Description   *string            `json:"description"`
+	StartsAt      *time.Time         `json:"starts_at"`
+	SaleStartsAt  *time.Time         `json:"sale_starts_at"`
+	SaleEndsAt    *time.Time         `json:"sale_ends_at"`
+	MaxPerAccount *int               `json:"max_per_account"`
+	MaxPerHold    *int               `json:"max_per_hold"`
+	HoldTTL       *int               `json:"hold_ttl_seconds"`
+	WaitingRoom   *event.WaitingRoom `json:"waiting_room"`
+	PriceLevels   []event.PriceLevel `json:"price_levels"`
+}
+
+// UpdateEvent applies a patch to an event of the organizer's, validated
+// as a whole like a new event. Prices change as SetPriceLevels does.
+func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p EventPatch) (event.Event, error) {
+	e, err := s.Event(ctx, organizerID, eventID)
+	if err != nil {
+		return event.Event{}, err
+	}
+	if e.Status == "cancelled" {
+		return event.Event{}, fmt.Errorf("%w: a cancelled event cannot change", ErrInvalidEvent)
+	}
+	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
+		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
+		Currency: e.Currency, PriceLevels: e.PriceLevels, MaxPerAccount: e.MaxPerAccount, MaxPerHold: e.MaxPerHold,
+		HoldTTL: e.HoldTTL, WaitingRoom: e.WaitingRoom}
+	if p.Name != nil {
+		spec.Name = *p.Name
+	}
+	if p.City != nil {
+		spec.City = *p.City
+	}
+	if p.Category != nil {
+		spec.Category = *p.Category
+	}
+	if p.Description != nil {
+		spec.Description = *p.Description
+	}
+	if p.StartsAt != nil {
+		spec.StartsAt = *p.StartsAt
+	}
+	if p.SaleStartsAt != nil {
+		spec.SaleStartsAt = *p.SaleStartsAt
+	}
+	if p.SaleEndsAt != nil {
+		spec.SaleEndsAt = *p.SaleEndsAt
+	}
+	if p.MaxPerAccount != nil {
+		spec.MaxPerAccount = *p.MaxPerAccount
+	}
+	if p.MaxPerHold != nil {
+		spec.MaxPerHold = *p.MaxPerHold
+	}
+	if p.HoldTTL != nil {
+		spec.HoldTTL = *p.HoldTTL
+	}
+	if p.WaitingRoom != nil {
+		spec.WaitingRoom = *p.WaitingRoom
+	}
+	if err := spec.validate(); err != nil {
+		return event.Event{}, err
+	}
+	if strings.TrimSpace(spec.City) == "" {
+		return event.Event{}, fmt.Errorf("%w: city must be 1 to 100 characters", ErrInvalidEvent)
+	}
+	if err := changeablePrices(e, p.PriceLevels); err != nil {
+		return event.Event{}, err
+	}
+	w := spec.WaitingRoom
+	if _, err := s.catalog.Exec(ctx, `UPDATE events SET name = $2, city = $3, category = $4, description = $5, starts_at = $6,
+		sale_starts_at = $7, sale_ends_at = $8, max_per_account = $9, max_per_hold = $10, hold_ttl_seconds = $11,
+		hold_cap_seconds = $11 * 2, waiting_room = $12, prequeue_opens_at = $13, queue_ceiling = $14,
+		active_ttl_seconds = $15, admission_ttl_seconds = $16, updated_at = now() WHERE id = $1`,
+		eventID, spec.Name, strings.TrimSpace(spec.City), spec.Category, spec.Description, spec.StartsAt, spec.SaleStartsAt,
+		spec.SaleEndsAt, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
+		w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+		return event.Event{}, fmt.Errorf("update event %d: %w", eventID, err)
+	}
+	if p.PriceLevels != nil {
+		return s.SetPriceLevels(ctx, organizerID, eventID, p.PriceLevels)
 	}
 	return s.events.Get(ctx, eventID)
 }
