@@ -43,7 +43,7 @@ func (e *CSVError) Unwrap() error { return ErrInvalidLayout }
 const (
 	maxLineErrors = 100
 	maxCoordinate = 99_990 // the map, with its margin, stays within Validate's 100000
-	seatMargin    = 4 // around a section's seats (seat pitch is about 5)
+	seatMargin    = 4      // around a section's seats (seat pitch is about 5)
 )
 
 // FromCSV builds a seated layout named name in city from a seat list. Rows
