@@ -2,13 +2,19 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // logInOrganizer makes the site's organizer account an organizer and logs
@@ -52,4 +58,115 @@ func TestConsoleIsForOrganizers(t *testing.T) {
 		chromedp.Click(`//nav[@aria-label="Organizer console"]//a[. = "Venues"]`),
 		chromedp.WaitVisible(`//h1[. = "Venues"]`),
 	))
+}
+
+// seatCSV is a small hall as a venue hands it over: two sections of two
+// rows of ten seats.
+func seatCSV() string {
+	var b strings.Builder
+	b.WriteString("section,row,seat,x,y,price_level\n")
+	for si, sec := range []string{"101", "102"} {
+		for ri, row := range []string{"A", "B"} {
+			for n := 1; n <= 10; n++ {
+				fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%s\n", sec, row, n, 10+si*70+n*5, 20+ri*6, []string{"A", "B"}[si])
+			}
+		}
+	}
+	return b.String()
+}
+
+// Importing a seat list with one bad line shows the mistake beside that
+// line; fixed, it previews on the seat map and saves as a venue.
+func TestImportVenueFromCSV(t *testing.T) {
+	s := newSite(t)
+	ctx := s.tab(t)
+	s.logInOrganizer(t, ctx, "/organizer/venues")
+	good := seatCSV()
+	bad := strings.Replace(good, "101,A,3,25,20,A", "101,A,three,25,20,A", 1) // line 4
+	dir := t.TempDir()
+	badPath, goodPath := filepath.Join(dir, "hall-bad.csv"), filepath.Join(dir, "hall.csv")
+	require.NoError(t, os.WriteFile(badPath, []byte(bad), 0o644))
+	require.NoError(t, os.WriteFile(goodPath, []byte(good), 0o644))
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//h1[. = "Venues"]`),
+		chromedp.SendKeys(chromedp.CSS(`#f-name`), "Teatro do Parque"),
+		chromedp.SendKeys(chromedp.CSS(`#f-city`), "Recife"),
+		chromedp.SetUploadFiles(chromedp.CSS(`#f-file`), []string{badPath}),
+		chromedp.Click(`//button[. = "Check and preview"]`),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-line="4"]`)),
+	))
+	row := text(t, ctx, `tr[data-line="4"]`)
+	require.Contains(t, row, "101,A,three,25,20,A", "the bad line's own text")
+	require.Contains(t, row, `seat must be a whole number from 0 to 2147483647, not "three"`)
+	require.Equal(t, 1, evaluate[int](t, ctx, `document.querySelectorAll('tr[data-line]').length`), "only the bad line")
+	s.shot(t, ctx, "console-venue-errors")
+	accessible(t, ctx, "venue import errors")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetUploadFiles(chromedp.CSS(`#f-file`), []string{goodPath}),
+		chromedp.Click(`//button[. = "Check and preview"]`),
+		chromedp.WaitVisible(chromedp.CSS(`.preview svg.seatmap polygon.section`)),
+	))
+	require.Contains(t, text(t, ctx, ".preview"), "2 sections, 40 seats")
+	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('tr[data-line]').length`), "the errors are gone")
+	s.shot(t, ctx, "console-venue-preview")
+	accessible(t, ctx, "venue preview")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Save layout"]`),
+		chromedp.WaitVisible(`//li[contains(@class, "card")]//h3[. = "Teatro do Parque"]`),
+	))
+	require.Contains(t, text(t, ctx, ".versions"), "Version 1: 40 seats")
+}
+
+// An organizer creates an event on their venue as a draft, publishes it
+// and opens its sale; fans then see it on sale.
+func TestCreateEventAndOpenItsSale(t *testing.T) {
+	s := newSite(t)
+	ctx := s.tab(t)
+	_, err := s.org.ImportLayoutAs(context.Background(), s.organizer, 0, venue.Stadium("Arena do Organizador", "Salvador", 200, 40))
+	require.NoError(t, err)
+	s.logInOrganizer(t, ctx, "/organizer/events")
+	day := time.Now().Add(20 * 24 * time.Hour).Format("2006-01-02")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//h1[. = "Events"]`),
+		chromedp.Click(`//a[. = "New event"]`),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="price-GA"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#f-name`), "Noite de Forró"),
+		chromedp.SetValue(chromedp.CSS(`#f-starts_at`), day+"T21:00"),
+		chromedp.SetValue(chromedp.CSS(`#f-sale_starts_at`), time.Now().Add(-time.Hour).Format("2006-01-02T15:04")),
+		chromedp.SetValue(chromedp.CSS(`#f-sale_ends_at`), day+"T20:00"),
+		chromedp.SetValue(chromedp.CSS(`input[name="price-A"]`), "180"),
+		chromedp.SetValue(chromedp.CSS(`input[name="price-B"]`), "120"),
+		chromedp.SetValue(chromedp.CSS(`input[name="price-C"]`), "80"),
+		chromedp.SetValue(chromedp.CSS(`input[name="price-GA"]`), "60"),
+		chromedp.SetValue(chromedp.CSS(`input[name="color-GA"]`), "#bc4c00"),
+	))
+	s.shot(t, ctx, "console-event-new")
+	accessible(t, ctx, "new event")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Create draft"]`),
+		chromedp.WaitVisible(`//h1[. = "Noite de Forró"]`),
+		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "Draft"]`),
+		chromedp.Click(`//button[. = "Publish"]`),
+		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "Scheduled"]`),
+		chromedp.Click(`//button[. = "Open sale"]`),
+		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "On sale"]`),
+		chromedp.WaitVisible(`//button[. = "Pause sale"]`),
+	))
+	s.shot(t, ctx, "console-event")
+	accessible(t, ctx, "event page")
+	id := evaluate[string](t, ctx, `location.pathname.split('/').pop()`)
+	var eventID int64
+	fmt.Sscan(id, &eventID)
+	e, err := s.st.App.Events.Get(context.Background(), eventID)
+	require.NoError(t, err)
+	require.Equal(t, "on_sale", e.Status)
+	require.True(t, e.OnSale(time.Now()), "fans can buy")
+	for _, p := range e.PriceLevels {
+		if p.Code == "GA" {
+			require.Equal(t, 6000, p.PriceCents)
+			require.Equal(t, "#bc4c00", p.Color)
+		}
+	}
 }

@@ -114,15 +114,21 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	if err != nil {
 		return err
 	}
-	if seed.Created {
-		log.Printf("demo data seeded")
-	}
 	url := st.URL
+	if seed.Created {
+		log.Printf("demo data seeded; demo fans are buying seats of event %d", seed.OnSale)
+		paid, err := demo.Sell(ctx, url, seed.OnSale, demoBuyers)
+		if err != nil {
+			log.Printf("demo sale: %v", err)
+		}
+		log.Printf("demo sale: %d orders paid", paid)
+	}
 	fmt.Printf(`
   catraca is running at %s   (open it in a browser)
 
   demo fan:        %s / %s
   demo organizer:  %s / %s
+  organizer console: %s/login?next=/organizer/events/%d (log in as the demo organizer)
   on sale now:     %s/events/%d (waiting room on)
   health:          %s/healthz
   PSP simulator:   http://localhost:8090 (test card 4242 4242 4242 4242)
@@ -130,10 +136,14 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 
   Ctrl-C stops everything; data is kept (make dev-reset wipes it).
 
-`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, cfg.Mailbox)
+`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, seed.OnSale, url, cfg.Mailbox)
 	<-ctx.Done()
 	return nil
 }
+
+// demoBuyers is how many demo fans buy two seats each of the demo on-sale
+// on the first run, so the console opens on a sale in progress.
+const demoBuyers = 12
 
 // secretFormats names every secret of the local stack and renders one from
 // 32 random bytes: signing keys as kid:base64, the PSP API key (which the

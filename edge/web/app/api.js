@@ -21,15 +21,16 @@ const retryable = (s) => s === 429 || s === 502 || s === 503 || s === 504;
 
 // api performs one call. Writes are retried up to 3 times on network errors
 // and on 429/502/503/504, with the same Idempotency-Key, honouring Retry-After.
-export async function api(method, path, body, { idempotencyKey, headers = {}, retries } = {}) {
+// A body is sent as JSON unless a contentType says it is text already.
+export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType } = {}) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
   const write = method !== 'GET' && method !== 'HEAD';
   if (write) {
     // Every write says JSON, even without a body: the API refuses other
     // content types on cookie-authenticated writes (CSRF).
-    const text = body === undefined ? '' : JSON.stringify(body);
+    const text = body === undefined ? '' : contentType ? body : JSON.stringify(body);
     if (body !== undefined) init.body = text;
-    init.headers['Content-Type'] = 'application/json';
+    init.headers['Content-Type'] = contentType || 'application/json';
     init.headers['x-amz-content-sha256'] = await sha256Hex(text);
     if (idempotencyKey) init.headers['Idempotency-Key'] = idempotencyKey;
   }

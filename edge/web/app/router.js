@@ -30,6 +30,8 @@ const routes = [
   [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
   // Organizer console.
   [/^\/organizer(\/events)?\/?$/, page(() => import('./organizer/events.js'), 'list')],
+  [/^\/organizer\/events\/new$/, page(() => import('./organizer/events.js'), 'create')],
+  [/^\/organizer\/events\/(\d+)$/, page(() => import('./organizer/events.js'), 'show')],
   [/^\/organizer\/venues$/, page(() => import('./organizer/venues.js'), 'list')],
   [/^\/organizer\/live$/, page(() => import('./organizer/shell.js'), 'controlRoom')],
   [/^\/organizer\/orders$/, page(() => import('./organizer/shell.js'), 'orders')],

@@ -19,7 +19,7 @@ export class SeatMap {
   constructor(layout, levels, { onToggle, onHover = () => {}, onOpen = () => {}, onCounts = () => {} }) {
     this.layout = layout;
     this.color = {};
-    levels.forEach((p, i) => (this.color[p.code] = PALETTE[i % PALETTE.length]));
+    levels.forEach((p, i) => (this.color[p.code] = p.color || PALETTE[i % PALETTE.length]));
     this.seats = []; // by index: {id, index, label, level, section, row, number, x, y, el}
     this.sections = {}; // by code: {sec, seats: [index], box, drawn, label, poly}
     this.available = new Uint8Array(0);

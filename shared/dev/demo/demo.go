@@ -56,11 +56,12 @@ func Seed(ctx context.Context, accounts *account.Service, store *pgstore.Store, 
 	if _, err := accounts.SignUp(ctx, FanEmail, Password, "Demo Fan"); err != nil {
 		return Result{}, fmt.Errorf("seed fan: %w", err)
 	}
-	stadium, err := org.ImportLayout(ctx, 0, venue.Stadium("Estádio do Maracanã", "Rio de Janeiro", 20000, 5000))
+	// The organizer's own venues: the console lists them.
+	stadium, err := org.ImportLayoutAs(ctx, orgAcc.ID, 0, venue.Stadium("Estádio do Maracanã", "Rio de Janeiro", 20000, 5000))
 	if err != nil {
 		return Result{}, fmt.Errorf("seed stadium: %w", err)
 	}
-	arena, err := org.ImportLayout(ctx, 0, venue.Stadium("Allianz Parque", "São Paulo", 3000, 1500))
+	arena, err := org.ImportLayoutAs(ctx, orgAcc.ID, 0, venue.Stadium("Allianz Parque", "São Paulo", 3000, 1500))
 	if err != nil {
 		return Result{}, fmt.Errorf("seed arena: %w", err)
 	}

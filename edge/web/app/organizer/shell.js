@@ -1,6 +1,7 @@
 // The organizer console's frame: its section nav beside the page. Console
 // pages call frame() and draw into what it returns; router.js maps paths.
 import { h } from '../dom.js';
+import { explain } from '../messages.js';
 
 const sections = [
   ['events', '/organizer/events', 'Events'],
@@ -21,6 +22,11 @@ export function frame(main, current, title) {
     body));
   return body;
 }
+
+// problemText is what the console says about a failed call: the API's own
+// detail (written for whoever sends the request), or the fan app's
+// sentence when the network or the server failed.
+export const problemText = (err) => (err.status >= 400 && err.status < 500 && err.message ? err.message : explain(err));
 
 // The control room and orders sections, until their pages arrive.
 export function controlRoom(main) {
