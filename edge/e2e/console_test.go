@@ -14,6 +14,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
+	"github.com/catraca/catraca/shared/dev/demo"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -120,7 +121,8 @@ func TestImportVenueFromCSV(t *testing.T) {
 }
 
 // An organizer creates an event on their venue as a draft, publishes it
-// and opens its sale; fans then see it on sale.
+// and opens its sale; fans buy; cancelling it refunds their orders while a
+// progress bar counts them.
 func TestCreateEventAndOpenItsSale(t *testing.T) {
 	s := newSite(t)
 	ctx := s.tab(t)
@@ -169,4 +171,17 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 			require.Equal(t, "#bc4c00", p.Color)
 		}
 	}
+
+	paid, err := demo.Sell(context.Background(), s.st.URL, eventID, 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, paid)
+	evaluate[bool](t, ctx, `(window.confirm = () => true, true)`) // the cancel button asks first
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Cancel event…"]`),
+		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "Cancelled"]`),
+		chromedp.WaitVisible(`//p[@id = "refund-label" and contains(., "2 of 2 orders refunded, 0 left")]`),
+	))
+	require.Equal(t, 2, evaluate[int](t, ctx, `document.querySelector('.refunds progress').value`))
+	s.shot(t, ctx, "console-refunds")
+	accessible(t, ctx, "refunds")
 }

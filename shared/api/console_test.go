@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +16,21 @@ import (
 	"github.com/catraca/catraca/shared/venue"
 )
 
+// cast is two organizers and a fan of a fresh app.
+func cast(t *testing.T) (srv *httptest.Server, ana, bob, fan *fan) {
+	a := apptest.New(t, 1)
+	srv = serve(t, a)
+	ana, bob = organizerNamed(t, a, srv, "ana@example.com"), organizerNamed(t, a, srv, "bob@example.com")
+	fan = newFan(t, srv)
+	fan.signUp("fan@example.com")
+	return srv, ana, bob, fan
+}
+
 // The organizer console's lists show each organizer their own venues,
 // versions and events only; fans are refused.
 func TestConsoleListsAreScopedToTheOrganizer(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, 1)
-	srv := serve(t, a)
-	ana, bob := organizerNamed(t, a, srv, "ana-lists@example.com"), organizerNamed(t, a, srv, "bob-lists@example.com")
-	fan := newFan(t, srv)
-	fan.signUp("fan-lists@example.com")
+	srv, ana, bob, fan := cast(t)
 	anaVenue := importVenue(t, ana, venue.Stadium("Ana Lists Arena", "Recife", 20, 5))
 	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, "/api/venues/"+itoa(anaVenue)+"/layouts", venue.Stadium("Ana Lists Arena", "Recife", 30, 5)).Status)
 	anaEvent := createEvent(t, ana, anaVenue, "Ana Lists Show", false)
@@ -83,11 +90,7 @@ const seatList = "section,row,seat,x,y,price_level\n101,A,1,10,10,A\n101,A,2,15,
 // lines come back one by one with their numbers, and versions follow.
 func TestImportLayoutFromCSV(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, 1)
-	srv := serve(t, a)
-	ana, bob := organizerNamed(t, a, srv, "ana-csv@example.com"), organizerNamed(t, a, srv, "bob-csv@example.com")
-	fan := newFan(t, srv)
-	fan.signUp("fan-csv@example.com")
+	_, ana, bob, fan := cast(t)
 
 	r := postCSV(t, ana, "/api/venues?name=Teatro&city=Recife&dry_run=true", seatList)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
@@ -179,11 +182,7 @@ func TestCancelRefundsEveryPaidOrder(t *testing.T) {
 // opens its sale; another organizer sees none of it and fans are refused.
 func TestEditAndPublishAnEvent(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, 1)
-	srv := serve(t, a)
-	ana, bob := organizerNamed(t, a, srv, "ana-edit@example.com"), organizerNamed(t, a, srv, "bob-edit@example.com")
-	fan := newFan(t, srv)
-	fan.signUp("fan-edit@example.com")
+	srv, ana, bob, fan := cast(t)
 	venueID := importVenue(t, ana, venue.Stadium("Edit Arena", "Recife", 20, 5))
 	now := time.Now().UTC().Truncate(time.Second)
 	r := ana.do(http.MethodPost, "/api/events", map[string]any{

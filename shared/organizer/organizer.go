@@ -476,39 +476,17 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
 		Currency: e.Currency, PriceLevels: e.PriceLevels, MaxPerAccount: e.MaxPerAccount, MaxPerHold: e.MaxPerHold,
 		HoldTTL: e.HoldTTL, WaitingRoom: e.WaitingRoom}
-	if p.Name != nil {
-		spec.Name = *p.Name
-	}
-	if p.City != nil {
-		spec.City = *p.City
-	}
-	if p.Category != nil {
-		spec.Category = *p.Category
-	}
-	if p.Description != nil {
-		spec.Description = *p.Description
-	}
-	if p.StartsAt != nil {
-		spec.StartsAt = *p.StartsAt
-	}
-	if p.SaleStartsAt != nil {
-		spec.SaleStartsAt = *p.SaleStartsAt
-	}
-	if p.SaleEndsAt != nil {
-		spec.SaleEndsAt = *p.SaleEndsAt
-	}
-	if p.MaxPerAccount != nil {
-		spec.MaxPerAccount = *p.MaxPerAccount
-	}
-	if p.MaxPerHold != nil {
-		spec.MaxPerHold = *p.MaxPerHold
-	}
-	if p.HoldTTL != nil {
-		spec.HoldTTL = *p.HoldTTL
-	}
-	if p.WaitingRoom != nil {
-		spec.WaitingRoom = *p.WaitingRoom
-	}
+	set(&spec.Name, p.Name)
+	set(&spec.City, p.City)
+	set(&spec.Category, p.Category)
+	set(&spec.Description, p.Description)
+	set(&spec.StartsAt, p.StartsAt)
+	set(&spec.SaleStartsAt, p.SaleStartsAt)
+	set(&spec.SaleEndsAt, p.SaleEndsAt)
+	set(&spec.MaxPerAccount, p.MaxPerAccount)
+	set(&spec.MaxPerHold, p.MaxPerHold)
+	set(&spec.HoldTTL, p.HoldTTL)
+	set(&spec.WaitingRoom, p.WaitingRoom)
 	if err := spec.validate(); err != nil {
 		return event.Event{}, err
 	}
@@ -532,4 +510,11 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 		return s.SetPriceLevels(ctx, organizerID, eventID, p.PriceLevels)
 	}
 	return s.events.Get(ctx, eventID)
+}
+
+// set overwrites *dst with a patch's value, if the patch has one.
+func set[T any](dst, v *T) {
+	if v != nil {
+		*dst = *v
+	}
 }

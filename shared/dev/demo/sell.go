@@ -11,7 +11,8 @@ import (
 )
 
 // Sell has buyers demo fans each buy two seats of the event as a browser
-// would (waiting room, best seats, checkout, the PSP's page), so the
+// would (the waiting room if it has one, best seats, checkout, the PSP's
+// page), so the
 // organizer's console opens on a sale in progress. It returns how many
 // orders were paid.
 func Sell(ctx context.Context, base string, event int64, buyers int) (int, error) {
@@ -46,14 +47,19 @@ func buy(ctx context.Context, f *fan.Fan, event int64, email string) error {
 	if err := f.SignUp(ctx, email, Password, "Demo Buyer"); err != nil {
 		return fmt.Errorf("%s: sign up: %w", email, err)
 	}
-	if _, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Join(ctx, event) }); err != nil {
+	_, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Join(ctx, event) })
+	var ferr *fan.Error
+	switch {
+	case errors.As(err, &ferr) && ferr.Code == "no-waiting-room": // buy directly
+	case err != nil:
 		return fmt.Errorf("%s: join: %w", email, err)
-	}
-	if err := until(ctx, func() (bool, error) {
-		s, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Status(ctx, event) })
-		return s.State == "admitted", err
-	}); err != nil {
-		return fmt.Errorf("%s: admission: %w", email, err)
+	default:
+		if err := until(ctx, func() (bool, error) {
+			s, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return f.Status(ctx, event) })
+			return s.State == "admitted", err
+		}); err != nil {
+			return fmt.Errorf("%s: admission: %w", email, err)
+		}
 	}
 	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldBest(ctx, event, 2, "") })
 	if err != nil {
