@@ -156,7 +156,7 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 	if e.Status == "cancelled" {
 		// Again on every call: a payment in flight at the cancellation is
 		// refunded by the next (GET /api/events/{id}/refunds shows it).
-		if _, err := s.orders.RefundEvent(r.Context(), id); err != nil {
+		if _, err := s.orders.RefundEvent(r.Context(), e); err != nil {
 			return err
 		}
 	}
@@ -315,10 +315,11 @@ func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.organizer.Event(r.Context(), sess.Account, id); err != nil {
+	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	if err != nil {
 		return err
 	}
-	p, err := s.orders.Refunds(r.Context(), id)
+	p, err := s.orders.Refunds(r.Context(), e)
 	if err != nil {
 		return err
 	}

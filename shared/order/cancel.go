@@ -2,8 +2,9 @@ package order
 
 import (
 	"context"
-	"fmt"
 	"time"
+
+	"github.com/catraca/catraca/shared/event"
 )
 
 // CancelReason marks the refunds an event's cancellation asks for.
@@ -19,23 +20,12 @@ const refundSilence = 2 * time.Minute
 // asked for is skipped, so calling it again only picks up orders paid
 // since (a payment that was in flight at the cancellation). It returns how
 // many refunds it asked for.
-func (s *Service) RefundEvent(ctx context.Context, eventID int64) (int, error) {
-	pool, err := s.shards.ForEvent(ctx, eventID)
+func (s *Service) RefundEvent(ctx context.Context, e event.Event) (int, error) {
+	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
 		return 0, err
 	}
-	tag, err := pool.Exec(ctx, `
-		INSERT INTO outbox (topic, payload)
-		SELECT 'refund.requested', jsonb_build_object('order_id', o.id, 'payment', p.psp_payment_id,
-			'amount', p.amount_cents, 'reason', $2::text)
-		FROM orders o JOIN payments p ON p.id = o.payment_id
-		WHERE o.event_id = $1 AND o.status = 'paid' AND p.psp_payment_id IS NOT NULL
-		  AND NOT EXISTS (SELECT 1 FROM outbox x WHERE x.topic = 'refund.requested' AND x.payload->>'payment' = p.psp_payment_id)`,
-		eventID, CancelReason)
-	if err != nil {
-		return 0, fmt.Errorf("refund orders of event %d: %w", eventID, err)
-	}
-	return int(tag.RowsAffected()), nil
+	return st.RequestEventRefunds(ctx, e.ID, CancelReason)
 }
 
 // RefundProgress is how far an event's refunds are: Total orders were paid
@@ -50,23 +40,14 @@ type RefundProgress struct {
 }
 
 // Refunds reads an event's refund progress from its orders.
-func (s *Service) Refunds(ctx context.Context, eventID int64) (RefundProgress, error) {
-	pool, err := s.shards.ForEvent(ctx, eventID)
+func (s *Service) Refunds(ctx context.Context, e event.Event) (RefundProgress, error) {
+	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
 		return RefundProgress{}, err
 	}
-	var p RefundProgress
-	err = pool.QueryRow(ctx, `
-		SELECT count(*), count(*) FILTER (WHERE o.status = 'refunded'),
-		       count(*) FILTER (WHERE o.status = 'paid' AND EXISTS (SELECT 1 FROM outbox x
-		           WHERE x.topic = 'refund.requested' AND x.payload->>'payment' = p.psp_payment_id
-		             AND x.processed_at < now() - make_interval(secs => $2)))
-		FROM orders o JOIN payments p ON p.id = o.payment_id
-		WHERE o.event_id = $1 AND o.status IN ('paid', 'refunded')`, eventID, refundSilence.Seconds()).
-		Scan(&p.Total, &p.Refunded, &p.Failed)
+	c, err := st.EventRefunds(ctx, e.ID, refundSilence)
 	if err != nil {
-		return RefundProgress{}, fmt.Errorf("refund progress of event %d: %w", eventID, err)
+		return RefundProgress{}, err
 	}
-	p.Remaining = p.Total - p.Refunded - p.Failed
-	return p, nil
+	return RefundProgress{Total: c.Total, Refunded: c.Refunded, Failed: c.Failed, Remaining: c.Total - c.Refunded - c.Failed}, nil
 }
