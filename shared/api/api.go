@@ -148,12 +148,12 @@ func newServer(d Deps) *Server {
 	s.route("GET /api/venues/{id}/layouts", s.listLayouts)
 	s.route("GET /api/organizer/events", s.organizerEvents)
 	s.route("GET /api/organizer/events/{id}", s.organizerEvent)
-	s.route("PATCH /api/events/{id}", s.updateEvent)
+	s.route("PATCH /api/events/{id}", eventChange(s, s.organizer.UpdateEvent))
 	s.route("GET /api/events/{id}/refunds", s.eventRefunds)
 	s.route("POST /api/events", s.createEvent)
 	s.route("PUT /api/events/{id}/status", s.changeEventStatus)
-	s.route("PUT /api/events/{id}/price-levels", s.setPriceLevels)
-	s.route("PUT /api/events/{id}/waiting-room", s.setWaitingRoom)
+	s.route("PUT /api/events/{id}/price-levels", eventChange(s, s.organizer.SetPriceLevels))
+	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.organizer.SetWaitingRoom))
 	s.entryRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {

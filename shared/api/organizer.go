@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -164,21 +165,26 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) setPriceLevels(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
+// eventChange serves an organizer's change to one of their events: it
+// decodes the body, applies it and answers the event (PUT price-levels and
+// waiting-room, PATCH /api/events/{id}).
+func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, eventID int64, body B) (event.Event, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		sess, id, err := s.organizerAndID(r)
+		if err != nil {
+			return err
+		}
+		var body B
+		if err := decode(r, &body); err != nil {
+			return err
+		}
+		e, err := apply(r.Context(), sess.Account, id, body)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, e)
+		return nil
 	}
-	var levels []event.PriceLevel
-	if err := decode(r, &levels); err != nil {
-		return err
-	}
-	e, err := s.organizer.SetPriceLevels(r.Context(), sess.Account, id, levels)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
 }
 
 // organizerError maps organizer and venue sentinels to problems.
@@ -209,23 +215,6 @@ func capitalize(s string) string {
 		return s
 	}
 	return string(s[0]&^0x20) + s[1:]
-}
-
-func (s *Server) setWaitingRoom(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
-	}
-	var body event.WaitingRoom
-	if err := decode(r, &body); err != nil {
-		return err
-	}
-	e, err := s.organizer.SetWaitingRoom(r.Context(), sess.Account, id, body)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
 }
 
 // listVenues serves GET /api/venues: the caller's venues and versions.
@@ -283,24 +272,6 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.organizer.Event(r.Context(), sess.Account, id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
-}
-
-// updateEvent serves PATCH /api/events/{id}.
-func (s *Server) updateEvent(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
-	}
-	var patch organizer.EventPatch
-	if err := decode(r, &patch); err != nil {
-		return err
-	}
-	e, err := s.organizer.UpdateEvent(r.Context(), sess.Account, id, patch)
 	if err != nil {
 		return err
 	}
