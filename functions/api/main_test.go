@@ -18,7 +18,7 @@ import (
 func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
 	t.Parallel()
 	d := testenv.NewDatabases(t, 2)
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.Env(testenv.Config(t, d)))
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.Env("api", testenv.Config(t, d)))
 
 	request := func(method, path, body string) events.APIGatewayV2HTTPRequest {
 		return lambdatest.URLRequest(method, path, body, nil)

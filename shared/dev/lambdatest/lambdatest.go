@@ -211,18 +211,18 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// Env renders a configuration as the CATRACA_* environment of a function.
-func Env(cfg config.Config) map[string]string {
-	shards := ""
-	for id, dsn := range cfg.Shards {
-		if shards != "" {
-			shards += ","
-		}
-		shards += strconv.Itoa(id) + "=" + dsn
+// Env renders cfg as the environment infra/stacks gives function fn: only
+// the variables its configuration reads (config.Functions), so a test
+// under the emulator fails if the function needs more than it is given.
+func Env(fn string, cfg config.Config) map[string]string {
+	var shards []string
+	for _, id := range cfg.ShardIDs() {
+		shards = append(shards, strconv.Itoa(id)+"="+cfg.Shards[id])
 	}
-	return map[string]string{
+	all := map[string]string{
+		"CATRACA_PUBLIC_URL":          cfg.PublicURL,
 		"CATRACA_CATALOG_DSN":         cfg.CatalogDSN,
-		"CATRACA_SHARD_DSNS":          shards,
+		"CATRACA_SHARD_DSNS":          strings.Join(shards, ","),
 		"CATRACA_REDIS_ADDR":          cfg.RedisAddr,
 		"CATRACA_REDIS_PREFIX":        cfg.RedisPrefix,
 		"CATRACA_SESSION_KEYS":        testenv.KeyString(cfg.SessionKeys[0]),
@@ -235,6 +235,13 @@ func Env(cfg config.Config) map[string]string {
 		"CATRACA_ARGON2_TIME":         strconv.Itoa(int(cfg.Argon2Time)),
 		"CATRACA_AUTH_PER_IP":         strconv.Itoa(cfg.AuthPerIP),
 	}
+	env := map[string]string{}
+	for _, v := range config.Vars(config.Functions[fn]) {
+		if value, ok := all[v.Name]; ok {
+			env[v.Name] = value
+		}
+	}
+	return env
 }
 
 // URLRequest is the event a function URL sends for one HTTP request.

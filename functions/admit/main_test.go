@@ -1,0 +1,27 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// TestAdmitsWithItsOwnConfigurationUnderEmulator runs the built admission
+// controller with only the variables infra/stacks gives it (no PSP key):
+// it starts and ticks until its invocation's deadline is near.
+func TestAdmitsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
+	t.Parallel()
+	env := lambdatest.Env("admit", testenv.Config(t, testenv.NewDatabases(t, 1)))
+	require.NotContains(t, env, "CATRACA_PSP_API_KEY")
+	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = "5" // the emulator's deadline: ticks for about 3 s
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/admit"), env)
+	start := time.Now()
+	var out any
+	fn.Invoke(t, struct{}{}, &out)
+	require.Nil(t, out)
+	require.Less(t, time.Since(start), 30*time.Second, "it stops before its deadline, not after 57 s")
+}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// TestFulfilsWithItsOwnConfigurationUnderEmulator runs the built outbox
+// drainer with only the variables infra/stacks gives it (no session or
+// webhook key): it starts and drains the (empty) outboxes.
+func TestFulfilsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
+	t.Parallel()
+	env := lambdatest.Env("fulfil", testenv.Config(t, testenv.NewDatabases(t, 1)))
+	require.NotContains(t, env, "CATRACA_SESSION_KEYS")
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/fulfil"), env)
+	var done int
+	fn.Invoke(t, struct{}{}, &done)
+	require.Zero(t, done)
+}

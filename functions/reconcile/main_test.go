@@ -1,0 +1,30 @@
+package main
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// TestReconcilesWithItsOwnConfigurationUnderEmulator runs the built
+// reconciler with only the variables infra/stacks gives it: it reads the
+// PSP's recent events (none) with the API key it is given.
+func TestReconcilesWithItsOwnConfigurationUnderEmulator(t *testing.T) {
+	t.Parallel()
+	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
+	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: []byte("s"), PublicURL: "http://psp.invalid"})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	cfg.PSPURL = srv.URL
+	env := lambdatest.Env("reconcile", cfg)
+	require.NotContains(t, env, "CATRACA_SESSION_KEYS")
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/reconcile"), env)
+	var applied int
+	fn.Invoke(t, struct{}{}, &applied)
+	require.Zero(t, applied)
+}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// TestSweepsWithItsOwnConfigurationUnderEmulator runs the built sweeper
+// with only the variables infra/stacks gives it (no PSP or signing key):
+// it starts and sweeps every shard.
+func TestSweepsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
+	t.Parallel()
+	env := lambdatest.Env("sweep", testenv.Config(t, testenv.NewDatabases(t, 2)))
+	require.NotContains(t, env, "CATRACA_PSP_API_KEY")
+	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/sweep"), env)
+	var swept map[string]int
+	fn.Invoke(t, struct{}{}, &swept)
+	require.Equal(t, map[string]int{"1": 0, "2": 0}, swept)
+}
