@@ -18,6 +18,7 @@ import (
 
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Interval is how old a snapshot may be.
@@ -50,12 +51,14 @@ type GACount struct {
 
 // Service serves snapshots.
 type Service struct {
-	shards *shard.Router
+	shards *shardstore.Shards
 	cache  *cache.Cache
 }
 
 // New returns the snapshot service.
-func New(shards *shard.Router, c *cache.Cache) *Service { return &Service{shards: shards, cache: c} }
+func New(shards *shard.Router, c *cache.Cache) *Service {
+	return &Service{shards: shardstore.Open(shards), cache: c}
+}
 
 // Get returns the snapshot payload (JSON) of an event on shardID and its ETag.
 func (s *Service) Get(ctx context.Context, eventID int64, shardID int) ([]byte, string, error) {
@@ -75,31 +78,13 @@ func (s *Service) Get(ctx context.Context, eventID int64, shardID int) ([]byte, 
 
 // Build reads an event's availability from its shard's reader.
 func (s *Service) Build(ctx context.Context, eventID int64, shardID int) (Snapshot, error) {
-	pool, err := s.shards.ReadPool(shardID)
+	st, err := s.shards.Reader(shardID)
 	if err != nil {
 		return Snapshot{}, err
 	}
 	snap := Snapshot{EventID: eventID, Sections: map[string]SectionCount{}, GA: map[string]GACount{}, Interval: Interval.Milliseconds()}
-	var now time.Time
-	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
-		return Snapshot{}, fmt.Errorf("snapshot of event %d: %w", eventID, err)
-	}
-	snap.GeneratedAt = now.UTC().Format(time.RFC3339Nano)
-	rows, err := pool.Query(ctx, `
-		SELECT seat_index, section_code, status = 'available' OR (status = 'held' AND held_until < $2)
-		FROM event_seats WHERE event_id = $1`, eventID, now)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("snapshot of event %d: %w", eventID, err)
-	}
 	var bits []byte
-	for rows.Next() {
-		var idx int
-		var section string
-		var free bool
-		if err := rows.Scan(&idx, &section, &free); err != nil {
-			rows.Close()
-			return Snapshot{}, err
-		}
+	now, err := st.SeatMap(ctx, eventID, func(idx int, section string, free bool) {
 		for len(bits) <= idx/8 {
 			bits = append(bits, 0)
 		}
@@ -111,25 +96,17 @@ func (s *Service) Build(ctx context.Context, eventID int64, shardID int) (Snapsh
 		}
 		snap.Sections[section] = c
 		snap.SeatCount++
-	}
-	if err := rows.Err(); err != nil {
-		return Snapshot{}, err
-	}
-	snap.Available = base64.StdEncoding.EncodeToString(bits)
-	rows, err = pool.Query(ctx, `
-		SELECT p.code, p.capacity, coalesce(sum(s.remaining), 0) FROM ga_pools p JOIN ga_slots s ON s.pool_id = p.id
-		WHERE p.event_id = $1 GROUP BY p.id`, eventID)
+	})
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, fmt.Errorf("snapshot of event %d: %w", eventID, err)
 	}
-	for rows.Next() {
-		var code string
-		var c GACount
-		if err := rows.Scan(&code, &c.Capacity, &c.Remaining); err != nil {
-			rows.Close()
-			return Snapshot{}, err
-		}
-		snap.GA[code] = c
+	snap.GeneratedAt = now.UTC().Format(time.RFC3339Nano)
+	snap.Available = base64.StdEncoding.EncodeToString(bits)
+	err = st.PoolCounts(ctx, eventID, func(code string, capacity, remaining int) {
+		snap.GA[code] = GACount{Remaining: remaining, Capacity: capacity}
+	})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot of event %d: %w", eventID, err)
 	}
-	return snap, rows.Err()
+	return snap, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Errors a client can act on.
@@ -33,7 +34,7 @@ var (
 // Service is the entry-day logic.
 type Service struct {
 	catalog *pgxpool.Pool
-	shards  *shard.Router
+	shards  shards
 	ring    *Ring
 	// Now is the clock (tests move it).
 	Now func() time.Time
@@ -44,18 +45,19 @@ type Service struct {
 
 // New returns the service.
 func New(catalog *pgxpool.Pool, shards *shard.Router, ring *Ring) *Service {
-	return &Service{catalog: catalog, shards: shards, ring: ring, Now: time.Now}
+	return &Service{catalog: catalog, shards: shardstore.Open(shards), ring: ring, Now: time.Now}
+}
+
+// shards is where entry finds a shard's store (shardstore.Shards).
+type shards interface {
+	IDs() []int
+	Primary(id int) (*shardstore.Store, error)
+	OfEvent(ctx context.Context, eventID int64) (*shardstore.Store, error)
+	OfRow(id int64) (*shardstore.Store, error)
 }
 
 // Settings are an event's entry rules.
-type Settings struct {
-	// DoorsOpenAt: scans before it answer "not valid yet" (nil: any time).
-	DoorsOpenAt *time.Time `json:"doors_open_at"`
-	// StaticCodes lets fans print a code that does not rotate.
-	StaticCodes      bool `json:"static_codes"`
-	TransfersAllowed bool `json:"transfers_allowed"`
-	MaxTransfers     int  `json:"max_transfers"`
-}
+type Settings = shardstore.EntrySettings
 
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
@@ -91,12 +93,11 @@ func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bo
 	if err != nil || owner == account {
 		return err == nil, err
 	}
-	pool, err := s.shards.ForEvent(ctx, event)
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
 		return false, err
 	}
-	var granted bool
-	err = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM door_staff WHERE event_id = $1 AND account_id = $2)`, event, account).Scan(&granted)
+	granted, err := st.IsDoorStaff(ctx, event, account)
 	if err == nil && !granted {
 		err = ErrNotStaff
 	}
@@ -105,11 +106,11 @@ func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bo
 
 // Settings returns an event's entry rules.
 func (s *Service) Settings(ctx context.Context, event int64) (Settings, error) {
-	pool, err := s.shards.ForEvent(ctx, event)
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
 		return defaults, err
 	}
-	return settings(ctx, pool, event)
+	return settings(ctx, st, event)
 }
 
 // SetSettings replaces an event's entry rules; only its organizer may.
@@ -120,16 +121,11 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 	if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
 		return v, fmt.Errorf("%w: max_transfers must be between 0 and 100", ErrBadSettings)
 	}
-	pool, err := s.shards.ForEvent(ctx, event)
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
 		return v, err
 	}
-	_, err = pool.Exec(ctx, `
-		INSERT INTO entry_settings (event_id, doors_open_at, static_codes, transfers_allowed, max_transfers)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (event_id) DO UPDATE SET doors_open_at = $2, static_codes = $3, transfers_allowed = $4,
-			max_transfers = $5, updated_at = now()`, event, v.DoorsOpenAt, v.StaticCodes, v.TransfersAllowed, v.MaxTransfers)
-	return v, err
+	return v, st.SetEntrySettings(ctx, event, v)
 }
 
 // Grant makes the account with email door staff of the event; only its
@@ -142,13 +138,11 @@ func (s *Service) Grant(ctx context.Context, event, account int64, email string)
 	if err != nil {
 		return p, err
 	}
-	pool, err := s.shards.ForEvent(ctx, event)
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
 		return p, err
 	}
-	_, err = pool.Exec(ctx, `INSERT INTO door_staff (event_id, account_id, name, granted_by) VALUES ($1, $2, $3, $4)
-		ON CONFLICT DO NOTHING`, event, p.ID, p.Name, account)
-	return p, err
+	return p, st.GrantDoors(ctx, event, p.ID, p.Name, account)
 }
 
 // Person is an account as entry shows it.
@@ -182,18 +176,11 @@ func (s *Service) names(ctx context.Context, ids []int64) (map[int64]string, err
 	return out, err
 }
 
-// keyTickets gives a key row to every paid ticket matching where (a
-// condition on tickets t and orders o, with $1 as its argument) that has
-// none yet, held by the order's buyer. Keys are made on first need, so
+// keyTickets gives a key row to every paid ticket in scope (of arg) that
+// has none yet, held by the order's buyer. Keys are made on first need, so
 // issuing tickets stays as it was.
-func (s *Service) keyTickets(ctx context.Context, pool *pgxpool.Pool, where string, arg int64) error {
-	rows, err := pool.Query(ctx, `SELECT DISTINCT o.user_id FROM tickets t JOIN orders o ON o.id = t.order_id
-		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
-		WHERE `+where+` AND o.status = 'paid' AND k.ticket_id IS NULL`, arg)
-	if err != nil {
-		return err
-	}
-	users, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+func (s *Service) keyTickets(ctx context.Context, st *shardstore.Store, scope shardstore.KeyScope, arg int64) error {
+	users, err := st.UnkeyedBuyers(ctx, scope, arg)
 	if err != nil || len(users) == 0 {
 		return err
 	}
@@ -201,16 +188,5 @@ func (s *Service) keyTickets(ctx context.Context, pool *pgxpool.Pool, where stri
 	if err != nil {
 		return err
 	}
-	ids, vals := make([]int64, 0, len(names)), make([]string, 0, len(names))
-	for id, n := range names {
-		ids, vals = append(ids, id), append(vals, n)
-	}
-	_, err = pool.Exec(ctx, `
-		INSERT INTO ticket_keys (ticket_id, event_id, key_id, holder_id, holder_name)
-		SELECT t.id, t.event_id, $2, o.user_id, n.name
-		FROM tickets t JOIN orders o ON o.id = t.order_id
-		JOIN unnest($3::bigint[], $4::text[]) AS n (id, name) ON n.id = o.user_id
-		WHERE `+where+` AND o.status = 'paid'
-		ON CONFLICT (ticket_id) DO NOTHING`, arg, s.ring.Current(), ids, vals)
-	return err
+	return st.KeyTickets(ctx, scope, arg, s.ring.Current(), names)
 }

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Outcomes of a scan. Only Admitted opens the gate.
@@ -75,73 +73,51 @@ func (s *Service) Check(ctx context.Context, sc Scan) (Result, error) {
 	return s.scan(ctx, sc)
 }
 
-type ticketRow struct {
-	event    int64
-	status   string
-	seat     string
-	keyID    *string
-	gen      *int
-	name     *string
-	doors    *time.Time
-	statics  *bool
-	used     *time.Time
-	usedGate *string
-}
-
 // scan verifies the code and, when it is good, records the admission.
 func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	code, err := Parse(sc.Code)
 	if err != nil {
 		return answer(Invalid, "Not a ticket code. Scan the code on the fan's ticket page."), nil
 	}
-	pool, err := s.shards.ForRow(code.Ticket)
+	st, err := s.shards.OfRow(code.Ticket)
 	if errors.Is(err, shard.ErrUnknownEvent) || errors.Is(err, shard.ErrUnknownShard) {
 		return answer(Invalid, "No such ticket: the code is not one of ours."), nil
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	var t ticketRow
-	err = pool.QueryRow(ctx, `
-		SELECT t.event_id, o.status, `+seatLabel+`, k.key_id, k.generation, k.holder_name,
-		       st.doors_open_at, st.static_codes, c.scanned_at, c.gate
-		FROM tickets t JOIN orders o ON o.id = t.order_id `+itemJoin+`
-		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
-		LEFT JOIN entry_settings st ON st.event_id = t.event_id
-		LEFT JOIN checkins c ON c.ticket_id = t.id
-		WHERE t.id = $1`, code.Ticket).
-		Scan(&t.event, &t.status, &t.seat, &t.keyID, &t.gen, &t.name, &t.doors, &t.statics, &t.used, &t.usedGate)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && t.keyID == nil) {
-		return answer(Invalid, "No such ticket: the code is not one of ours."), nil
-	}
+	t, found, err := st.ScannedTicket(ctx, code.Ticket)
 	if err != nil {
 		return Result{}, fmt.Errorf("scan ticket %d: %w", code.Ticket, err)
 	}
-	if code.Generation > *t.gen {
+	if !found || t.KeyID == nil {
+		return answer(Invalid, "No such ticket: the code is not one of ours."), nil
+	}
+	if code.Generation > *t.Generation {
 		return answer(Invalid, "Forged code: its signature does not match the ticket."), nil
 	}
-	pub, ok := s.ring.Public(TicketKey{Ticket: code.Ticket, Generation: code.Generation, KeyID: *t.keyID})
+	pub, ok := s.ring.Public(TicketKey{Ticket: code.Ticket, Generation: code.Generation, KeyID: *t.KeyID})
 	if !ok || !code.Signed(pub) {
 		return answer(Invalid, "Forged or outdated code: its signature does not match the ticket."), nil
 	}
-	r := Result{Ticket: code.Ticket, Name: *t.name, Seat: t.seat}
+	r := Result{Ticket: code.Ticket, Name: *t.Holder, Seat: t.Seat}
 	deny := func(outcome, msg string, args ...any) (Result, error) {
 		r.Outcome, r.Message = outcome, fmt.Sprintf(msg, args...)
 		return r, nil
 	}
 	switch {
-	case t.event != sc.Event:
-		return deny(WrongEvent, "Wrong event: this ticket is for event %d.", t.event)
-	case code.Generation < *t.gen:
+	case t.EventID != sc.Event:
+		return deny(WrongEvent, "Wrong event: this ticket is for event %d.", t.EventID)
+	case code.Generation < *t.Generation:
 		return deny(Void, "Void: this ticket was transferred; the old code no longer admits anyone.")
-	case t.status != "paid":
-		return deny(Void, "Void: this ticket's order was %s.", t.status)
-	case code.Static && (t.statics == nil || !*t.statics):
+	case t.OrderStatus != shardstore.OrderPaid:
+		return deny(Void, "Void: this ticket's order was %s.", t.OrderStatus)
+	case code.Static && (t.StaticCodes == nil || !*t.StaticCodes):
 		return deny(Invalid, "Printed codes are not accepted at this event: ask for the live ticket on the phone.")
 	}
-	if t.used != nil && !sc.Offline {
+	if t.UsedAt != nil && !sc.Offline {
 		// Fast path; the insert below is what actually guards.
-		return s.record(ctx, pool, sc, r)
+		return record(ctx, st, sc, r)
 	}
 	switch code.Timing(sc.At) {
 	case -1:
@@ -149,74 +125,58 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	case 1:
 		return deny(NotValidYet, "Not valid yet: the phone's clock is ahead. Ask the fan to set the time automatically.")
 	}
-	if t.doors != nil && sc.At.Before(*t.doors) {
-		return deny(NotValidYet, "Not valid yet: doors open at %s UTC.", t.doors.UTC().Format("15:04"))
+	if t.DoorsOpenAt != nil && sc.At.Before(*t.DoorsOpenAt) {
+		return deny(NotValidYet, "Not valid yet: doors open at %s UTC.", t.DoorsOpenAt.UTC().Format("15:04"))
 	}
-	return s.record(ctx, pool, sc, r)
+	return record(ctx, st, sc, r)
 }
 
 // record writes the admission. The checkins primary key admits a ticket
 // once: of any number of concurrent scans exactly one insert lands and the
 // rest read the winner. An offline scan that lost is a conflict; if it was
 // in fact earlier it becomes the admission of record instead.
-func (s *Service) record(ctx context.Context, pool *pgxpool.Pool, sc Scan, r Result) (Result, error) {
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO checkins (ticket_id, event_id, gate, scan_id, staff_id, scanned_at, offline)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (ticket_id) DO NOTHING`,
-			r.Ticket, sc.Event, sc.Gate, sc.ID, sc.Staff, sc.At, sc.Offline)
+func record(ctx context.Context, st *shardstore.Store, sc Scan, r Result) (Result, error) {
+	err := st.WithTx(ctx, func(tx shardstore.Tx) error {
+		this := shardstore.CheckIn{Ticket: r.Ticket, EventID: sc.Event, Gate: sc.Gate, ScanID: sc.ID, Staff: sc.Staff, At: sc.At, Offline: sc.Offline}
+		landed, err := tx.CheckIn(ctx, this)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 1 {
+		if landed {
 			r.Outcome, r.Message = Admitted, "Admitted."
 			return nil
 		}
-		var gate, scanID string
-		var at time.Time
-		if err := tx.QueryRow(ctx, `SELECT gate, scan_id, scanned_at FROM checkins WHERE ticket_id = $1 FOR UPDATE`, r.Ticket).
-			Scan(&gate, &scanID, &at); err != nil {
+		gate, scanID, at, err := tx.LockCheckIn(ctx, r.Ticket)
+		switch {
+		case err != nil:
 			return err
-		}
-		if scanID == sc.ID {
+		case scanID == sc.ID: // a retried request
 			r.Outcome, r.Message = Admitted, "Admitted."
 			return nil
-		}
-		if !sc.Offline {
+		case !sc.Offline:
 			at = at.UTC()
 			r.Outcome, r.FirstGate, r.FirstAt = AlreadyUsed, gate, &at
 			r.Message = fmt.Sprintf("Already used at %s UTC, gate %s.", at.Format("15:04:05"), gate)
 			return nil
 		}
-		loser := conflictRow{scanID: sc.ID, gate: sc.Gate, at: sc.At, firstGate: gate, firstAt: at}
+		loser := shardstore.Conflict{Ticket: r.Ticket, ScanID: sc.ID, Gate: sc.Gate, At: sc.At, FirstGate: gate, FirstAt: at}
 		r.Outcome, r.FirstGate, r.FirstAt = Conflict, gate, &at
+		r.Message = fmt.Sprintf("Conflict: admitted offline at gate %s, but gate %s admitted it first at %s UTC.",
+			sc.Gate, gate, at.UTC().Format("15:04:05"))
 		if sc.At.Before(at) {
-			if _, err := tx.Exec(ctx, `UPDATE checkins SET gate = $2, scan_id = $3, staff_id = $4, scanned_at = $5, offline = true
-				WHERE ticket_id = $1`, r.Ticket, sc.Gate, sc.ID, sc.Staff, sc.At); err != nil {
+			if err := tx.ReplaceCheckIn(ctx, this); err != nil {
 				return err
 			}
-			loser = conflictRow{scanID: scanID, gate: gate, at: at, firstGate: sc.Gate, firstAt: sc.At}
+			loser = shardstore.Conflict{Ticket: r.Ticket, ScanID: scanID, Gate: gate, At: at, FirstGate: sc.Gate, FirstAt: sc.At}
 			r.Outcome, r.FirstGate, r.FirstAt = Admitted, "", nil
-		}
-		if r.Outcome == Conflict {
-			r.Message = fmt.Sprintf("Conflict: admitted offline at gate %s, but gate %s admitted it first at %s UTC.",
-				sc.Gate, gate, at.UTC().Format("15:04:05"))
-		} else {
 			r.Message = "Admitted (an offline gate admitted it later; that scan is the conflict)."
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO checkin_conflicts (event_id, ticket_id, scan_id, gate, scanned_at, first_gate, first_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scan_id) DO NOTHING`,
-			sc.Event, r.Ticket, loser.scanID, loser.gate, loser.at, loser.firstGate, loser.firstAt)
-		return err
+		return tx.RecordConflict(ctx, sc.Event, loser)
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("check in ticket %d: %w", r.Ticket, err)
 	}
 	return r, nil
-}
-
-type conflictRow struct {
-	scanID, gate, firstGate string
-	at, firstAt             time.Time
 }
 
 // MaxSync is the most scans one sync carries (the page sends 200 at a time,
@@ -257,38 +217,15 @@ type Stats struct {
 }
 
 // ConflictEntry is a ticket admitted by two gates.
-type ConflictEntry struct {
-	Ticket    int64     `json:"ticket_id"`
-	Gate      string    `json:"gate"`
-	At        time.Time `json:"scanned_at"`
-	FirstGate string    `json:"first_gate"`
-	FirstAt   time.Time `json:"first_at"`
-}
+type ConflictEntry = shardstore.Conflict
 
 // Stats counts an event's admissions against its paid tickets.
 func (s *Service) Stats(ctx context.Context, event int64) (Stats, error) {
-	var st Stats
-	pool, err := s.shards.ForEvent(ctx, event)
+	var out Stats
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
-		return st, err
+		return out, err
 	}
-	err = pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM checkins WHERE event_id = $1),
-		(SELECT count(*) FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.event_id = $1 AND o.status = 'paid')`, event).
-		Scan(&st.CheckedIn, &st.Expected)
-	if err != nil {
-		return st, err
-	}
-	rows, err := pool.Query(ctx, `SELECT ticket_id, gate, scanned_at, first_gate, first_at FROM checkin_conflicts
-		WHERE event_id = $1 ORDER BY id DESC LIMIT 100`, event)
-	if err != nil {
-		return st, err
-	}
-	st.Conflicts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ConflictEntry, error) {
-		var c ConflictEntry
-		err := r.Scan(&c.Ticket, &c.Gate, &c.At, &c.FirstGate, &c.FirstAt)
-		c.At, c.FirstAt = c.At.UTC(), c.FirstAt.UTC()
-		return c, err
-	})
-	return st, err
+	out.CheckedIn, out.Expected, out.Conflicts, err = st.DoorCounts(ctx, event)
+	return out, err
 }

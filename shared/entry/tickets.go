@@ -2,12 +2,10 @@ package entry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Ahead is how many steps of codes past the current one the fan's page
@@ -45,71 +43,64 @@ func (s *Service) Mine(ctx context.Context, account int64) ([]Ticket, error) {
 	}
 	now := s.Now()
 	for _, id := range s.shards.IDs() {
-		pool, err := s.shards.Pool(id)
+		st, err := s.shards.Primary(id)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.keyTickets(ctx, pool, `o.user_id = $1`, account); err != nil {
+		if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, account); err != nil {
 			return nil, err
 		}
 		// Tickets keyed under a retired ring key move to the current one.
-		if _, err := pool.Exec(ctx, `UPDATE ticket_keys SET key_id = $2, updated_at = now()
-			WHERE holder_id = $1 AND key_id <> ALL($3)`, account, s.ring.Current(), ring); err != nil {
+		if err := st.Rekey(ctx, account, s.ring.Current(), ring); err != nil {
 			return nil, err
 		}
-		rows, err := pool.Query(ctx, `
-			SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, o.status,
-			       c.scanned_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
-			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
-			LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
-			LEFT JOIN entry_settings st ON st.event_id = k.event_id
-			WHERE k.holder_id = $1 ORDER BY k.event_id, k.ticket_id`, account, defaults.TransfersAllowed, defaults.MaxTransfers)
-		if err != nil {
-			return nil, err
-		}
-		var t Ticket
-		var k TicketKey
-		var status string
-		var statics, allowed bool
-		var limit, used int
-		_, err = pgx.ForEachRow(rows, []any{&t.ID, &t.EventID, &t.Seat, &t.Holder, &k.KeyID, &k.Generation, &used, &status,
-			&t.CheckedInAt, &statics, &allowed, &limit}, func() error {
-			k.Ticket = t.ID
-			tk := t
-			tk.Status = "valid"
-			switch {
-			case status != "paid":
-				tk.Status = "void"
-			case t.CheckedInAt != nil:
-				tk.Status = "used"
-			}
-			if tk.Status == "valid" {
-				if allowed {
-					tk.TransfersLeft = max(0, limit-used)
-				}
-				for step := StepAt(now); step <= StepAt(now)+Ahead; step++ {
-					code, err := s.ring.Rotating(k, step)
-					if err != nil {
-						return err
-					}
-					from := time.Unix(step*int64(Step/time.Second), 0).UTC()
-					tk.Codes = append(tk.Codes, TimedCode{From: from, Until: from.Add(Step), Code: code})
-				}
-				if statics {
-					var err error
-					if tk.Static, err = s.ring.Static(k); err != nil {
-						return err
-					}
-				}
-			}
-			out = append(out, tk)
-			return nil
-		})
+		held, err := st.HeldTickets(ctx, account, defaults)
 		if err != nil {
 			return nil, fmt.Errorf("tickets of account %d: %w", account, err)
 		}
+		for _, h := range held {
+			t, err := s.show(h, now)
+			if err != nil {
+				return nil, fmt.Errorf("tickets of account %d: %w", account, err)
+			}
+			out = append(out, t)
+		}
 	}
 	return out, nil
+}
+
+// show is a held ticket as its page shows it: valid ones with their codes
+// for now and the next Ahead steps.
+func (s *Service) show(h shardstore.HeldTicket, now time.Time) (Ticket, error) {
+	t := Ticket{ID: h.ID, EventID: h.EventID, Seat: h.Seat, Holder: h.Holder, Status: "valid", CheckedInAt: h.CheckedInAt}
+	switch {
+	case h.OrderStatus != shardstore.OrderPaid:
+		t.Status = "void"
+	case h.CheckedInAt != nil:
+		t.Status = "used"
+	}
+	if t.Status != "valid" {
+		return t, nil
+	}
+	if h.Rules.TransfersAllowed {
+		t.TransfersLeft = max(0, h.Rules.MaxTransfers-h.Transfers)
+	}
+	k := TicketKey{Ticket: h.ID, Generation: h.Generation, KeyID: h.KeyID}
+	for step := StepAt(now); step <= StepAt(now)+Ahead; step++ {
+		code, err := s.ring.Rotating(k, step)
+		if err != nil {
+			return t, err
+		}
+		from := time.Unix(step*int64(Step/time.Second), 0).UTC()
+		t.Codes = append(t.Codes, TimedCode{From: from, Until: from.Add(Step), Code: code})
+	}
+	if h.Rules.StaticCodes {
+		var err error
+		if t.Static, err = s.ring.Static(k); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
 }
 
 // Sent tells a transfer's recipient what they got.
@@ -127,55 +118,39 @@ type Sent struct {
 // the holder learns whether an email has an account.
 func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string) (Person, error) {
 	var to Person
-	pool, err := s.shards.ForRow(ticket)
+	st, err := s.shards.OfRow(ticket)
 	if err != nil {
 		return to, ErrNotFound
 	}
-	if err := s.keyTickets(ctx, pool, `o.user_id = $1`, from); err != nil {
+	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, from); err != nil {
 		return to, err
 	}
 	sent := Sent{Ticket: ticket, Email: email}
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var holder int64
-		var status string
-		var transfers, limit int
-		var allowed, used bool
-		err := tx.QueryRow(ctx, `
-			SELECT k.holder_id, k.holder_name, `+seatLabel+`, o.status, k.transfers,
-			       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
-			       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
-			FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
-			LEFT JOIN entry_settings st ON st.event_id = k.event_id
-			WHERE k.ticket_id = $1 FOR UPDATE OF k`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers).
-			Scan(&holder, &sent.From, &sent.Seat, &status, &transfers, &allowed, &limit, &used)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && holder != from) {
-			return ErrNotFound
-		}
+	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+		m, found, err := tx.LockTicket(ctx, ticket, defaults)
 		if err != nil {
 			return err
 		}
+		if !found || m.Holder != from {
+			return ErrNotFound
+		}
+		sent.From, sent.Seat = m.HolderName, m.Seat
 		if to, err = s.byEmail(ctx, email); err != nil {
 			return err
 		}
 		switch {
 		case to.ID == from:
 			return fmt.Errorf("%w: the ticket is already yours", ErrNoTransfer)
-		case status != "paid":
-			return fmt.Errorf("%w: the ticket is void (order %s)", ErrNoTransfer, status)
-		case used:
+		case m.OrderStatus != shardstore.OrderPaid:
+			return fmt.Errorf("%w: the ticket is void (order %s)", ErrNoTransfer, m.OrderStatus)
+		case m.Used:
 			return fmt.Errorf("%w: the ticket was already used at the door", ErrNoTransfer)
-		case !allowed:
+		case !m.Allowed:
 			return fmt.Errorf("%w: the organizer does not allow transfers for this event", ErrNoTransfer)
-		case transfers >= limit:
-			return fmt.Errorf("%w: this ticket was already transferred the %d time(s) the organizer allows", ErrNoTransfer, limit)
+		case m.Transfers >= m.Limit:
+			return fmt.Errorf("%w: this ticket was already transferred the %d time(s) the organizer allows", ErrNoTransfer, m.Limit)
 		}
-		if err := tx.QueryRow(ctx, `UPDATE ticket_keys SET holder_id = $2, holder_name = $3, generation = generation + 1,
-			transfers = transfers + 1, key_id = $4, updated_at = now() WHERE ticket_id = $1 RETURNING generation`,
-			ticket, to.ID, to.Name, s.ring.Current()).Scan(&sent.Generation); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO ticket_transfers (ticket_id, from_id, to_id, generation) VALUES ($1, $2, $3, $4)`,
-			ticket, from, to.ID, sent.Generation)
+		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, to.ID, to.Name, s.ring.Current())
 		return err
 	})
 	if err == nil && s.Sent != nil {
@@ -212,58 +187,46 @@ type BundleTicket struct {
 // Bundle builds an event's scan bundle; the caller checked Staff.
 func (s *Service) Bundle(ctx context.Context, event int64) (Bundle, error) {
 	b := Bundle{Event: event, GeneratedAt: s.Now().UTC(), StepSeconds: int(Step / time.Second), Tolerance: Tolerance, Tickets: []BundleTicket{}}
-	pool, err := s.shards.ForEvent(ctx, event)
+	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
 		return b, err
 	}
-	if err := s.keyTickets(ctx, pool, `t.event_id = $1`, event); err != nil {
+	if err := s.keyTickets(ctx, st, shardstore.EventTickets, event); err != nil {
 		return b, err
 	}
-	st, err := settings(ctx, pool, event)
+	rules, err := settings(ctx, st, event)
 	if err != nil {
 		return b, err
 	}
-	b.DoorsOpenAt, b.StaticCodes = st.DoorsOpenAt, st.StaticCodes
-	rows, err := pool.Query(ctx, `
-		SELECT k.ticket_id, k.generation, k.key_id, `+seatLabel+`, k.holder_name, o.status, c.scanned_at
-		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
-		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
-		WHERE k.event_id = $1 ORDER BY k.ticket_id`, event)
+	b.DoorsOpenAt, b.StaticCodes = rules.DoorsOpenAt, rules.StaticCodes
+	tickets, err := st.BundleTickets(ctx, event)
 	if err != nil {
 		return b, err
 	}
-	var t BundleTicket
-	var keyID, status string
-	_, err = pgx.ForEachRow(rows, []any{&t.ID, &t.Generation, &keyID, &t.Seat, &t.Name, &status, &t.Used}, func() error {
-		pub, ok := s.ring.Public(TicketKey{Ticket: t.ID, Generation: t.Generation, KeyID: keyID})
+	for _, t := range tickets {
+		pub, ok := s.ring.Public(TicketKey{Ticket: t.ID, Generation: t.Generation, KeyID: t.KeyID})
 		if !ok {
-			return nil // keyed under a retired key: its codes verify nowhere
+			continue // keyed under a retired key: its codes verify nowhere
 		}
-		bt := t
-		bt.Key = pub
-		if status != "paid" {
-			bt.Void = "order " + status
+		bt := BundleTicket{ID: t.ID, Generation: t.Generation, Key: pub, Seat: t.Seat, Name: t.Name, Used: t.Used}
+		if t.OrderStatus != shardstore.OrderPaid {
+			bt.Void = "order " + string(t.OrderStatus)
 		}
 		b.Tickets = append(b.Tickets, bt)
-		return nil
-	})
-	return b, err
+	}
+	return b, nil
 }
 
-// A ticket's seat: the seat's label, or for a standing place the pool's
-// name (the item's label counts all places of the item).
-const (
-	itemJoin  = `JOIN order_items i ON i.id = t.order_item_id LEFT JOIN ga_pools gp ON gp.id = i.pool_id`
-	seatLabel = `coalesce(gp.name, i.label)`
-)
+// settingsReader is a store or a transaction.
+type settingsReader interface {
+	EntrySettings(ctx context.Context, eventID int64) (shardstore.EntrySettings, bool, error)
+}
 
 // settings reads an event's entry rules (defaults when never set).
-func settings(ctx context.Context, pool *pgxpool.Pool, event int64) (Settings, error) {
-	st := defaults
-	err := pool.QueryRow(ctx, `SELECT doors_open_at, static_codes, transfers_allowed, max_transfers
-		FROM entry_settings WHERE event_id = $1`, event).Scan(&st.DoorsOpenAt, &st.StaticCodes, &st.TransfersAllowed, &st.MaxTransfers)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return defaults, nil
+func settings(ctx context.Context, r settingsReader, event int64) (Settings, error) {
+	st, found, err := r.EntrySettings(ctx, event)
+	if err != nil || !found {
+		return defaults, err
 	}
-	return st, err
+	return st, nil
 }

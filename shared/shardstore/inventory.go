@@ -6,6 +6,7 @@ package shardstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -82,4 +83,45 @@ func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int
 		return fmt.Errorf("price pools of level %s: %w", level, err)
 	}
 	return nil
+}
+
+// SeatMap calls seat with every seat of an event and whether it is free as
+// of the database's clock, which it returns.
+func (r reads) SeatMap(ctx context.Context, eventID int64, seat func(index int, section string, free bool)) (time.Time, error) {
+	var now time.Time
+	if err := r.q.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return time.Time{}, err
+	}
+	rows, err := r.q.Query(ctx, `
+		SELECT seat_index, section_code, status = 'available' OR (status = 'held' AND held_until < $2)
+		FROM event_seats WHERE event_id = $1`, eventID, now)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var idx int
+	var section string
+	var free bool
+	_, err = pgx.ForEachRow(rows, []any{&idx, &section, &free}, func() error {
+		seat(idx, section, free)
+		return nil
+	})
+	return now, err
+}
+
+// PoolCounts calls pool with every GA pool of an event, its capacity and
+// the places left.
+func (r reads) PoolCounts(ctx context.Context, eventID int64, pool func(code string, capacity, remaining int)) error {
+	rows, err := r.q.Query(ctx, `
+		SELECT p.code, p.capacity, coalesce(sum(s.remaining), 0) FROM ga_pools p JOIN ga_slots s ON s.pool_id = p.id
+		WHERE p.event_id = $1 GROUP BY p.id`, eventID)
+	if err != nil {
+		return err
+	}
+	var code string
+	var capacity, remaining int
+	_, err = pgx.ForEachRow(rows, []any{&code, &capacity, &remaining}, func() error {
+		pool(code, capacity, remaining)
+		return nil
+	})
+	return err
 }

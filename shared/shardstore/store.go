@@ -79,6 +79,11 @@ func (s *Shards) Primary(id int) (*Store, error) { return open(s.r.Pool(id)) }
 // Reader returns the read replica of shard id, or its primary.
 func (s *Shards) Reader(id int) (*Store, error) { return open(s.r.ReadPool(id)) }
 
+// OfEvent returns the writable store of the shard that owns an event.
+func (s *Shards) OfEvent(ctx context.Context, eventID int64) (*Store, error) {
+	return open(s.r.ForEvent(ctx, eventID))
+}
+
 // OfRow returns the store that owns a hold, order, payment or ticket id.
 func (s *Shards) OfRow(id int64) (*Store, error) { return open(s.r.ForRow(id)) }
 

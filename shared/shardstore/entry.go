@@ -1,0 +1,316 @@
+package shardstore
+
+// Entry day: door staff, entry settings, ticket keys and transfers,
+// check-ins and the conflicts offline gates report.
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EntrySettings are an event's entry rules.
+type EntrySettings struct {
+	// DoorsOpenAt: scans before it answer "not valid yet" (nil: any time).
+	DoorsOpenAt *time.Time `json:"doors_open_at"`
+	// StaticCodes lets fans print a code that does not rotate.
+	StaticCodes      bool `json:"static_codes"`
+	TransfersAllowed bool `json:"transfers_allowed"`
+	MaxTransfers     int  `json:"max_transfers"`
+}
+
+// EntrySettings reads an event's entry rules; found is false when they
+// were never set.
+func (r reads) EntrySettings(ctx context.Context, eventID int64) (st EntrySettings, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `SELECT doors_open_at, static_codes, transfers_allowed, max_transfers
+		FROM entry_settings WHERE event_id = $1`, eventID), &st.DoorsOpenAt, &st.StaticCodes, &st.TransfersAllowed, &st.MaxTransfers)
+	return st, found, err
+}
+
+// SetEntrySettings replaces an event's entry rules.
+func (s *Store) SetEntrySettings(ctx context.Context, eventID int64, v EntrySettings) error {
+	_, err := s.db.Exec(ctx, `
+		INSERT INTO entry_settings (event_id, doors_open_at, static_codes, transfers_allowed, max_transfers)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (event_id) DO UPDATE SET doors_open_at = $2, static_codes = $3, transfers_allowed = $4,
+			max_transfers = $5, updated_at = now()`, eventID, v.DoorsOpenAt, v.StaticCodes, v.TransfersAllowed, v.MaxTransfers)
+	return err
+}
+
+// IsDoorStaff tells whether an account was granted the doors of an event.
+func (r reads) IsDoorStaff(ctx context.Context, eventID, account int64) (bool, error) {
+	var granted bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM door_staff WHERE event_id = $1 AND account_id = $2)`, eventID, account).Scan(&granted)
+	return granted, err
+}
+
+// GrantDoors makes an account door staff of an event; granting twice is
+// harmless.
+func (s *Store) GrantDoors(ctx context.Context, eventID, account int64, name string, grantedBy int64) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO door_staff (event_id, account_id, name, granted_by) VALUES ($1, $2, $3, $4)
+		ON CONFLICT DO NOTHING`, eventID, account, name, grantedBy)
+	return err
+}
+
+// KeyScope picks the paid tickets a keying step works on.
+type KeyScope int
+
+// Key scopes: the tickets bought by an account, or of an event.
+const (
+	BuyerTickets KeyScope = iota
+	EventTickets
+)
+
+// where is the scope's condition on tickets t and orders o, of $1.
+func (k KeyScope) where() string {
+	if k == EventTickets {
+		return `t.event_id = $1`
+	}
+	return `o.user_id = $1`
+}
+
+// UnkeyedBuyers lists the buyers of the paid tickets in scope (of arg)
+// that have no key yet.
+func (s *Store) UnkeyedBuyers(ctx context.Context, scope KeyScope, arg int64) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT o.user_id FROM tickets t JOIN orders o ON o.id = t.order_id
+		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
+		WHERE `+scope.where()+` AND o.status = 'paid' AND k.ticket_id IS NULL`, arg)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// KeyTickets gives a key row (ring key keyID) to every paid ticket in scope
+// that has none yet, held by its buyer under the name names gives.
+func (s *Store) KeyTickets(ctx context.Context, scope KeyScope, arg int64, keyID string, names map[int64]string) error {
+	ids, vals := make([]int64, 0, len(names)), make([]string, 0, len(names))
+	for id, n := range names {
+		ids, vals = append(ids, id), append(vals, n)
+	}
+	_, err := s.db.Exec(ctx, `
+		INSERT INTO ticket_keys (ticket_id, event_id, key_id, holder_id, holder_name)
+		SELECT t.id, t.event_id, $2, o.user_id, n.name
+		FROM tickets t JOIN orders o ON o.id = t.order_id
+		JOIN unnest($3::bigint[], $4::text[]) AS n (id, name) ON n.id = o.user_id
+		WHERE `+scope.where()+` AND o.status = 'paid'
+		ON CONFLICT (ticket_id) DO NOTHING`, arg, keyID, ids, vals)
+	return err
+}
+
+// Rekey moves a holder's tickets keyed under a ring key no longer in ring
+// to current.
+func (s *Store) Rekey(ctx context.Context, holder int64, current string, ring []string) error {
+	_, err := s.db.Exec(ctx, `UPDATE ticket_keys SET key_id = $2, updated_at = now()
+		WHERE holder_id = $1 AND key_id <> ALL($3)`, holder, current, ring)
+	return err
+}
+
+// A ticket's seat: the seat's label, or for a standing place the pool's
+// name (the item's label counts all places of the item).
+const (
+	itemJoin  = `JOIN order_items i ON i.id = t.order_item_id LEFT JOIN ga_pools gp ON gp.id = i.pool_id`
+	seatLabel = `coalesce(gp.name, i.label)`
+)
+
+// HeldTicket is a ticket its holder sees, with its event's rules.
+type HeldTicket struct {
+	ID, EventID  int64
+	Seat, Holder string
+	KeyID        string
+	Generation   int
+	Transfers    int
+	OrderStatus  OrderStatus
+	CheckedInAt  *time.Time
+	Rules        EntrySettings // the event's, or the defaults given
+}
+
+// HeldTickets lists the keyed tickets an account holds, by event; rules
+// stand in for events whose entry settings were never set.
+func (r reads) HeldTickets(ctx context.Context, holder int64, defaults EntrySettings) ([]HeldTicket, error) {
+	rows, err := r.q.Query(ctx, `
+		SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, o.status,
+		       c.scanned_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
+		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
+		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
+		LEFT JOIN entry_settings st ON st.event_id = k.event_id
+		WHERE k.holder_id = $1 ORDER BY k.event_id, k.ticket_id`, holder, defaults.TransfersAllowed, defaults.MaxTransfers)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (HeldTicket, error) {
+		var t HeldTicket
+		return t, r.Scan(&t.ID, &t.EventID, &t.Seat, &t.Holder, &t.KeyID, &t.Generation, &t.Transfers, &t.OrderStatus,
+			&t.CheckedInAt, &t.Rules.StaticCodes, &t.Rules.TransfersAllowed, &t.Rules.MaxTransfers)
+	})
+}
+
+// TicketToMove is a ticket locked for a transfer.
+type TicketToMove struct {
+	Holder      int64
+	HolderName  string
+	Seat        string
+	OrderStatus OrderStatus
+	Transfers   int
+	Allowed     bool // the event allows transfers
+	Limit       int  // how many
+	Used        bool // checked in
+}
+
+// LockTicket locks a keyed ticket for a transfer; defaults stand in for
+// entry settings never set.
+func (t Tx) LockTicket(ctx context.Context, ticket int64, defaults EntrySettings) (m TicketToMove, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `
+		SELECT k.holder_id, k.holder_name, `+seatLabel+`, o.status, k.transfers,
+		       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
+		       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
+		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
+		LEFT JOIN entry_settings st ON st.event_id = k.event_id
+		WHERE k.ticket_id = $1 FOR UPDATE OF k`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers),
+		&m.Holder, &m.HolderName, &m.Seat, &m.OrderStatus, &m.Transfers, &m.Allowed, &m.Limit, &m.Used)
+	return m, found, err
+}
+
+// MoveTicket hands a ticket to another holder under a new key generation
+// (ring key keyID), voiding every code of the old one, and records the
+// transfer; it returns the new generation.
+func (t Tx) MoveTicket(ctx context.Context, ticket, from, to int64, toName, keyID string) (generation int, err error) {
+	if err := t.tx.QueryRow(ctx, `UPDATE ticket_keys SET holder_id = $2, holder_name = $3, generation = generation + 1,
+		transfers = transfers + 1, key_id = $4, updated_at = now() WHERE ticket_id = $1 RETURNING generation`,
+		ticket, to, toName, keyID).Scan(&generation); err != nil {
+		return 0, err
+	}
+	_, err = t.tx.Exec(ctx, `INSERT INTO ticket_transfers (ticket_id, from_id, to_id, generation) VALUES ($1, $2, $3, $4)`,
+		ticket, from, to, generation)
+	return generation, err
+}
+
+// BundleTicket is one keyed ticket of an event, for offline gates.
+type BundleTicket struct {
+	ID          int64
+	Generation  int
+	KeyID       string
+	Seat, Name  string
+	OrderStatus OrderStatus
+	Used        *time.Time
+}
+
+// BundleTickets lists an event's keyed tickets.
+func (r reads) BundleTickets(ctx context.Context, eventID int64) ([]BundleTicket, error) {
+	rows, err := r.q.Query(ctx, `
+		SELECT k.ticket_id, k.generation, k.key_id, `+seatLabel+`, k.holder_name, o.status, c.scanned_at
+		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
+		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
+		WHERE k.event_id = $1 ORDER BY k.ticket_id`, eventID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BundleTicket, error) {
+		var t BundleTicket
+		return t, r.Scan(&t.ID, &t.Generation, &t.KeyID, &t.Seat, &t.Name, &t.OrderStatus, &t.Used)
+	})
+}
+
+// ScannedTicket is what a scan checks a code against.
+type ScannedTicket struct {
+	EventID     int64
+	OrderStatus OrderStatus
+	Seat        string
+	KeyID       *string // nil: the ticket has no key, no code can be good
+	Generation  *int
+	Holder      *string
+	DoorsOpenAt *time.Time
+	StaticCodes *bool
+	UsedAt      *time.Time
+	UsedGate    *string
+}
+
+// ScannedTicket reads a ticket for a scan.
+func (r reads) ScannedTicket(ctx context.Context, ticket int64) (t ScannedTicket, found bool, err error) {
+	found, err = one(r.q.QueryRow(ctx, `
+		SELECT t.event_id, o.status, `+seatLabel+`, k.key_id, k.generation, k.holder_name,
+		       st.doors_open_at, st.static_codes, c.scanned_at, c.gate
+		FROM tickets t JOIN orders o ON o.id = t.order_id `+itemJoin+`
+		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
+		LEFT JOIN entry_settings st ON st.event_id = t.event_id
+		LEFT JOIN checkins c ON c.ticket_id = t.id
+		WHERE t.id = $1`, ticket),
+		&t.EventID, &t.OrderStatus, &t.Seat, &t.KeyID, &t.Generation, &t.Holder, &t.DoorsOpenAt, &t.StaticCodes, &t.UsedAt, &t.UsedGate)
+	return t, found, err
+}
+
+// CheckIn is one admission at a gate.
+type CheckIn struct {
+	Ticket, EventID int64
+	Gate, ScanID    string
+	Staff           int64
+	At              time.Time
+	Offline         bool
+}
+
+// CheckIn records an admission unless the ticket has one: landed tells
+// whether this one did. The checkins primary key admits a ticket once.
+func (t Tx) CheckIn(ctx context.Context, c CheckIn) (landed bool, err error) {
+	tag, err := t.tx.Exec(ctx, `INSERT INTO checkins (ticket_id, event_id, gate, scan_id, staff_id, scanned_at, offline)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (ticket_id) DO NOTHING`,
+		c.Ticket, c.EventID, c.Gate, c.ScanID, c.Staff, c.At, c.Offline)
+	return err == nil && tag.RowsAffected() == 1, err
+}
+
+// LockCheckIn locks a ticket's admission of record.
+func (t Tx) LockCheckIn(ctx context.Context, ticket int64) (gate, scanID string, at time.Time, err error) {
+	err = t.tx.QueryRow(ctx, `SELECT gate, scan_id, scanned_at FROM checkins WHERE ticket_id = $1 FOR UPDATE`, ticket).
+		Scan(&gate, &scanID, &at)
+	return gate, scanID, at, err
+}
+
+// ReplaceCheckIn makes an earlier offline scan the admission of record.
+func (t Tx) ReplaceCheckIn(ctx context.Context, c CheckIn) error {
+	_, err := t.tx.Exec(ctx, `UPDATE checkins SET gate = $2, scan_id = $3, staff_id = $4, scanned_at = $5, offline = true
+		WHERE ticket_id = $1`, c.Ticket, c.Gate, c.ScanID, c.Staff, c.At)
+	return err
+}
+
+// Conflict is a ticket two gates admitted: the losing scan and the
+// admission of record.
+type Conflict struct {
+	Ticket    int64     `json:"ticket_id"`
+	ScanID    string    `json:"-"`
+	Gate      string    `json:"gate"`
+	At        time.Time `json:"scanned_at"`
+	FirstGate string    `json:"first_gate"`
+	FirstAt   time.Time `json:"first_at"`
+}
+
+// RecordConflict lists a losing offline scan for the control room, once.
+func (t Tx) RecordConflict(ctx context.Context, eventID int64, c Conflict) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO checkin_conflicts (event_id, ticket_id, scan_id, gate, scanned_at, first_gate, first_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scan_id) DO NOTHING`,
+		eventID, c.Ticket, c.ScanID, c.Gate, c.At, c.FirstGate, c.FirstAt)
+	return err
+}
+
+// DoorCounts counts an event's admissions and paid tickets, and reads its
+// latest conflicts.
+func (r reads) DoorCounts(ctx context.Context, eventID int64) (checkedIn, expected int64, conflicts []Conflict, err error) {
+	err = r.q.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM checkins WHERE event_id = $1),
+		(SELECT count(*) FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.event_id = $1 AND o.status = 'paid')`, eventID).
+		Scan(&checkedIn, &expected)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	rows, err := r.q.Query(ctx, `SELECT ticket_id, gate, scanned_at, first_gate, first_at FROM checkin_conflicts
+		WHERE event_id = $1 ORDER BY id DESC LIMIT 100`, eventID)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	conflicts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Conflict, error) {
+		var c Conflict
+		err := r.Scan(&c.Ticket, &c.Gate, &c.At, &c.FirstGate, &c.FirstAt)
+		c.At, c.FirstAt = c.At.UTC(), c.FirstAt.UTC()
+		return c, err
+	})
+	return checkedIn, expected, conflicts, err
+}
