@@ -33,6 +33,14 @@ func (s *site) logInOrganizer(t *testing.T, ctx context.Context, next string) {
 	))
 }
 
+// consoleShot saves a screenshot of a console page without the last
+// notice, which would cover the form.
+func (s *site) consoleShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	evaluate[bool](t, ctx, `((n) => (n.style.transition = 'none', n.className = '', true))(document.getElementById('toast'))`)
+	s.shot(t, ctx, name)
+}
+
 // The console is behind the organizer role at the edge: a fan's session
 // goes to the log-in page; an organizer finds it in the account menu.
 func TestConsoleIsForOrganizers(t *testing.T) {
@@ -101,7 +109,7 @@ func TestImportVenueFromCSV(t *testing.T) {
 	require.Contains(t, row, "101,A,three,25,20,A", "the bad line's own text")
 	require.Contains(t, row, `seat must be a whole number from 0 to 2147483647, not "three"`)
 	require.Equal(t, 1, evaluate[int](t, ctx, `document.querySelectorAll('tr[data-line]').length`), "only the bad line")
-	s.shot(t, ctx, "console-venue-errors")
+	s.consoleShot(t, ctx, "console-venue-errors")
 	accessible(t, ctx, "venue import errors")
 
 	require.NoError(t, chromedp.Do(ctx,
@@ -111,7 +119,7 @@ func TestImportVenueFromCSV(t *testing.T) {
 	))
 	require.Contains(t, text(t, ctx, ".preview"), "2 sections, 40 seats")
 	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('tr[data-line]').length`), "the errors are gone")
-	s.shot(t, ctx, "console-venue-preview")
+	s.consoleShot(t, ctx, "console-venue-preview")
 	accessible(t, ctx, "venue preview")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(`//button[. = "Save layout"]`),
@@ -120,8 +128,8 @@ func TestImportVenueFromCSV(t *testing.T) {
 	require.Contains(t, text(t, ctx, ".versions"), "Version 1: 40 seats")
 }
 
-// An organizer creates an event on their venue as a draft, publishes it
-// and opens its sale; fans buy; cancelling it refunds their orders while a
+// An organizer creates an event on their venue as a draft, publishes it,
+// opens its sale and edits it; fans buy; cancelling it refunds their orders while a
 // progress bar counts them.
 func TestCreateEventAndOpenItsSale(t *testing.T) {
 	s := newSite(t)
@@ -144,7 +152,7 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`input[name="price-GA"]`), "60"),
 		chromedp.SetValue(chromedp.CSS(`input[name="color-GA"]`), "#bc4c00"),
 	))
-	s.shot(t, ctx, "console-event-new")
+	s.consoleShot(t, ctx, "console-event-new")
 	accessible(t, ctx, "new event")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(`//button[. = "Create draft"]`),
@@ -156,7 +164,7 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "On sale"]`),
 		chromedp.WaitVisible(`//button[. = "Pause sale"]`),
 	))
-	s.shot(t, ctx, "console-event")
+	s.consoleShot(t, ctx, "console-event")
 	accessible(t, ctx, "event page")
 	id := evaluate[string](t, ctx, `location.pathname.split('/').pop()`)
 	var eventID int64
@@ -172,6 +180,18 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 		}
 	}
 
+	// Edit: a larger per-account limit and a new name, saved from the form.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#f-name`), "Noite de Forró — extra"),
+		chromedp.SetValue(chromedp.CSS(`#f-max_per_account`), "8"),
+		chromedp.Click(`//button[. = "Save changes"]`),
+		chromedp.WaitVisible(`//h1[. = "Noite de Forró — extra"]`),
+	))
+	e, err = s.st.App.Events.Get(context.Background(), eventID)
+	require.NoError(t, err)
+	require.Equal(t, 8, e.MaxPerAccount)
+	require.Equal(t, "on_sale", e.Status, "editing leaves the sale open")
+
 	paid, err := demo.Sell(context.Background(), s.st.URL, eventID, 2)
 	require.NoError(t, err)
 	require.Equal(t, 2, paid)
@@ -182,6 +202,6 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 		chromedp.WaitVisible(`//p[@id = "refund-label" and contains(., "2 of 2 orders refunded, 0 left")]`),
 	))
 	require.Equal(t, 2, evaluate[int](t, ctx, `document.querySelector('.refunds progress').value`))
-	s.shot(t, ctx, "console-refunds")
+	s.consoleShot(t, ctx, "console-refunds")
 	accessible(t, ctx, "refunds")
 }
