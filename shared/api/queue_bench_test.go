@@ -17,8 +17,9 @@ import (
 )
 
 // BenchmarkQueueHTTP measures joins and status polls through the whole
-// HTTP handler (session check, rate limit, Lua script, JSON). Neither path
-// touches the database: sessions are stateless and settings live in Redis.
+// HTTP handler (session signature, one Lua script that also spends the
+// account's bucket, JSON). Neither path touches the database: sessions are
+// stateless and settings live in Redis.
 func BenchmarkQueueHTTP(b *testing.B) {
 	a := apptest.New(b, 1)
 	srv := httptest.NewServer(a.Handler())
