@@ -112,12 +112,17 @@ func BenchmarkGAHolds(b *testing.B) {
 		f := newFixture(b, 100, 10_000_000, func(s *organizer.EventSpec) { s.GASlots = strategy.slots; s.MaxPerAccount = 4 })
 		apptest.OpenShardConns(b, f.app)
 		ctx := context.Background()
+		run := 0
 		for _, clients := range clientCounts {
 			b.Run(fmt.Sprintf("%s/clients=%d", strategy.name, clients), func(b *testing.B) {
-				for i := range b.N {
+				for range b.N {
+					// New buyers every run: -count runs a sub-benchmark again on
+					// the same fixture, and a buyer's second "ga" hold would be
+					// an idempotent replay, not a hold.
+					run++
 					r := loadstat.Run(clients, benchOps, func(seq int) error {
 						_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
-							Account: int64(clients*1_000_000 + i*benchOps + seq), Key: "ga", Pool: "FLOOR", Quantity: 1})
+							Account: int64(run*1_000_000 + seq), Key: "ga", Pool: "FLOOR", Quantity: 1})
 						return err
 					})
 					loadstat.Report(b, r, "ops")
