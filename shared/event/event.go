@@ -34,7 +34,7 @@ type Event struct {
 	StartsAt      time.Time    `json:"starts_at"`
 	SaleStartsAt  time.Time    `json:"sale_starts_at"`
 	SaleEndsAt    time.Time    `json:"sale_ends_at"`
-	Status        string       `json:"status"`
+	Status        Status       `json:"status"`
 	Currency      string       `json:"currency"`
 	MaxPerAccount int          `json:"max_per_account"`
 	MaxPerHold    int          `json:"max_per_hold"`
@@ -44,6 +44,20 @@ type Event struct {
 	WaitingRoom   WaitingRoom  `json:"waiting_room"`
 	PriceLevels   []PriceLevel `json:"price_levels,omitempty"`
 }
+
+// Status is where an event stands in its life (events.status in the
+// catalog; shardstore's states test keeps the two in step).
+type Status string
+
+// Event states.
+const (
+	Draft     Status = "draft" // unlisted until scheduled
+	Scheduled Status = "scheduled"
+	OnSale    Status = "on_sale"
+	Closed    Status = "closed"
+	SoldOut   Status = "sold_out"
+	Cancelled Status = "cancelled" // for good: its orders are refunded
+)
 
 // WaitingRoom holds an event's queue settings.
 type WaitingRoom struct {
@@ -68,7 +82,7 @@ type PriceLevel struct {
 
 // OnSale tells whether sales are open at t.
 func (e Event) OnSale(t time.Time) bool {
-	return (e.Status == "on_sale" || e.Status == "scheduled") && !t.Before(e.SaleStartsAt) && t.Before(e.SaleEndsAt)
+	return (e.Status == OnSale || e.Status == Scheduled) && !t.Before(e.SaleStartsAt) && t.Before(e.SaleEndsAt)
 }
 
 // Directory reads events from the catalog.

@@ -275,7 +275,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 		return event.Event{}, err
 	}
 	if !spec.Draft {
-		if err := s.SetStatus(ctx, id, "scheduled"); err != nil {
+		if err := s.SetStatus(ctx, id, event.Scheduled); err != nil {
 			return event.Event{}, err
 		}
 	}
@@ -284,7 +284,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 
 // SetStatus moves an event between draft, scheduled, on_sale, closed,
 // sold_out and cancelled.
-func (s *Service) SetStatus(ctx context.Context, id int64, status string) error {
+func (s *Service) SetStatus(ctx context.Context, id int64, status event.Status) error {
 	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1`, id, status)
 	if err != nil {
 		return fmt.Errorf("set status of event %d: %w", id, err)
@@ -321,11 +321,11 @@ func (s *Service) canPin(ctx context.Context, organizerID int64, shardID int) er
 }
 
 // statuses an organizer may set.
-var statuses = map[string]bool{"scheduled": true, "on_sale": true, "closed": true, "cancelled": true}
+var statuses = map[event.Status]bool{event.Scheduled: true, event.OnSale: true, event.Closed: true, event.Cancelled: true}
 
 // ChangeStatus opens or closes sales of an event the organizer created.
 func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, status string) (event.Event, error) {
-	if !statuses[status] {
+	if !statuses[event.Status(status)] {
 		return event.Event{}, fmt.Errorf("%w: status must be one of scheduled, on_sale, closed, cancelled", ErrInvalidEvent)
 	}
 	if err := s.owns(ctx, organizerID, eventID); err != nil {
@@ -335,7 +335,7 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if err != nil {
 		return event.Event{}, fmt.Errorf("set status of event %d: %w", eventID, err)
 	}
-	if e, err := s.events.Get(ctx, eventID); err != nil || tag.RowsAffected() > 0 || status == "cancelled" {
+	if e, err := s.events.Get(ctx, eventID); err != nil || tag.RowsAffected() > 0 || event.Status(status) == event.Cancelled {
 		return e, err
 	}
 	return event.Event{}, fmt.Errorf("%w: a cancelled event stays cancelled (its orders are refunded)", ErrInvalidEvent)
@@ -469,7 +469,7 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 	if err != nil {
 		return event.Event{}, err
 	}
-	if e.Status == "cancelled" {
+	if e.Status == event.Cancelled {
 		return event.Event{}, fmt.Errorf("%w: a cancelled event cannot change", ErrInvalidEvent)
 	}
 	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
