@@ -86,3 +86,52 @@ func TestCreateEventRejectsBadSpecs(t *testing.T) {
 	require.NoError(t, a.Catalog.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
 	require.Zero(t, n, "rejected specs write nothing")
 }
+
+// TestPricesSurviveACrashBetweenTheDatabases: a price change writes the
+// catalog, then the shard; when the shard step fails (as after a crash
+// between the two), the next price change, of any level, brings every
+// level of the shard back in line with the catalog.
+func TestPricesSurviveACrashBetweenTheDatabases(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	ctx := context.Background()
+	org := organizer.New(a.Catalog, a.Shards)
+	var owner int64
+	require.NoError(t, a.Catalog.QueryRow(ctx, `INSERT INTO accounts (email, password_hash, name, role)
+		VALUES ('org@example.com', 'x', 'Org', 'organizer') RETURNING id`).Scan(&owner))
+	l, err := org.ImportLayoutAs(ctx, owner, 0, venue.Stadium("Test Arena", "Recife", 100, 10))
+	require.NoError(t, err)
+	e, err := org.CreateEvent(ctx, owner, spec(l, "Priced"))
+	require.NoError(t, err)
+	shardDB, err := a.Shards.Pool(e.Shard)
+	require.NoError(t, err)
+	prices := func(level string) (catalog, seats, pools int) {
+		t.Helper()
+		require.NoError(t, a.Catalog.QueryRow(ctx, `SELECT price_cents FROM event_price_levels WHERE event_id = $1 AND code = $2`, e.ID, level).Scan(&catalog))
+		require.NoError(t, shardDB.QueryRow(ctx, `SELECT coalesce(max(price_cents), -1) FROM event_seats WHERE event_id = $1 AND price_level = $2`, e.ID, level).Scan(&seats))
+		require.NoError(t, shardDB.QueryRow(ctx, `SELECT coalesce(max(price_cents), -1) FROM ga_pools WHERE event_id = $1 AND price_level = $2`, e.ID, level).Scan(&pools))
+		return catalog, seats, pools
+	}
+
+	// The shard refuses writes to its inventory: the "crash" after the
+	// catalog committed.
+	_, err = shardDB.Exec(ctx, `
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'shard down'; END $$;
+		CREATE TRIGGER down BEFORE UPDATE ON event_seats FOR EACH STATEMENT EXECUTE FUNCTION refuse();`)
+	require.NoError(t, err)
+	_, err = org.SetPriceLevels(ctx, owner, e.ID, []event.PriceLevel{{Code: "A", PriceCents: 350}})
+	require.Error(t, err, "the shard step failed")
+	catalog, seats, _ := prices("A")
+	require.Equal(t, 350, catalog, "the catalog, written first, has the new price")
+	require.Equal(t, 300, seats, "the shard kept the old one, whole: its side is one transaction")
+
+	_, err = shardDB.Exec(ctx, `DROP TRIGGER down ON event_seats`)
+	require.NoError(t, err)
+	_, err = org.SetPriceLevels(ctx, owner, e.ID, []event.PriceLevel{{Code: "GA", PriceCents: 70}})
+	require.NoError(t, err)
+	catalog, seats, _ = prices("A")
+	require.Equal(t, catalog, seats, "the next change, of another level, repaired level A")
+	catalog, _, pools := prices("GA")
+	require.Equal(t, 70, catalog)
+	require.Equal(t, 70, pools)
+}
