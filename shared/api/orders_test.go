@@ -151,8 +151,17 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 	ana, bia := newFan(t, s.srv), newFan(t, s.srv)
 	ana.signUp("ana@example.com")
 	bia.signUp("bia@example.com")
-	_, orderID := s.hold(t, ana, "h1", s.seats[:2]...)
+	holdID, orderID := s.hold(t, ana, "h1", s.seats[:2]...)
 	checkout := "/api/orders/" + itoa(orderID) + "/checkout"
+	// The hold is two minutes old when payment starts (as time would make
+	// it): checkout extends it to a full TTL from now, two minutes later.
+	shardDB, err := s.app.Shards.ForRow(holdID)
+	require.NoError(t, err)
+	_, err = shardDB.Exec(context.Background(), `WITH h AS (
+			UPDATE holds SET created_at = created_at - interval '2 minutes', expires_at = expires_at - interval '2 minutes' WHERE id = $1
+		) UPDATE event_seats SET held_until = held_until - interval '2 minutes' WHERE hold_id = $1`, holdID)
+	require.NoError(t, err)
+	before := s.orderStatus(t, ana, orderID).Body["hold_expires_at"].(string)
 
 	requireProblem(t, bia.do(http.MethodPost, checkout, nil), http.StatusNotFound, "order-not-found")
 	requireProblem(t, bia.do(http.MethodGet, "/api/orders/"+itoa(orderID), nil), http.StatusNotFound, "order-not-found")
@@ -174,10 +183,18 @@ func TestCheckoutPayAndTickets(t *testing.T) {
 	require.Equal(t, 1, s.sim.Stats().Payments, "one PSP payment for a double-clicked checkout")
 	r := s.orderStatus(t, ana, orderID)
 	require.Equal(t, "pending", r.Body["status"])
-	require.NotEqual(t, r.Body["hold_expires_at"], "", "checkout extended the hold")
+	after, err := time.Parse(time.RFC3339Nano, r.Body["hold_expires_at"].(string))
+	require.NoError(t, err)
+	was, err := time.Parse(time.RFC3339Nano, before)
+	require.NoError(t, err)
+	extended := after.Sub(was)
+	require.InDelta(t, 2*time.Minute, extended, float64(10*time.Second), "checkout extended the hold by the two minutes it had aged")
+	var seatsUntil time.Time
+	require.NoError(t, shardDB.QueryRow(context.Background(), `SELECT max(held_until) FROM event_seats WHERE hold_id = $1`, holdID).Scan(&seatsUntil))
+	require.True(t, seatsUntil.Equal(after), "the seats are held as long as the hold: %v, %v", seatsUntil, after)
 
 	// A declined card: the order stays payable; the fan retries.
-	_, err := s.sim.Pay(p.ID, pspsim.CardDeclined)
+	_, err = s.sim.Pay(p.ID, pspsim.CardDeclined)
 	require.NoError(t, err)
 	waitUntil(t, 5*time.Second, func() bool {
 		pay, _ := s.orderStatus(t, ana, orderID).Body["payment"].(map[string]any)
