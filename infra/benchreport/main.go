@@ -155,7 +155,7 @@ func (r *results) cpuSplit(mode, a, aName, b, bName string) string {
 // perRequest explains a queue miss: what one request costs through the
 // handler against the raw command, at p50, on the same Redis.
 func (r *results) perRequest(mode, handler, raw, command string) string {
-	return fmt.Sprintf("a request through the handler takes %.2f ms (p50) against %.2f ms for a raw %s: HTTP, the session and the rate limit around the script, on 2 cores shared with the load generator (load average %s)",
+	return fmt.Sprintf("a request through the handler takes %.2f ms (p50) against %.2f ms for a raw %s: the HTTP handler around its one script call (session verification and JSON; a join also signs its queue ticket), on 2 cores shared with the load generator (load average %s)",
 		r.get(mode, handler, "p50-ms"), r.get(mode, raw, "p50-ms"), command, r.load[mode])
 }
 
