@@ -22,8 +22,7 @@ import (
 // NewInventory is the inventory over db's shards; the seats it frees
 // (releases, sweeps) are published to live seat maps.
 func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Service {
-	inv := inventory.New(db.Shards)
-	inv.Freed = func(f inventory.Freed) {
+	return inventory.New(db.Shards, inventory.OnFreed(func(f inventory.Freed) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		d := live.Delta{State: "available", GA: f.GA}
@@ -33,8 +32,7 @@ func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Servi
 		if err := l.Publish(ctx, f.EventID, d); err != nil {
 			log.Warn("publish freed seats", "event", f.EventID, "err", err)
 		}
-	}
-	return inv
+	}))
 }
 
 // Orders is what an order service is built from. A function leaves out
@@ -60,23 +58,22 @@ func NewOrders(o Orders) *order.Service {
 	if len(o.TicketKey) > 0 {
 		tickets = order.NewSigner(o.TicketKey[0].Secret)
 	}
-	s := order.New(order.Config{Shards: o.DB.Shards, PSP: psp.NewClient(o.PSP.PSPURL, o.PSP.PSPAPIKey),
+	room, hub := queue.New(o.Redis, o.Prefix), live.New(o.Redis, o.Prefix)
+	return order.New(order.Config{Shards: o.DB.Shards, PSP: psp.NewClient(o.PSP.PSPURL, o.PSP.PSPAPIKey),
 		Limiter: ratelimit.New(o.Redis, o.Prefix), Queue: o.Queue, Rate: o.PSP.PSPRate, PublicURL: o.PublicURL,
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: event.NewDirectory(o.DB.Catalog).Get,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
+		},
+		Paid: func(eventID, account int64, seats []int) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			room.Leave(ctx, eventID, account) // the purchase frees the waiting-room slot
+			if len(seats) > 0 {
+				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: "sold"})
+			}
 		}})
-	room, hub := queue.New(o.Redis, o.Prefix), live.New(o.Redis, o.Prefix)
-	s.Paid = func(eventID, account int64, seats []int) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		room.Leave(ctx, eventID, account) // the purchase frees the waiting-room slot
-		if len(seats) > 0 {
-			hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: "sold"})
-		}
-	}
-	return s
 }
 
 // NewEntry is the door and transfer service; transfers are mailed to
@@ -86,14 +83,12 @@ func NewEntry(db *Databases, ticketKey []config.Key, mailer order.Mailer, public
 	if err != nil {
 		return nil, err
 	}
-	e := entry.New(db.Catalog, db.Shards, ring)
-	e.Sent = func(ctx context.Context, n entry.Sent) {
+	return entry.New(db.Catalog, db.Shards, ring, entry.OnSent(func(ctx context.Context, n entry.Sent) {
 		err := mailer.Send(ctx, order.Mail{Key: fmt.Sprintf("transfer-%d-%d", n.Ticket, n.Generation), To: n.Email,
 			Subject: n.From + " sent you a ticket",
 			Body:    fmt.Sprintf("%s sent you a ticket: %s.\n\nIt is yours now. Show it at the door from %s/tickets\n", n.From, n.Seat, publicURL)})
 		if err != nil {
 			log.Warn("transfer mail", "ticket", n.Ticket, "err", err)
 		}
-	}
-	return e, nil
+	})), nil
 }

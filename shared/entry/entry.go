@@ -37,15 +37,17 @@ type Service struct {
 	shards  shards
 	ring    *Ring
 	// Now is the clock (tests move it).
-	Now func() time.Time
-	// Sent, if set, is told about each transfer after it commits (to mail
-	// the recipient).
-	Sent func(ctx context.Context, s Sent)
+	Now  func() time.Time
+	sent func(ctx context.Context, s Sent)
 }
 
 // New returns the service.
-func New(catalog *pgxpool.Pool, shards *shard.Router, ring *Ring) *Service {
-	return &Service{catalog: catalog, shards: shardstore.Open(shards), ring: ring, Now: time.Now}
+func New(catalog *pgxpool.Pool, shards *shard.Router, ring *Ring, options ...Option) *Service {
+	s := &Service{catalog: catalog, shards: shardstore.Open(shards), ring: ring, Now: time.Now}
+	for _, o := range options {
+		o(s)
+	}
+	return s
 }
 
 // shards is where entry finds a shard's store (shardstore.Shards).
@@ -55,6 +57,13 @@ type shards interface {
 	OfEvent(ctx context.Context, eventID int64) (*shardstore.Store, error)
 	OfRow(id int64) (*shardstore.Store, error)
 }
+
+// Option adjusts a Service.
+type Option func(*Service)
+
+// OnSent tells fn about each transfer after it commits (to mail the
+// recipient).
+func OnSent(fn func(ctx context.Context, s Sent)) Option { return func(s *Service) { s.sent = fn } }
 
 // Settings are an event's entry rules.
 type Settings = shardstore.EntrySettings

@@ -243,8 +243,11 @@ func TestTransfer(t *testing.T) {
 	old := w.codeOf(t, w.fan, ticket)
 
 	var sent []entry.Sent
-	w.svc.Sent = func(_ context.Context, n entry.Sent) { sent = append(sent, n) }
-	_, err := w.svc.Transfer(w.ctx, ticket, friend, "third@example.com")
+	ring, err := entry.NewRing(w.app.Config.TicketKey)
+	require.NoError(t, err)
+	w.svc = entry.New(w.app.Catalog, w.app.Shards, ring, entry.OnSent(func(_ context.Context, n entry.Sent) { sent = append(sent, n) }))
+	w.svc.Now = func() time.Time { return w.now }
+	_, err = w.svc.Transfer(w.ctx, ticket, friend, "third@example.com")
 	require.ErrorIs(t, err, entry.ErrNotFound, "only the holder can transfer")
 	_, err = w.svc.Transfer(w.ctx, ticket, friend, "nobody@example.com")
 	require.ErrorIs(t, err, entry.ErrNotFound, "nor learn which emails have accounts")

@@ -153,9 +153,9 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, to.ID, to.Name, s.ring.Current())
 		return err
 	})
-	if err == nil && s.Sent != nil {
+	if err == nil && s.sent != nil {
 		sent.To = to
-		s.Sent(ctx, sent)
+		s.sent(ctx, sent)
 	}
 	return to, err
 }

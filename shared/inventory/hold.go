@@ -70,12 +70,23 @@ type Service struct {
 	shards shards
 	pools  poolCache
 	now    func() time.Time
-	// Freed, when set, is told what the sweeper gave back (for watchers).
-	Freed func(Freed)
+	freed  func(Freed)
 }
 
 // New returns the inventory service.
-func New(r *shard.Router) *Service { return &Service{shards: shardstore.Open(r), now: time.Now} }
+func New(r *shard.Router, options ...Option) *Service {
+	s := &Service{shards: shardstore.Open(r), now: time.Now}
+	for _, o := range options {
+		o(s)
+	}
+	return s
+}
+
+// Option adjusts a Service.
+type Option func(*Service)
+
+// OnFreed tells fn what the sweeper gave back (for watchers).
+func OnFreed(fn func(Freed)) Option { return func(s *Service) { s.freed = fn } }
 
 // validate checks the shape of r and the per-hold maximum.
 func (r *Request) validate(e event.Event) error {

@@ -89,7 +89,7 @@ func (s *Service) SweepAll(ctx context.Context, batch int) (map[int]int, error) 
 	for _, id := range s.shards.IDs() {
 		st, err := s.shards.Primary(id)
 		if err == nil {
-			out[id], err = sweep(ctx, st, batch, s.Freed)
+			out[id], err = sweep(ctx, st, batch, s.freed)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shard %d: %w", id, err))

@@ -84,8 +84,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			slog.Int64("amount", ev.Payment.Amount), slog.String("currency", ev.Payment.Currency), slog.String("reason", r.reason),
 		}, metrics.Attrs(map[string]float64{r.metric: 1})...)...)
 	}
-	if out.sold != nil && s.Paid != nil {
-		s.Paid(out.sold.eventID, out.sold.account, out.sold.seats)
+	if out.sold != nil && s.paid != nil {
+		s.paid(out.sold.eventID, out.sold.account, out.sold.seats)
 	}
 	return nil
 }

@@ -76,9 +76,7 @@ type Service struct {
 	events    func(ctx context.Context, id int64) (event.Event, error)
 	log       *slog.Logger
 	now       func() time.Time
-	// Paid is told about every sale (to free the fan's waiting-room slot
-	// and push the sold seats to watchers).
-	Paid func(eventID, account int64, seats []int)
+	paid      func(eventID, account int64, seats []int)
 }
 
 // Config wires a Service.
@@ -97,6 +95,9 @@ type Config struct {
 	// room) for payments that arrive after their hold ended.
 	Events func(ctx context.Context, id int64) (event.Event, error)
 	Log    *slog.Logger
+	// Paid, if set, is told about every sale (to free the fan's
+	// waiting-room slot and push the sold seats to watchers).
+	Paid func(eventID, account int64, seats []int)
 }
 
 // New returns the service.
@@ -108,7 +109,8 @@ func New(c Config) *Service {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
 	return &Service{shards: shardstore.Open(c.Shards), psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
-		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, log: c.Log, now: time.Now}
+		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, log: c.Log, now: time.Now,
+		paid: c.Paid}
 }
 
 // callPSP spends a PSP quota token: waiting for one when block is set,
