@@ -105,7 +105,9 @@ func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult,
 		c.Log.Warn("admission: availability unknown", "event", e.ID, "err", err)
 	}
 	in.SoldOut = err == nil && available == 0 && held == 0
-	in.Paused = in.Paused || (available == 0 && held > 0)
+	// An organizer's pause, or nothing available now while holds may still
+	// come back: nobody new is admitted; places and turns are kept.
+	in.Paused = in.Paused || e.WaitingRoom.Paused || (available == 0 && held > 0)
 	res, err := c.Room.Tick(ctx, e.ID, in)
 	if err == nil && (res.Admitted > 0 || res.Waiting > 0) {
 		c.Log.LogAttrs(ctx, slog.LevelInfo, "admission", append([]slog.Attr{

@@ -23,6 +23,7 @@ import (
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
@@ -89,6 +90,7 @@ type Server struct {
 	orders         *order.Service
 	ticketSigner   *order.Signer
 	entry          *entry.Service
+	control        *controlroom.Service
 	webhookSecrets [][]byte
 	limiter        *ratelimit.Limiter
 	mux            *http.ServeMux
@@ -119,7 +121,7 @@ func newServer(d Deps) *Server {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, webhookSecrets: d.WebhookSecrets,
+		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhookSecrets: d.WebhookSecrets,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	s.route("GET /healthz", s.health)
 	s.route("GET /api/openapi.json", s.openAPI)
@@ -155,6 +157,7 @@ func newServer(d Deps) *Server {
 	s.route("PUT /api/events/{id}/price-levels", eventChange(s, s.organizer.SetPriceLevels))
 	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.organizer.SetWaitingRoom))
 	s.entryRoutes()
+	s.consoleRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)

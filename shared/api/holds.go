@@ -12,6 +12,7 @@ import (
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/queue"
 )
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -41,9 +42,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	req.Account, req.Key = sess.Account, key
 	start := time.Now()
 	h, replayed, err := s.inventory.Hold(r.Context(), e, req)
-	if e.WaitingRoom.Enabled {
-		s.reportHealth(e.ID, time.Since(start), err)
-	}
+	s.reportHealth(e.ID, time.Since(start), err)
 	if err != nil {
 		if errors.Is(err, inventory.ErrSeatsTaken) {
 			metrics.Add(r.Context(), metrics.HoldConflicts, 1)
@@ -77,11 +76,20 @@ func validKey(k string) bool {
 	return true
 }
 
-// reportHealth feeds the waiting room's adaptive ceiling: latency of every
-// hold, and whether it failed on our side (a taken seat is not a failure).
+// reportHealth feeds the waiting room's adaptive ceiling and the control
+// room's series: latency of every hold, and whether it failed on our side
+// (a taken seat is not a failure, but the control room counts it).
 func (s *Server) reportHealth(eventID int64, latency time.Duration, err error) {
-	failed := err != nil && inventoryError(err) == nil
-	s.background(func(ctx context.Context) error { return s.room.RecordHold(ctx, eventID, latency, failed) })
+	outcome := queue.HoldOK
+	switch {
+	case errors.Is(err, inventory.ErrSeatsTaken):
+		outcome = queue.HoldTaken
+	case err != nil && inventoryError(err) != nil:
+		outcome = queue.HoldRefused
+	case err != nil:
+		outcome = queue.HoldFailed
+	}
+	s.background(func(ctx context.Context) error { return s.room.RecordHold(ctx, eventID, latency, outcome) })
 }
 
 // background runs best-effort bookkeeping off the request path.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/shared/queue"
 )
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -91,6 +93,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			if rec.status >= 500 {
 				set.Add(metrics.HTTP5xx, 1)
+				// The control room's 5xx rate: a Redis call on failures only.
+				s.background(func(ctx context.Context) error { return s.room.CountIncident(ctx, queue.IncidentHTTP5xx) })
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{
 				slog.String("request_id", id),

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/admission"
+	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/localenv"
@@ -127,11 +128,12 @@ type gatedRoom struct {
 	seats   []int64
 	e       event.Event
 	ctl     *admission.Controller
+	a       *app.App
 }
 
 func newGatedRoom(t *testing.T, venueName string) *gatedRoom {
 	a := apptest.New(t, 1)
-	g := &gatedRoom{srv: serve(t, a), ctl: a.Admission()}
+	g := &gatedRoom{srv: serve(t, a), ctl: a.Admission(), a: a}
 	g.o = organizerFan(t, a, g.srv)
 	g.venueID = importVenue(t, g.o, venue.Stadium(venueName, "Natal", 20, 10))
 	g.id = createEvent(t, g.o, g.venueID, "Gated", true)

@@ -66,6 +66,7 @@ func NewOrders(o Orders) *order.Service {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
 		},
+		PSPFailed: func(ctx context.Context) { room.CountIncident(ctx, queue.IncidentPSP) }, // the control room's PSP errors
 		Paid: func(eventID, account int64, seats []int) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()

@@ -68,6 +68,9 @@ type WaitingRoom struct {
 	Ceiling      int        `json:"ceiling"`
 	ActiveTTL    int        `json:"active_ttl_seconds"`
 	AdmissionTTL int        `json:"admission_ttl_seconds"`
+	// Paused stops admission (the organizer's control room); it is set
+	// on its own route, never by a waiting-room settings update.
+	Paused bool `json:"paused"`
 }
 
 // PriceLevel is a price an event charges for seats of a level.
@@ -94,14 +97,14 @@ func NewDirectory(db *pgxpool.Pool) *Directory { return &Directory{db: db} }
 const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
 	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
 	e.hold_ttl_seconds, e.hold_cap_seconds, e.shard_id, e.waiting_room, e.prequeue_opens_at, e.queue_ceiling,
-	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at`
+	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at, e.admission_paused`
 
 func scan(row pgx.Row) (Event, error) {
 	var e Event
 	err := row.Scan(&e.ID, &e.Name, &e.Category, &e.City, &e.Description, &e.VenueID, &e.VenueName, &e.LayoutVersion,
 		&e.StartsAt, &e.SaleStartsAt, &e.SaleEndsAt, &e.Status, &e.Currency, &e.MaxPerAccount, &e.MaxPerHold,
 		&e.HoldTTL, &e.HoldCap, &e.Shard, &e.WaitingRoom.Enabled, &e.WaitingRoom.PrequeueOpensAt, &e.WaitingRoom.Ceiling,
-		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt)
+		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt, &e.WaitingRoom.Paused)
 	return e, err
 }
 

@@ -77,6 +77,7 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 	paid      func(eventID, account int64, seats []int)
+	pspFailed func(ctx context.Context)
 }
 
 // Config wires a Service.
@@ -98,6 +99,9 @@ type Config struct {
 	// Paid, if set, is told about every sale (to free the fan's
 	// waiting-room slot and push the sold seats to watchers).
 	Paid func(eventID, account int64, seats []int)
+	// PSPFailed, if set, is told about every failed PSP call (the control
+	// room counts them).
+	PSPFailed func(ctx context.Context)
 }
 
 // New returns the service.
@@ -110,7 +114,7 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, log: c.Log, now: time.Now,
-		paid: c.Paid}
+		paid: c.Paid, pspFailed: c.PSPFailed}
 }
 
 // callPSP spends a PSP quota token: waiting for one when block is set,
@@ -140,6 +144,9 @@ func (s *Service) callPSP(ctx context.Context, block bool, call func() error) er
 		// One line per failed PSP call: the dashboard's PSP errors.
 		s.log.LogAttrs(ctx, slog.LevelWarn, "psp call failed", append([]slog.Attr{slog.String("err", err.Error())},
 			metrics.Attrs(map[string]float64{metrics.PSPErrors: 1})...)...)
+		if s.pspFailed != nil {
+			s.pspFailed(ctx)
+		}
 	}
 	return err
 }

@@ -202,22 +202,6 @@ func (r *Room) Recover(ctx context.Context, eventID int64, activeTTL time.Durati
 	return unavailable(err)
 }
 
-// RecordHold reports one hold attempt's latency and whether the backend
-// failed, for the adaptive ceiling. Fans' own mistakes are not failures.
-func (r *Room) RecordHold(ctx context.Context, eventID int64, latency time.Duration, failed bool) error {
-	k := r.keys(eventID).health
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HIncrBy(ctx, k, "n", 1)
-		p.HIncrBy(ctx, k, "lat_us", latency.Microseconds())
-		if failed {
-			p.HIncrBy(ctx, k, "err", 1)
-		}
-		p.PExpire(ctx, k, time.Minute)
-		return nil
-	})
-	return unavailable(err)
-}
-
 // Lease lets one controller tick an event: the holder renews it each tick,
 // others skip while it lasts. Correctness does not depend on it (every
 // tick is atomic); it only avoids doing the work twice.

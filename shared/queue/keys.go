@@ -41,6 +41,9 @@ type roomKeys struct {
 	placed string
 	// lease (string): the controller ticking the event.
 	lease string
+	// ts (hash): the control room's series, "<step>:<name>" → count or
+	// sample (series.go).
+	ts string
 }
 
 func (r *Room) keys(eventID int64) roomKeys { return keysOf(r.prefix, eventID) }
@@ -51,7 +54,7 @@ func keysOf(prefix string, eventID int64) roomKeys {
 	tag := prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
 	return roomKeys{tag: tag, cfg: tag + "cfg", st: tag + "st", pre: tag + "pre", q: tag + "q", seen: tag + "seen",
 		active: tag + "active", adm: tag + "adm", ticks: tag + "ticks", health: tag + "health", frozen: tag + "frozen",
-		placed: tag + "placed", lease: tag + "lease"}
+		placed: tag + "placed", lease: tag + "lease", ts: tag + "ts"}
 }
 
 // bucket is account's token bucket for joins and status calls in this room.

@@ -418,7 +418,7 @@ func TestCeilingAdaptsToBackendHealth(t *testing.T) {
 	// Slow holds: the ceiling backs off multiplicatively, once per second
 	// however often the controller ticks.
 	for range 10 {
-		require.NoError(t, f.room.RecordHold(ctx, 7, 900*time.Millisecond, false))
+		require.NoError(t, f.room.RecordHold(ctx, 7, 900*time.Millisecond, HoldOK))
 	}
 	res, err = f.room.Tick(ctx, 7, TickInput{Interval: 250 * time.Millisecond})
 	require.NoError(t, err)
@@ -428,7 +428,7 @@ func TestCeilingAdaptsToBackendHealth(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 70, res.Ceiling)
 	for range 10 {
-		require.NoError(t, f.room.RecordHold(ctx, 7, 10*time.Millisecond, true))
+		require.NoError(t, f.room.RecordHold(ctx, 7, 10*time.Millisecond, HoldFailed))
 	}
 	f.clock.add(time.Second)
 	res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
@@ -436,7 +436,7 @@ func TestCeilingAdaptsToBackendHealth(t *testing.T) {
 	require.EqualValues(t, 49, res.Ceiling, "errors back off too")
 	// Healthy and full: additive increase, never above the configured ceiling.
 	for range 20 {
-		require.NoError(t, f.room.RecordHold(ctx, 7, 20*time.Millisecond, false))
+		require.NoError(t, f.room.RecordHold(ctx, 7, 20*time.Millisecond, HoldOK))
 		f.clock.add(time.Second)
 		res, err = f.room.Tick(ctx, 7, TickInput{Interval: time.Second})
 		require.NoError(t, err)
@@ -672,7 +672,7 @@ func TestLoweredCeilingAppliesAtTheNextTick(t *testing.T) {
 	res = tick()
 	require.EqualValues(t, 5, res.Admitted, "refilled up to the lowered ceiling")
 	require.EqualValues(t, 10, res.Active)
-	require.NoError(t, f.room.RecordHold(ctx, 14, time.Second, false))
+	require.NoError(t, f.room.RecordHold(ctx, 14, time.Second, HoldOK))
 	f.clock.add(time.Second)
 	require.EqualValues(t, 7, tick().Ceiling, "an unhealthy backend backs off from the lowered ceiling")
 }

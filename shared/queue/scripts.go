@@ -43,14 +43,15 @@ local wait = take(bucket, tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5]
 if wait > 0 then return {'slow', wait} end
 `
 
-// fanKeys are the keys the join and status scripts share.
+// fanKeys are the keys the join and status scripts share (ts: the join
+// counts new places in the control room's series).
 func fanKeys(k roomKeys, account int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.bucket(account)}
+	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.bucket(account), k.ts}
 }
 
 // joinScript: ARGV member, now, restore place (0 = none), burst, refill.
 // Returns {state, place or time, turn when admitted}.
-var joinScript = newScript(fanKeys, turnLua+slowLua+`
+var joinScript = newScript(fanKeys, turnLua+slowLua+seriesLua+`
 local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw')
 if conf[1] ~= '1' then return {'closed', 0} end
 local now = tonumber(ARGV[2])
@@ -68,7 +69,7 @@ if exp then return {'admitted', exp, slot} end
 local s = redis.call('HMGET', st, 'phase', 'soldout', 'served')
 if s[2] == '1' then return {'soldout', 0} end
 if s[1] ~= 'drawn' then
-  redis.call('SADD', pre, m)
+  if redis.call('SADD', pre, m) == 1 then tally(now, 'joins', 1) end
   redis.call('ZADD', seen, now, m)
   return {'prequeue', tonumber(conf[3])}
 end
@@ -79,6 +80,7 @@ end
 redis.call('ZADD', q, place, m)
 redis.call('HSET', placed, m, place)
 redis.call('ZADD', seen, now, m)
+tally(now, 'joins', 1)
 return {'waiting', place}
 `)
 
@@ -181,11 +183,13 @@ return n
 // tickScript is one admission-controller step: ARGV now, abandon ms, active
 // ttl ms, admission ttl ms, recovery cap per tick (0 = none), sold out flag,
 // paused flag. It also keeps the admissions of the last minute in st
-// (rate, rate_at), so a status call reads the rate without the samples.
+// (rate, rate_at), so a status call reads the rate without the samples,
+// and the control room's series (ts): admissions, the line, shoppers and
+// ceiling as this tick saw them, and the steps that left the window.
 // Returns {admitted, active, waiting, ceiling}.
 var tickScript = newScript(func(k roomKeys, _ int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.ticks, k.placed}
-}, `
+	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.ticks, k.placed, k.ts}
+}, seriesLua+`
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 86400000)
@@ -232,7 +236,11 @@ for _, t in ipairs(redis.call('ZRANGE', ticks, 0, -1)) do
   rate = rate + tonumber(string.match(t, ':(%d+)$'))
 end
 redis.call('HSET', st, 'rate', rate, 'rate_at', now)
-return {n, shopping, redis.call('ZCARD', q), ceiling}
+local waiting = redis.call('ZCARD', q)
+if n > 0 then tally(now, 'admitted', n) end
+sample(now, {'waiting', waiting, 'prequeue', redis.call('SCARD', pre), 'active', shopping, 'ceiling', ceiling})
+forget(now)
+return {n, shopping, waiting, ceiling}
 `)
 
 // leaveScript takes a fan out of the room: its active slot (given to the

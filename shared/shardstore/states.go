@@ -61,3 +61,13 @@ func EndedOrder(hs HoldStatus) OrderStatus {
 	}
 	return OrderExpired
 }
+
+// RefundStatus is what became of a refund an organizer asked for
+// (refunds.status).
+type RefundStatus string
+
+// Refund outcomes: the PSP gave the money back, or refused.
+const (
+	RefundSucceeded RefundStatus = "succeeded"
+	RefundRefused   RefundStatus = "refused"
+)

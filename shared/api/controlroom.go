@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/catraca/catraca/shared/entry"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/token"
+)
+
+// The organizer console's live routes: the control room, its admission
+// controls, and orders (search, detail, refund, exports). Every route
+// answers 403 to a fan and 404 to another organizer, as if the event or
+// order did not exist.
+
+func (s *Server) consoleRoutes() {
+	s.route("GET /api/events/{id}/control-room", s.controlRoom)
+	s.route("PUT /api/events/{id}/admission", s.setAdmission)
+	s.route("GET /api/organizer/orders", s.searchOrders)
+	s.route("GET /api/organizer/orders/{id}", s.organizerOrder)
+	s.route("POST /api/orders/{id}/refund", s.refundOrder)
+	s.route("GET /api/events/{id}/orders.csv", s.exportOrders)
+	s.route("GET /api/events/{id}/attendees.csv", s.exportAttendees)
+}
+
+// ownEvent returns the event of the path if the caller organizes it.
+func (s *Server) ownEvent(r *http.Request) (token.Claims, event.Event, error) {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return sess, event.Event{}, err
+	}
+	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	return sess, e, err
+}
+
+// controlRoom serves GET /api/events/{id}/control-room: built at most
+// about once a second across the fleet (the page polls every second).
+func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
+	_, e, err := s.ownEvent(r)
+	if err != nil {
+		return err
+	}
+	body, err := s.readCache.Get(r.Context(), "control-room:"+itoa(e.ID), time.Second, func(ctx context.Context) ([]byte, error) {
+		v, err := s.control.Build(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(v)
+	})
+	if err != nil {
+		return queueError(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "private, max-age=1")
+	w.Write(body)
+	return nil
+}
+
+// setAdmission serves PUT /api/events/{id}/admission: pause or resume
+// admission and set the ceiling; the admission controller applies it at
+// its next tick (it re-reads events every second).
+func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Paused  *bool `json:"paused"`
+		Ceiling *int  `json:"ceiling"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	if body.Paused == nil || body.Ceiling == nil {
+		return problem.New(http.StatusBadRequest, "invalid-admission", `Send both "paused" (true or false) and "ceiling" (the most active shoppers).`)
+	}
+	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, organizer.Admission{Paused: *body.Paused, Ceiling: *body.Ceiling})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// orderHit is one search result.
+type orderHit struct {
+	order.Order
+	EventName string          `json:"event_name"`
+	Buyer     organizer.Buyer `json:"buyer"`
+}
+
+// searchOrders serves GET /api/organizer/orders?q=: an email address, an
+// order number, a ticket number or a ticket code, within the caller's
+// events.
+func (s *Server) searchOrders(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if q == "" || len(q) > 254 {
+		return problem.New(http.StatusBadRequest, "invalid-query", "Search by an email address, an order number or a ticket code (q=...).")
+	}
+	mine, err := s.organizer.EventIDs(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	found, err := s.findOrders(r, q, mine)
+	if err != nil {
+		return err
+	}
+	found = slices.DeleteFunc(found, func(o order.Order) bool { return !slices.Contains(mine, o.EventID) })
+	hits, err := s.describe(r, found)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"orders": hits})
+	return nil
+}
+
+// findOrders reads what q names, anywhere; the caller scopes it.
+func (s *Server) findOrders(r *http.Request, q string, events []int64) ([]order.Order, error) {
+	ctx := r.Context()
+	one := func(o order.Order, err error) ([]order.Order, error) {
+		if errors.Is(err, order.ErrNotFound) {
+			return nil, nil
+		}
+		return []order.Order{o}, err
+	}
+	if strings.Contains(q, "@") {
+		id, found, err := s.organizer.AccountByEmail(ctx, q)
+		if err != nil || !found {
+			return nil, err
+		}
+		return s.orders.OfBuyer(ctx, id, events)
+	}
+	if code, err := entry.Parse(q); err == nil {
+		return one(s.orders.OfTicket(ctx, code.Ticket))
+	}
+	// An issue-time ticket code: <order>-<item>-<n>-<mac>.
+	if parts := strings.Split(q, "-"); len(parts) == 4 {
+		q = parts[0]
+	}
+	n, err := strconv.ParseInt(strings.TrimPrefix(q, "#"), 10, 64)
+	if err != nil || n <= 0 {
+		return nil, problem.New(http.StatusBadRequest, "invalid-query",
+			"Search by an email address, an order number or a ticket code (as printed on the ticket).")
+	}
+	if found, err := one(s.orders.Lookup(ctx, n)); err != nil || len(found) > 0 {
+		return found, err
+	}
+	return one(s.orders.OfTicket(ctx, n))
+}
+
+// describe adds event names and buyers to orders, newest first.
+func (s *Server) describe(r *http.Request, found []order.Order) ([]orderHit, error) {
+	slices.SortFunc(found, func(a, b order.Order) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	ids := make([]int64, len(found))
+	for i, o := range found {
+		ids[i] = o.UserID
+	}
+	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]orderHit, len(found))
+	for i, o := range found {
+		e, err := s.eventCache.Get(r.Context(), o.EventID)
+		if err != nil {
+			return nil, err
+		}
+		hits[i] = orderHit{Order: o, EventName: e.Name, Buyer: buyers[o.UserID]}
+	}
+	return hits, nil
+}
+
+// ownOrder returns an order of one of the caller's events.
+func (s *Server) ownOrder(r *http.Request) (token.Claims, order.Detail, error) {
+	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return sess, order.Detail{}, err
+	}
+	d, err := s.orders.Detail(r.Context(), id)
+	if err != nil {
+		return sess, d, err
+	}
+	if _, err := s.organizer.Event(r.Context(), sess.Account, d.EventID); errors.Is(err, event.ErrNotFound) {
+		return sess, d, order.ErrNotFound
+	} else if err != nil {
+		return sess, d, err
+	}
+	return sess, d, nil
+}
+
+type orderDetail struct {
+	order.Detail
+	EventName string          `json:"event_name"`
+	Buyer     organizer.Buyer `json:"buyer"`
+}
+
+func (s *Server) detailOf(r *http.Request, d order.Detail) (orderDetail, error) {
+	hits, err := s.describe(r, []order.Order{d.Order})
+	if err != nil {
+		return orderDetail{}, err
+	}
+	return orderDetail{Detail: d, EventName: hits[0].EventName, Buyer: hits[0].Buyer}, nil
+}
+
+// organizerOrder serves GET /api/organizer/orders/{id}: the order with
+// every payment attempt, refund and ticket.
+func (s *Server) organizerOrder(w http.ResponseWriter, r *http.Request) error {
+	_, d, err := s.ownOrder(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.detailOf(r, d)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// refundOrder serves POST /api/orders/{id}/refund: the whole order, once
+// (a second call answers the refunded order).
+func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
+	sess, d, err := s.ownOrder(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
+		return refundError(err)
+	}
+	if d, err = s.orders.Detail(r.Context(), d.ID); err != nil {
+		return err
+	}
+	out, err := s.detailOf(r, d)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func refundError(err error) error {
+	switch {
+	case errors.Is(err, order.ErrNotRefundable):
+		return problem.New(http.StatusConflict, "order-not-refundable", "Only paid orders can be refunded: "+lastPart(err)+".")
+	case errors.Is(err, order.ErrRefundRefused):
+		return problem.New(http.StatusConflict, "refund-refused",
+			"The payment provider refused this refund; the order stays paid. Its reason is in the order's refunds.").Wrap(err)
+	case errors.Is(err, psp.ErrUnavailable), errors.Is(err, psp.ErrRateLimited):
+		p := problem.New(http.StatusServiceUnavailable, "psp-unavailable",
+			"The payment provider did not answer. Nothing was refunded twice: try again in a few seconds.")
+		p.RetryAfter = 5
+		return p.Wrap(err)
+	}
+	return err
+}

@@ -1,0 +1,189 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/shardstore"
+)
+
+// What an event's organizer sees of its orders (the console): lookups by
+// id, ticket or buyer, the whole payment history, refunds and exports.
+// Callers check that the order's event is the organizer's.
+
+// Lookup returns an order whoever owns it.
+func (s *Service) Lookup(ctx context.Context, id int64) (Order, error) {
+	st, err := s.shards.OfRow(id)
+	if err != nil {
+		return Order{}, ErrNotFound
+	}
+	return load(ctx, st, id)
+}
+
+// OfTicket returns the order of a ticket.
+func (s *Service) OfTicket(ctx context.Context, ticketID int64) (Order, error) {
+	st, err := s.shards.OfRow(ticketID)
+	if err != nil {
+		return Order{}, ErrNotFound
+	}
+	id, found, err := st.TicketOrder(ctx, ticketID)
+	if err != nil {
+		return Order{}, err
+	}
+	if !found {
+		return Order{}, ErrNotFound
+	}
+	return load(ctx, st, id)
+}
+
+// OfBuyer lists an account's orders among events, at most 50 per shard.
+func (s *Service) OfBuyer(ctx context.Context, account int64, events []int64) ([]Order, error) {
+	var out []Order
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Reader(id)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := st.OrdersOfBuyer(ctx, account, events, 50)
+		if err != nil {
+			return nil, err
+		}
+		for _, oid := range ids {
+			o, err := load(ctx, st, oid)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// Detail is an order with every payment attempt and refund.
+type Detail struct {
+	Order
+	BuyerID  int64                      `json:"buyer_id"`
+	Payments []shardstore.PaymentRecord `json:"payments"`
+	Refunds  []shardstore.RefundRecord  `json:"refunds"`
+}
+
+// Detail returns an order's whole history.
+func (s *Service) Detail(ctx context.Context, id int64) (Detail, error) {
+	st, err := s.shards.OfRow(id)
+	if err != nil {
+		return Detail{}, ErrNotFound
+	}
+	o, err := load(ctx, st, id)
+	if err != nil {
+		return Detail{}, err
+	}
+	d := Detail{Order: o, BuyerID: o.UserID}
+	if d.Payments, err = st.Payments(ctx, id); err != nil {
+		return Detail{}, err
+	}
+	d.Refunds, err = st.Refunds(ctx, id)
+	return d, err
+}
+
+// ErrNotRefundable means the order was never paid (pending, expired,
+// cancelled): there is no money to give back.
+var ErrNotRefundable = errors.New("order is not refundable")
+
+// ErrRefundRefused means the PSP refused the refund; its reason is kept on
+// the order (Detail.Refunds).
+var ErrRefundRefused = errors.New("the payment provider refused the refund")
+
+// Refund gives a paid order's money back at the PSP and voids its tickets.
+// The PSP call carries the idempotency key every refund of that payment
+// uses (the outbox's too), so a retry or a second click refunds once; an
+// order refunded already is answered as it is, not as an error.
+func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
+	st, err := s.shards.OfRow(id)
+	if err != nil {
+		return Order{}, ErrNotFound
+	}
+	o, err := load(ctx, st, id)
+	if err != nil {
+		return Order{}, err
+	}
+	switch o.Status {
+	case shardstore.OrderRefunded:
+		return o, nil
+	case shardstore.OrderPaid:
+	default:
+		return Order{}, fmt.Errorf("%w: it is %s", ErrNotRefundable, o.Status)
+	}
+	paymentID, pspID, found, err := st.PaidBy(ctx, id)
+	if err != nil || !found {
+		return Order{}, fmt.Errorf("refund order %d: its payment is unknown (%v)", id, err)
+	}
+	var refund psp.Refund
+	err = s.callPSP(ctx, true, func() error {
+		var err error
+		refund, err = s.psp.Refund(ctx, pspID, o.TotalCents, "refund-"+pspID)
+		return err
+	})
+	if errors.Is(err, psp.ErrRejected) {
+		// Refunded already at the PSP (its dashboard, a dispute, an earlier
+		// try whose answer was lost) is a refund; anything else is refused.
+		if p, gerr := s.psp.GetPayment(ctx, pspID); gerr == nil && (p.Refunded || p.Disputed) {
+			err = nil
+		}
+	}
+	if err != nil && !errors.Is(err, psp.ErrRejected) {
+		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
+	}
+	refused := err
+	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+		if refused != nil {
+			return tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundRefused, "", refused.Error())
+		}
+		if err := tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundSucceeded, refund.ID, ""); err != nil {
+			return err
+		}
+		if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
+			return err
+		}
+		_, err := tx.RefundPaid(ctx, id, paymentID)
+		return err
+	})
+	if err != nil {
+		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
+	}
+	if refused != nil {
+		return Order{}, fmt.Errorf("refund order %d: %w: %v", id, ErrRefundRefused, refused)
+	}
+	return load(ctx, st, id)
+}
+
+// exportPage is how many orders an export reads at a time: memory stays
+// flat however large the event, and the caller looks buyers up per page.
+const exportPage = 500
+
+// Export calls fn with an event's orders in id order, a page at a time,
+// read from its shard's reader; with tickets, each order carries its
+// tickets.
+func (s *Service) Export(ctx context.Context, eventID int64, shardID int, tickets bool, fn func([]shardstore.ExportOrder) error) error {
+	st, err := s.shards.Reader(shardID)
+	if err != nil {
+		return err
+	}
+	var after int64
+	for {
+		page, err := st.OrdersAfter(ctx, eventID, after, exportPage)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		if tickets {
+			if err := st.Attendees(ctx, page); err != nil {
+				return err
+			}
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+		after = page[len(page)-1].ID
+	}
+}

@@ -1,0 +1,75 @@
+package organizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/event"
+)
+
+// EventIDs lists the ids of organizerID's events.
+func (s *Service) EventIDs(ctx context.Context, organizerID int64) ([]int64, error) {
+	rows, err := s.catalog.Query(ctx, `SELECT id FROM events WHERE created_by = $1`, organizerID)
+	if err != nil {
+		return nil, fmt.Errorf("events of organizer %d: %w", organizerID, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// Admission is the live control of an event's waiting room.
+type Admission struct {
+	Paused  bool `json:"paused"`
+	Ceiling int  `json:"ceiling"`
+}
+
+// SetAdmission pauses or resumes admission and sets the ceiling of active
+// shoppers. The admission controller re-reads events every second, so the
+// change applies at its next tick.
+func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, a Admission) (event.Event, error) {
+	if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
+		return event.Event{}, fmt.Errorf("%w: ceiling must be between 1 and %d", ErrInvalidEvent, maxCeiling)
+	}
+	if _, err := s.Event(ctx, organizerID, eventID); err != nil {
+		return event.Event{}, err
+	}
+	if _, err := s.catalog.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,
+		eventID, a.Paused, a.Ceiling); err != nil {
+		return event.Event{}, fmt.Errorf("set admission of event %d: %w", eventID, err)
+	}
+	return s.events.Get(ctx, eventID)
+}
+
+// Buyer is the account behind an order.
+type Buyer struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// Buyers reads the accounts of ids.
+func (s *Service) Buyers(ctx context.Context, ids []int64) (map[int64]Buyer, error) {
+	rows, err := s.catalog.Query(ctx, `SELECT id, email, name FROM accounts WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("buyers: %w", err)
+	}
+	out := make(map[int64]Buyer, len(ids))
+	var id int64
+	var b Buyer
+	_, err = pgx.ForEachRow(rows, []any{&id, &b.Email, &b.Name}, func() error {
+		out[id] = b
+		return nil
+	})
+	return out, err
+}
+
+// AccountByEmail finds the account with an email address, ignoring case
+// (found is false when there is none).
+func (s *Service) AccountByEmail(ctx context.Context, email string) (id int64, found bool, err error) {
+	err = s.catalog.QueryRow(ctx, `SELECT id FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
