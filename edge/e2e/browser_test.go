@@ -27,7 +27,8 @@ var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the READM
 // inDocs are the screenshots the README shows.
 var inDocs = map[string]bool{"seat-map": true, "waiting-room": true, "reserved-checkout": true, "reserved-tickets": true,
 	"phone-seat-map": true, "phone-seat-map-section": true, "sold-out": true,
-	"console-venue-errors": true, "console-venue-preview": true, "console-event-new": true, "console-event": true, "console-refunds": true}
+	"console-venue-errors": true, "console-venue-preview": true, "console-event-new": true, "console-event": true, "console-refunds": true,
+	"control-room": true, "orders": true}
 
 // site is one running stack with a browser beside it.
 type site struct {

@@ -33,8 +33,10 @@ const routes = [
   [/^\/organizer\/events\/new$/, page(() => import('./organizer/events.js'), 'create')],
   [/^\/organizer\/events\/(\d+)$/, page(() => import('./organizer/events.js'), 'show')],
   [/^\/organizer\/venues$/, page(() => import('./organizer/venues.js'), 'list')],
-  [/^\/organizer\/live$/, page(() => import('./organizer/shell.js'), 'controlRoom')],
-  [/^\/organizer\/orders$/, page(() => import('./organizer/shell.js'), 'orders')],
+  [/^\/organizer\/live$/, page(() => import('./organizer/live.js'), 'pick')],
+  [/^\/organizer\/events\/(\d+)\/live$/, page(() => import('./organizer/live.js'), 'room')],
+  [/^\/organizer\/orders$/, page(() => import('./organizer/orders.js'), 'search')],
+  [/^\/organizer\/orders\/(\d+)$/, page(() => import('./organizer/orders.js'), 'detail')],
 ];
 
 let cleanup = null;

@@ -53,7 +53,8 @@ export async function show(main, [id]) {
   body.append(
     h('p', {}, statusTag(e), ' ', `${when(e.starts_at)} · ${e.venue_name}, ${e.city}`),
     h('p', { class: 'muted' }, `Sale ${when(e.sale_starts_at)} to ${when(e.sale_ends_at)}`,
-      e.status !== 'draft' && e.status !== 'cancelled' ? [' · ', h('a', { href: `/events/${e.id}` }, 'Public page')] : ''),
+      e.status !== 'draft' && e.status !== 'cancelled' ? [' · ', h('a', { href: `/events/${e.id}` }, 'Public page'),
+        ' · ', h('a', { href: `/organizer/events/${e.id}/live` }, 'Control room')] : ''),
     controls(e), refunds);
   if (e.status === 'cancelled') return watchRefunds(refunds, e.id);
   body.append(h('h2', {}, 'Settings'), await eventForm(e, null));

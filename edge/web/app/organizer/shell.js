@@ -28,11 +28,3 @@ export function frame(main, current, title) {
 // sentence when the network or the server failed.
 export const problemText = (err) => (err.status >= 400 && err.status < 500 && err.message ? err.message : explain(err));
 
-// The control room and orders sections, until their pages arrive.
-export function controlRoom(main) {
-  frame(main, 'live', 'Control room').append(h('p', { class: 'muted' }, 'The live view of a sale is on its way.'));
-}
-
-export function orders(main) {
-  frame(main, 'orders', 'Orders').append(h('p', { class: 'muted' }, 'Finding and refunding orders is on its way.'));
-}

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+)
+
+// buy holds a standing place, pays for it on the PSP's page and waits for
+// the order to be paid (which also frees the fan's shopping slot).
+func (f apiFan) buy(t *testing.T, event int64) int64 {
+	t.Helper()
+	ctx := context.Background()
+	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldGA(ctx, event, "FLOOR", 1) })
+	require.NoError(t, err)
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		u, o, err := f.Checkout(ctx, h.OrderID)
+		require.NoError(t, err)
+		if url = u; url == "" && o.Payment != nil {
+			url = o.Payment.URL
+		}
+	}
+	require.NotEmpty(t, url, "a payment page for order %d", h.OrderID)
+	require.NoError(t, f.PayOnPage(ctx, url, pspsim.CardSuccess))
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if o, err := f.Order(ctx, h.OrderID); err == nil && o.Status == "paid" {
+			return h.OrderID
+		}
+	}
+	t.Fatalf("order %d was not paid", h.OrderID)
+	return 0
+}
+
+// figure reads a control-room figure as the page shows it now.
+func figure(t *testing.T, ctx context.Context, key string) int64 {
+	t.Helper()
+	v := evaluate[string](t, ctx, `(document.querySelector('[data-figure="`+key+`"]') || {}).dataset?.value || ''`)
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// waitFigure waits until the page shows a figure that satisfies ok.
+func waitFigure(t *testing.T, ctx context.Context, key string, ok func(int64) bool, what string) int64 {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if n := figure(t, ctx, key); ok(n) {
+			return n
+		}
+	}
+	t.Fatalf("the control room never showed %s (%s is %d)", what, key, figure(t, ctx, key))
+	return 0
+}
+
+// confirmAction presses a control, then the dialog's confirmation.
+func confirmAction(t *testing.T, ctx context.Context, control, confirmLabel string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//section[@aria-labelledby="controls-h"]//button[. = "`+control+`"]`),
+		chromedp.WaitVisible(`//dialog[@open]//button[. = "`+confirmLabel+`"]`),
+		chromedp.Click(`//dialog[@open]//button[. = "`+confirmLabel+`"]`),
+		chromedp.WaitNotPresent(`//dialog`),
+	))
+}
+
+// TestControlRoomFollowsASaleAndPausesTheLine: an organizer watches a
+// small crowd buy through the waiting room (ceiling 1): the line shortens
+// and the sales count up as each fan pays. Paused, the line stops although
+// a slot is free; resumed, the next fan is in at once.
+func TestControlRoomFollowsASaleAndPausesTheLine(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Live Night", true, 480)
+	path := "/organizer/events/" + strconv.FormatInt(id, 10) + "/live"
+	org := s.tabOf(t, s.newBrowser(t))
+	s.logInOrganizer(t, org, path)
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: Live Night"]`)))
+
+	crowd := make([]apiFan, 4)
+	for i := range crowd {
+		crowd[i] = newAPIFan(t, s.st.URL)
+		crowd[i].join(t, s.st, id)
+	}
+	crowd[0].waitAdmitted(t, id)
+	waitFigure(t, org, "waiting", func(n int64) bool { return n == 3 }, "three fans waiting behind the one shopping")
+	crowd[0].buy(t, id)
+	crowd[1].waitAdmitted(t, id)
+	waitFigure(t, org, "sold", func(n int64) bool { return n == 1 }, "one ticket sold")
+	waitFigure(t, org, "revenue", func(n int64) bool { return n == 25000 }, "the first sale's revenue")
+	waitFigure(t, org, "waiting", func(n int64) bool { return n == 2 }, "the line moving on")
+	require.Positive(t, evaluate[int](t, org, `document.querySelectorAll('#plot-flow path.line').length`), "joins and admissions are plotted")
+	require.Positive(t, evaluate[int](t, org, `document.querySelectorAll('.state-map .seatmap polygon').length`), "the seat map is drawn")
+	s.shot(t, org, "control-room")
+	accessible(t, org, "control room")
+
+	confirmAction(t, org, "Pause admission", "Pause admission")
+	require.NoError(t, chromedp.Do(org,
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Admission paused")]`),
+		chromedp.WaitVisible(`//span[contains(@class,"tag") and . = "Admission paused"]`),
+	))
+	admitted := figure(t, org, "admitted")
+	crowd[1].buy(t, id) // frees the only shopping slot while paused
+	waitFigure(t, org, "sold", func(n int64) bool { return n == 2 }, "the second sale")
+	// A dozen admission ticks (250 ms each) with a free slot: nobody is let in.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		st, err := crowd[2].Status(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, "waiting", st.State, "paused: the next fan stays in line")
+	}
+	require.Equal(t, admitted, figure(t, org, "admitted"), "nobody admitted while paused")
+	require.EqualValues(t, 2, figure(t, org, "waiting"))
+
+	confirmAction(t, org, "Resume admission", "Resume admission")
+	crowd[2].waitAdmitted(t, id)
+	waitFigure(t, org, "waiting", func(n int64) bool { return n == 1 }, "the line moving again")
+}

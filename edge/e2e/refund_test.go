@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/fan"
+)
+
+// TestOrganizerFindsAndRefundsAnOrder: the organizer finds a fan's order
+// by email, opens it and refunds it after confirming; the order shows
+// refunded with void tickets, and the exports are a click away.
+func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Refund Night", false, 480)
+	buyer := apiFan{fan.New(s.st.URL, nil)}
+	email := fmt.Sprintf("refund-me-%d@catraca.dev", time.Now().UnixNano())
+	require.NoError(t, buyer.SignUp(context.Background(), email, "a-long-password", "Rita Refund"))
+	order := buyer.buy(t, id)
+
+	org := s.tabOf(t, s.newBrowser(t))
+	s.logInOrganizer(t, org, "/organizer/orders")
+	require.NoError(t, chromedp.Do(org,
+		chromedp.WaitVisible(`//h1[. = "Orders"]`),
+		chromedp.WaitVisible(`//a[contains(., "Orders CSV")]`),
+		chromedp.SendKeys(chromedp.CSS(`#q`), email),
+		chromedp.Click(`//form[@role="search"]//button[. = "Find"]`),
+		chromedp.WaitVisible(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
+	))
+	require.Equal(t, "/api/events/"+strconv.FormatInt(id, 10)+"/attendees.csv",
+		evaluate[string](t, org, `document.querySelector('a[href$="attendees.csv"]').getAttribute('href')`))
+	s.shot(t, org, "orders")
+	accessible(t, org, "order search")
+
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Click(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
+		chromedp.WaitVisible(`//h1[. = "Order #`+strconv.FormatInt(order, 10)+`"]`),
+		chromedp.WaitVisible(`//span[contains(@class,"tag") and . = "Paid"]`),
+		chromedp.Click(`//button[starts-with(., "Refund ")]`),
+		chromedp.WaitVisible(`//dialog[@open]//h2[starts-with(., "Refund order")]`),
+	))
+	accessible(t, org, "refund confirmation")
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Click(`//dialog[@open]//button[. = "Refund the whole order"]`),
+		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Refunded")]`),
+		chromedp.WaitVisible(`//dd/span[contains(@class,"tag") and . = "Refunded"]`),
+		chromedp.WaitVisible(`//li/span[contains(@class,"tag") and . = "Void"]`),
+	))
+	require.Zero(t, evaluate[int](t, org, `[...document.querySelectorAll('button')].filter(b => b.textContent.startsWith('Refund ')).length`),
+		"a refunded order offers no second refund")
+	s.shot(t, org, "order-refunded")
+	accessible(t, org, "refunded order")
+}

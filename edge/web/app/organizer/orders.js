@@ -1,0 +1,115 @@
+// Orders of the organizer's events: find one by buyer email, order number
+// or ticket code, see its items, payments, refunds and tickets, refund it
+// whole (confirmed first), and export every order or attendee as CSV.
+import { api, money, when } from '../api.js';
+import { h } from '../dom.js';
+import { navigate } from '../router.js';
+import { confirm } from './confirm.js';
+import { frame, problemText } from './shell.js';
+
+const STATUS = { pending: 'Pending', paid: 'Paid', refunded: 'Refunded', cancelled: 'Cancelled', expired: 'Expired' };
+const statusTag = (st) => h('span', { class: 'tag' + (st === 'paid' ? ' good' : st === 'refunded' ? ' bad' : '') }, STATUS[st] || st);
+const table = (caption, head, rows) => h('table', { class: 'grid' }, h('caption', { class: 'sr-only' }, caption),
+  h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
+  h('tbody', {}, rows));
+
+// search serves /organizer/orders?q=.
+export async function search(main, _, params) {
+  const body = frame(main, 'orders', 'Orders');
+  const q = params.get('q') || '';
+  const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, required: true, autocomplete: 'off' });
+  const results = h('div', { 'aria-live': 'polite' });
+  body.append(
+    h('form', { class: 'search', role: 'search', onsubmit: (ev) => {
+      ev.preventDefault();
+      navigate('/organizer/orders?q=' + encodeURIComponent(input.value.trim()), { replace: true });
+    } },
+    h('p', { class: 'field grow' }, h('label', { for: 'q' }, 'Email, order number or ticket code'), input),
+    h('button', { type: 'submit' }, 'Find')),
+    results);
+  const exports = h('section', { 'aria-labelledby': 'exports-h' }, h('h2', { id: 'exports-h' }, 'Exports'));
+  body.append(exports);
+  const [found, mine] = await Promise.all([
+    q ? api('GET', '/api/organizer/orders?q=' + encodeURIComponent(q)).catch((err) => ({ error: err })) : null,
+    api('GET', '/api/organizer/events'),
+  ]);
+  if (found && found.error) {
+    results.append(h('p', { class: 'error' }, problemText(found.error)));
+  } else if (found) {
+    results.append(found.orders.length
+      ? table('Orders found', ['Order', 'Event', 'Buyer', 'Status', 'Total', 'Placed'], found.orders.map((o) => h('tr', {},
+          h('th', { scope: 'row' }, h('a', { href: `/organizer/orders/${o.id}` }, `#${o.id}`)),
+          h('td', {}, o.event_name), h('td', {}, o.buyer.name, h('br'), h('span', { class: 'small muted' }, o.buyer.email)),
+          h('td', {}, statusTag(o.status)), h('td', {}, money(o.total_cents, o.currency)), h('td', {}, when(o.created_at)))))
+      : h('p', {}, `No order of your events matches “${q}”.`));
+  }
+  exports.append(mine.events.length
+    ? h('ul', { class: 'items' }, mine.events.map((e) => h('li', {}, h('span', {}, e.name),
+        h('span', { class: 'actions' },
+          h('a', { href: `/api/events/${e.id}/orders.csv`, download: `event-${e.id}-orders.csv` }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Orders CSV'),
+          h('a', { href: `/api/events/${e.id}/attendees.csv`, download: `event-${e.id}-attendees.csv` }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Attendees CSV')))))
+    : h('p', { class: 'muted' }, 'No events yet.'));
+  if (!q) input.focus();
+}
+
+// detail serves /organizer/orders/{id}.
+export async function detail(main, [id]) {
+  const o = await api('GET', `/api/organizer/orders/${id}`);
+  const body = frame(main, 'orders', `Order #${o.id}`);
+  const result = h('p', { class: 'notice', role: 'status', hidden: true });
+  const say = (text, kind) => {
+    result.hidden = false;
+    result.className = `notice ${kind}`;
+    result.textContent = text;
+  };
+  const refund = h('button', { type: 'button', class: 'danger' }, `Refund ${money(o.total_cents, o.currency)}`);
+  refund.addEventListener('click', async () => {
+    const ok = await confirm({ title: `Refund order #${o.id}?`, danger: true, action: 'Refund the whole order',
+      text: `${o.buyer.name} (${o.buyer.email}) gets ${money(o.total_cents, o.currency)} back on their card and their ${o.tickets.length} ticket(s) stop working at the door. This cannot be undone.` });
+    if (!ok) return;
+    refund.disabled = true;
+    try {
+      const after = await api('POST', `/api/orders/${o.id}/refund`, undefined, { retries: 2 });
+      draw(after);
+      say(`Refunded: ${money(after.total_cents, after.currency)} goes back to ${after.buyer.email}; the tickets are void.`, 'good');
+    } catch (err) {
+      say(problemText(err), 'bad');
+      draw(await api('GET', `/api/organizer/orders/${o.id}`));
+    }
+  });
+  const content = h('div', {});
+  body.append(h('p', {}, h('a', { href: '/organizer/orders' }, 'Find another order')), result, content);
+
+  function draw(d) {
+    refund.disabled = false;
+    content.replaceChildren(
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'Event'), h('dd', {}, d.event_name),
+        h('dt', {}, 'Buyer'), h('dd', {}, `${d.buyer.name} · ${d.buyer.email}`),
+        h('dt', {}, 'Status'), h('dd', {}, statusTag(d.status)),
+        h('dt', {}, 'Total'), h('dd', {}, money(d.total_cents, d.currency)),
+        h('dt', {}, 'Placed'), h('dd', {}, when(d.created_at)),
+        d.paid_at ? [h('dt', {}, 'Paid'), h('dd', {}, when(d.paid_at))] : null),
+      d.status === 'paid' ? h('p', { class: 'actions' }, refund) : null,
+      h('h2', {}, 'Items'),
+      h('ul', { class: 'items' }, d.items.map((i) => h('li', {}, h('span', {}, i.quantity > 1 ? `${i.quantity} × ${i.label}` : i.label),
+        h('span', {}, money(i.price_cents * i.quantity, d.currency))))),
+      h('h2', {}, 'Tickets'),
+      d.tickets.length
+        ? h('ul', { class: 'items' }, d.tickets.map((t) => h('li', {}, h('span', {}, `#${t.id} · ${t.label}`), t.void ? h('span', { class: 'tag bad' }, 'Void') : h('span', { class: 'tag good' }, 'Valid'))))
+        : h('p', { class: 'muted' }, 'No tickets: the order was never paid.'),
+      h('h2', {}, 'Payments'),
+      d.payments.length
+        ? table('Payments', ['Attempt', 'Status', 'Amount', 'At the PSP', 'Updated'], d.payments.map((p) => h('tr', {},
+            h('th', { scope: 'row' }, String(p.attempt)), h('td', {}, p.status.replace('_', ' '), p.failure ? h('span', { class: 'small muted' }, ` (${p.failure})`) : null),
+            h('td', {}, money(p.amount_cents, p.currency)), h('td', { class: 'small' }, p.psp_payment_id || '–'), h('td', {}, when(p.updated_at)))))
+        : h('p', { class: 'muted' }, 'No payment yet.'),
+      h('h2', {}, 'Refunds'),
+      d.refunds.length
+        ? table('Refunds', ['When', 'Result', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
+            h('th', { scope: 'row' }, when(r.created_at)), h('td', {}, r.status === 'succeeded' ? h('span', { class: 'tag good' }, 'Refunded') : h('span', { class: 'tag bad' }, 'Refused')),
+            h('td', {}, r.failure || r.psp_refund_id || '–'))))
+        : h('p', { class: 'muted' }, 'None.'));
+  }
+  draw(o);
+}
