@@ -16,6 +16,7 @@ import (
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 )
 
@@ -58,8 +59,14 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 		}
 		return json.Marshal(v)
 	})
+	if errors.Is(err, queue.ErrUnavailable) {
+		p := problem.New(http.StatusServiceUnavailable, "control-room-unavailable",
+			"The live figures are out of reach for a moment (the waiting room's store did not answer); the page retries by itself.").Wrap(err)
+		p.RetryAfter = 1
+		return p
+	}
 	if err != nil {
-		return queueError(err)
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "private, max-age=1")
@@ -209,12 +216,15 @@ type orderDetail struct {
 	Buyer     organizer.Buyer `json:"buyer"`
 }
 
-func (s *Server) detailOf(r *http.Request, d order.Detail) (orderDetail, error) {
+// writeDetail answers an order's whole history with its event's name and
+// its buyer.
+func (s *Server) writeDetail(w http.ResponseWriter, r *http.Request, d order.Detail) error {
 	hits, err := s.describe(r, []order.Order{d.Order})
 	if err != nil {
-		return orderDetail{}, err
+		return err
 	}
-	return orderDetail{Detail: d, EventName: hits[0].EventName, Buyer: hits[0].Buyer}, nil
+	writeJSON(w, http.StatusOK, orderDetail{Detail: d, EventName: hits[0].EventName, Buyer: hits[0].Buyer})
+	return nil
 }
 
 // organizerOrder serves GET /api/organizer/orders/{id}: the order with
@@ -224,12 +234,7 @@ func (s *Server) organizerOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.detailOf(r, d)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeDetail(w, r, d)
 }
 
 // refundOrder serves POST /api/orders/{id}/refund: the whole order, once
@@ -245,12 +250,7 @@ func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
 	if d, err = s.orders.Detail(r.Context(), d.ID); err != nil {
 		return err
 	}
-	out, err := s.detailOf(r, d)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeDetail(w, r, d)
 }
 
 func refundError(err error) error {

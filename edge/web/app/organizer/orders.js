@@ -82,7 +82,7 @@ export async function detail(main, [id]) {
 
   function draw(d) {
     refund.disabled = false;
-    content.replaceChildren(
+    content.replaceChildren(...[
       h('dl', { class: 'facts' },
         h('dt', {}, 'Event'), h('dd', {}, d.event_name),
         h('dt', {}, 'Buyer'), h('dd', {}, `${d.buyer.name} · ${d.buyer.email}`),
@@ -109,7 +109,8 @@ export async function detail(main, [id]) {
         ? table('Refunds', ['When', 'Result', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
             h('th', { scope: 'row' }, when(r.created_at)), h('td', {}, r.status === 'succeeded' ? h('span', { class: 'tag good' }, 'Refunded') : h('span', { class: 'tag bad' }, 'Refused')),
             h('td', {}, r.failure || r.psp_refund_id || '–'))))
-        : h('p', { class: 'muted' }, 'None.'));
+        : h('p', { class: 'muted' }, 'None.'),
+    ].filter(Boolean));
   }
   draw(o);
 }
