@@ -38,27 +38,10 @@ func (s *Service) OfTicket(ctx context.Context, ticketID int64) (Order, error) {
 	return load(ctx, st, id)
 }
 
-// OfBuyer lists an account's orders among events, at most 50 per shard.
+// OfBuyer lists an account's orders among events, newest first, at most
+// 50 per shard.
 func (s *Service) OfBuyer(ctx context.Context, account int64, events []int64) ([]Order, error) {
-	var out []Order
-	for _, id := range s.shards.IDs() {
-		st, err := s.shards.Reader(id)
-		if err != nil {
-			return nil, err
-		}
-		ids, err := st.OrdersOfBuyer(ctx, account, events, 50)
-		if err != nil {
-			return nil, err
-		}
-		for _, oid := range ids {
-			o, err := load(ctx, st, oid)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, o)
-		}
-	}
-	return out, nil
+	return s.everyShard(ctx, func(st *shardstore.Store) ([]int64, error) { return st.OrdersOfBuyer(ctx, account, events, 50) })
 }
 
 // Detail is an order with every payment attempt and refund.

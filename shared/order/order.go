@@ -199,13 +199,19 @@ func load(ctx context.Context, r orderReader, id int64) (Order, error) {
 
 // Mine lists an account's orders on every shard, newest first.
 func (s *Service) Mine(ctx context.Context, account int64) ([]Order, error) {
+	return s.everyShard(ctx, func(st *shardstore.Store) ([]int64, error) { return st.OrdersOf(ctx, account, 50) })
+}
+
+// everyShard loads the orders list names on each shard's reader, newest
+// first.
+func (s *Service) everyShard(ctx context.Context, list func(st *shardstore.Store) ([]int64, error)) ([]Order, error) {
 	out := []Order{}
 	for _, id := range s.shards.IDs() {
 		st, err := s.shards.Reader(id)
 		if err != nil {
 			return nil, err
 		}
-		ids, err := st.OrdersOf(ctx, account, 50)
+		ids, err := list(st)
 		if err != nil {
 			return nil, err
 		}
