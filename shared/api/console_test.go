@@ -210,7 +210,7 @@ func TestEditAndPublishAnEvent(t *testing.T) {
 	require.EqualValues(t, 4, r.Body["max_per_account"])
 	require.EqualValues(t, 300, r.Body["hold_ttl_seconds"])
 	require.Equal(t, map[string]any{"enabled": true, "ceiling": 50.0, "prequeue_opens_at": now.Add(-2 * time.Hour).Format(time.RFC3339),
-		"active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0}, r.Body["waiting_room"])
+		"active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0, "paused": false}, r.Body["waiting_room"])
 	levels := map[string]any{}
 	for _, l := range r.Body["price_levels"].([]any) {
 		levels[l.(map[string]any)["code"].(string)] = l
