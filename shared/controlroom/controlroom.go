@@ -40,13 +40,13 @@ func New(room *queue.Room, shards *shard.Router) *Service {
 
 // View is the control room of one event at one moment.
 type View struct {
-	EventID  int64     `json:"event_id"`
-	Name     string    `json:"name"`
-	Status   string    `json:"status"`
-	Currency string    `json:"currency"`
-	Now      time.Time `json:"now"`
-	Queue    Queue     `json:"queue"`
-	Series   Series    `json:"series"`
+	EventID  int64        `json:"event_id"`
+	Name     string       `json:"name"`
+	Status   event.Status `json:"status"`
+	Currency string       `json:"currency"`
+	Now      time.Time    `json:"now"`
+	Queue    Queue        `json:"queue"`
+	Series   Series       `json:"series"`
 	shardstore.Summary
 }
 
