@@ -31,8 +31,11 @@ type AppStackProps struct {
 	Async *AsyncStack
 	// Dist holds dist/<function>/bootstrap from make build.
 	Dist string
-	// PublicURL is what fans type (the CloudFront or custom domain).
-	PublicURL string
+	// PublicURL is what fans type (the CloudFront or custom domain). When
+	// it is empty the functions read it at cold start from the parameter
+	// PublicURLParameter, which the edge stack writes once the distribution
+	// exists: a first deployment without a domain is one step.
+	PublicURL, PublicURLParameter string
 	// MailFrom is the SES sender of ticket emails ("" logs them instead).
 	MailFrom string
 	// PSPURL is the payment provider's API base URL.
@@ -185,6 +188,8 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 	}
 	if props.PublicURL != "" {
 		v["CATRACA_PUBLIC_URL"] = props.PublicURL
+	} else if props.PublicURLParameter != "" {
+		v["CATRACA_PUBLIC_URL"] = "{{ssm:" + props.PublicURLParameter + "}}"
 	}
 	if props.MailFrom != "" {
 		v["CATRACA_MAIL_FROM"] = props.MailFrom
@@ -241,6 +246,13 @@ func (a *AppStack) grant(props *AppStackProps, fn awslambda.Function, env map[st
 	}
 	if env["CATRACA_PSP_QUEUE_URL"] != nil {
 		props.Async.PSPCalls.GrantSendMessages(fn)
+	}
+	if props.PublicURLParameter != "" && refers("{{ssm:"+props.PublicURLParameter+"}}") {
+		st := a.Stack
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("ssm:GetParameter"),
+			Resources: jsii.Strings(fmt.Sprintf("arn:%s:ssm:%s:%s:parameter%s", *st.Partition(), *st.Region(), *st.Account(), props.PublicURLParameter)),
+		}))
 	}
 	if env["CATRACA_MAIL_FROM"] != nil {
 		st := a.Stack

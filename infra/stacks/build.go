@@ -69,6 +69,10 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 	if c.Domain != "" && c.PublicURL == "" {
 		c.PublicURL = "https://" + c.Domain
 	}
+	publicURLParameter := "" // the distribution's URL, known once it exists
+	if c.PublicURL == "" {
+		publicURLParameter = "/" + c.Name + "/public-url"
+	}
 	d := &Deployment{}
 	d.Network = NewNetworkStack(scope, c.Name+"-network", &NetworkStackProps{StackProps: props(), Production: c.Production, Mail: c.MailFrom != ""})
 	d.Data = NewDataStack(scope, c.Name+"-data", &DataStackProps{StackProps: props(), Vpc: d.Network.Vpc, Shards: c.Shards,
@@ -76,7 +80,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 	asyncProps := props()
 	d.Async = NewAsyncStack(scope, c.Name+"-async", &asyncProps)
 	d.App = NewAppStack(scope, c.Name+"-app", &AppStackProps{StackProps: props(), Vpc: d.Network.Vpc, Data: d.Data, Async: d.Async,
-		Dist: c.Dist, PublicURL: c.PublicURL, MailFrom: c.MailFrom, PSPURL: c.PSPURL, PSPRate: c.PSPRate, PSPConcurrency: c.PSPConcurrency,
+		Dist: c.Dist, PublicURL: c.PublicURL, PublicURLParameter: publicURLParameter, MailFrom: c.MailFrom, PSPURL: c.PSPURL, PSPRate: c.PSPRate, PSPConcurrency: c.PSPConcurrency,
 		APIConcurrency: c.APIConcurrency, AdmitConcurrency: c.AdmitConcurrency})
 	globalProps := props()
 	if c.Account != "" {
@@ -92,7 +96,8 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		cert = d.Global.Certificate.CertificateArn()
 	}
 	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
-		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production, SiteDir: c.Site})
+		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production, SiteDir: c.Site,
+		PublicURLParameter: publicURLParameter})
 	checkRules(scope)
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations,
 		AlarmEmail: c.AlarmEmail})

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -38,6 +39,9 @@ type EdgeStackProps struct {
 	Production         bool
 	// SiteDir is edge/web, uploaded to the site bucket on every deployment.
 	SiteDir string
+	// PublicURLParameter, when set, receives the distribution's URL for
+	// the functions to read (no custom domain).
+	PublicURLParameter string
 }
 
 // EdgeStack is what fans reach: CloudFront, its function, the site bucket
@@ -58,6 +62,13 @@ func NewEdgeStack(scope constructs.Construct, id string, props *EdgeStackProps) 
 	def, behaviors := e.behaviors(props)
 	e.distribution(props, logs, def, behaviors)
 	e.upload(props.SiteDir)
+	if props.PublicURLParameter != "" {
+		awsssm.NewStringParameter(st, jsii.String("PublicURL"), &awsssm.StringParameterProps{
+			ParameterName: jsii.String(props.PublicURLParameter),
+			StringValue:   jsii.String("https://" + *e.Distribution.DistributionDomainName()),
+			Description:   jsii.String("The URL fans use; the functions read it at cold start."),
+		})
+	}
 	awscdk.NewCfnOutput(st, jsii.String("URL"), &awscdk.CfnOutputProps{Value: jsii.String("https://" + *e.Distribution.DistributionDomainName())})
 	awscdk.NewCfnOutput(st, jsii.String("DistributionId"), &awscdk.CfnOutputProps{Value: e.Distribution.DistributionId()})
 	awscdk.NewCfnOutput(st, jsii.String("SiteBucket"), &awscdk.CfnOutputProps{Value: e.Site.BucketName()})

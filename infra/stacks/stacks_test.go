@@ -324,9 +324,30 @@ func TestTrialDeploymentWithoutDomain(t *testing.T) {
 		require.Equal(t, false, r.Properties["DeletionProtection"], "%s: a trial can be destroyed", id)
 	})
 	require.Equal(t, 3, each(all, "Custom::CatracaMigration", func(string, string, resource) {}))
+	// The distribution's URL is unknown until the edge stack exists: the
+	// edge stack writes it to a parameter the functions read at cold start.
+	const param = "/test/public-url"
+	readers := 0
 	for name, vars := range variables(t, all) {
-		require.NotContains(t, vars, "CATRACA_PUBLIC_URL", "%s: unknown until the distribution exists", name)
+		if url, ok := vars["CATRACA_PUBLIC_URL"]; ok {
+			require.Equal(t, "{{ssm:"+param+"}}", url, name)
+			readers++
+		}
 	}
+	require.NotZero(t, readers, "the API reads the public URL")
+	require.Equal(t, 1, each(all, "AWS::SSM::Parameter", func(stack, _ string, r resource) {
+		require.True(t, strings.HasSuffix(stack, "-edge"), "written by the edge stack, not %s", stack)
+		require.Equal(t, param, r.Properties["Name"])
+		require.Contains(t, fmt.Sprint(r.Properties["Value"]), "DomainName", "the distribution's domain")
+	}))
+	granted := 0
+	each(all, "AWS::IAM::Policy", func(_, _ string, r resource) {
+		if s := fmt.Sprint(r.Properties["PolicyDocument"]); strings.Contains(s, "ssm:GetParameter") {
+			require.Contains(t, s, "parameter"+param, "read only that parameter")
+			granted++
+		}
+	})
+	require.Equal(t, readers, granted, "each function that reads the URL may read the parameter, no other")
 	require.Equal(t, 1, each(all, "AWS::SNS::Topic", func(string, string, resource) {}), "alarms notify a topic without subscribers")
 	require.Zero(t, each(all, "AWS::SNS::Subscription", func(string, string, resource) {}))
 }

@@ -6,15 +6,17 @@ import (
 	"log"
 	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/catraca/catraca/shared/config"
 )
 
 // Load reads configuration T (one function's, e.g. config.Sweep) for a
-// Lambda: {{secret:…}} placeholders in the environment are filled from AWS
-// Secrets Manager first, once per cold start.
+// Lambda: {{secret:…}} and {{ssm:…}} placeholders in the environment are
+// filled from Secrets Manager and Parameter Store first, once per cold start.
 func Load[T any](ctx context.Context) (T, error) {
 	if err := resolveSecrets(ctx); err != nil {
 		var zero T
@@ -49,7 +51,15 @@ func resolveSecrets(ctx context.Context) error {
 		return fmt.Errorf("aws config: %w", err)
 	}
 	sm := secretsmanager.NewFromConfig(awsCfg)
-	vars, err := config.ResolveSecrets(ctx, environ, func(ctx context.Context, id string) (string, error) {
+	params := ssm.NewFromConfig(awsCfg)
+	vars, err := config.ResolveSecrets(ctx, environ, func(ctx context.Context, store, id string) (string, error) {
+		if store == "ssm" {
+			out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: &id})
+			if err != nil {
+				return "", err
+			}
+			return aws.ToString(out.Parameter.Value), nil
+		}
 		out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &id})
 		if err != nil {
 			return "", err

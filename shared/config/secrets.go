@@ -8,11 +8,13 @@ import (
 	"strings"
 )
 
-// secretRef is a placeholder for a value kept in a secret store:
-// {{secret:<id>}} for a plain secret, {{secret:<id>#<json key>}} for one
-// field of a JSON secret. The CDK app writes these into Lambda environment
-// variables so no secret value appears in a template or in the console.
-var secretRef = regexp.MustCompile(`\{\{secret:([^#}]+)(?:#([^}]+))?\}\}`)
+// secretRef is a placeholder for a value kept in a store: {{secret:<id>}}
+// for a plain secret, {{secret:<id>#<json key>}} for one field of a JSON
+// secret, {{ssm:<name>}} for a parameter (a value known only once another
+// stack exists, such as the distribution's URL). The CDK app writes these
+// into Lambda environment variables so no secret value appears in a
+// template or in the console.
+var secretRef = regexp.MustCompile(`\{\{(secret|ssm):([^#}]+)(?:#([^}]+))?\}\}`)
 
 // HasSecretRefs tells whether any CATRACA_* variable refers to a secret.
 func HasSecretRefs(environ []string) bool {
@@ -28,9 +30,9 @@ func HasSecretRefs(environ []string) bool {
 // held secret placeholders, with the placeholders replaced. A secret's value
 // may hold placeholders itself, resolved in turn (one level: the shard
 // topology, which names each cluster's password secret, is one such
-// secret). fetch is called once per secret id (one Secrets Manager call per
-// secret at cold start).
-func ResolveSecrets(ctx context.Context, environ []string, fetch func(ctx context.Context, id string) (string, error)) (map[string]string, error) {
+// secret). fetch is called once per store ("secret" or "ssm") and id: one
+// call per secret or parameter at cold start.
+func ResolveSecrets(ctx context.Context, environ []string, fetch Fetch) (map[string]string, error) {
 	res := resolver{fetch: fetch, cache: map[string]string{}}
 	out := map[string]string{}
 	for _, kv := range environ {
@@ -52,9 +54,13 @@ func ResolveSecrets(ctx context.Context, environ []string, fetch func(ctx contex
 	return out, nil
 }
 
-// resolver replaces placeholders, reading each secret once.
+// Fetch reads one value from a store: "secret" (Secrets Manager) or "ssm"
+// (Parameter Store).
+type Fetch func(ctx context.Context, store, id string) (string, error)
+
+// resolver replaces placeholders, reading each value once.
 type resolver struct {
-	fetch func(ctx context.Context, id string) (string, error)
+	fetch Fetch
 	cache map[string]string
 }
 
@@ -62,26 +68,27 @@ func (res resolver) replace(ctx context.Context, value string) (string, error) {
 	var firstErr error
 	resolved := secretRef.ReplaceAllStringFunc(value, func(ref string) string {
 		m := secretRef.FindStringSubmatch(ref)
-		raw, ok := res.cache[m[1]]
+		store, id, field := m[1], m[2], m[3]
+		raw, ok := res.cache[store+":"+id]
 		if !ok {
 			var err error
-			if raw, err = res.fetch(ctx, m[1]); err != nil {
-				firstErr = fmt.Errorf("read secret %s: %w", m[1], err)
+			if raw, err = res.fetch(ctx, store, id); err != nil {
+				firstErr = fmt.Errorf("read %s %s: %w", store, id, err)
 				return ""
 			}
-			res.cache[m[1]] = raw
+			res.cache[store+":"+id] = raw
 		}
-		if m[2] == "" {
+		if field == "" {
 			return raw
 		}
 		var fields map[string]any
 		if err := json.Unmarshal([]byte(raw), &fields); err != nil {
-			firstErr = fmt.Errorf("secret %s is not JSON", m[1])
+			firstErr = fmt.Errorf("%s %s is not JSON", store, id)
 			return ""
 		}
-		v, ok := fields[m[2]]
+		v, ok := fields[field]
 		if !ok {
-			firstErr = fmt.Errorf("secret %s has no field %q", m[1], m[2])
+			firstErr = fmt.Errorf("%s %s has no field %q", store, id, field)
 			return ""
 		}
 		return fmt.Sprint(v)
