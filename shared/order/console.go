@@ -15,11 +15,19 @@ import (
 
 // Lookup returns an order whoever owns it.
 func (s *Service) Lookup(ctx context.Context, id int64) (Order, error) {
+	_, o, err := s.open(ctx, id)
+	return o, err
+}
+
+// open reads an order from the shard its id names, and returns that
+// shard's store too.
+func (s *Service) open(ctx context.Context, id int64) (*shardstore.Store, Order, error) {
 	st, err := s.shards.OfRow(id)
 	if err != nil {
-		return Order{}, ErrNotFound
+		return nil, Order{}, ErrNotFound
 	}
-	return load(ctx, st, id)
+	o, err := load(ctx, st, id)
+	return st, o, err
 }
 
 // OfTicket returns the order of a ticket.
@@ -54,11 +62,7 @@ type Detail struct {
 
 // Detail returns an order's whole history.
 func (s *Service) Detail(ctx context.Context, id int64) (Detail, error) {
-	st, err := s.shards.OfRow(id)
-	if err != nil {
-		return Detail{}, ErrNotFound
-	}
-	o, err := load(ctx, st, id)
+	st, o, err := s.open(ctx, id)
 	if err != nil {
 		return Detail{}, err
 	}
@@ -83,11 +87,7 @@ var ErrRefundRefused = errors.New("the payment provider refused the refund")
 // uses (the outbox's too), so a retry or a second click refunds once; an
 // order refunded already is answered as it is, not as an error.
 func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
-	st, err := s.shards.OfRow(id)
-	if err != nil {
-		return Order{}, ErrNotFound
-	}
-	o, err := load(ctx, st, id)
+	st, o, err := s.open(ctx, id)
 	if err != nil {
 		return Order{}, err
 	}

@@ -167,11 +167,7 @@ func (s *Service) EventOf(ctx context.Context, id, account int64) (int64, error)
 
 // Get returns an order its owner may see; others get ErrNotFound.
 func (s *Service) Get(ctx context.Context, id, account int64) (Order, error) {
-	st, err := s.shards.OfRow(id)
-	if err != nil {
-		return Order{}, ErrNotFound
-	}
-	o, err := load(ctx, st, id)
+	o, err := s.Lookup(ctx, id)
 	if err != nil {
 		return Order{}, err
 	}
