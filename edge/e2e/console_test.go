@@ -15,6 +15,7 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -171,7 +172,7 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 	fmt.Sscan(id, &eventID)
 	e, err := s.st.App.Events.Get(context.Background(), eventID)
 	require.NoError(t, err)
-	require.Equal(t, "on_sale", e.Status)
+	require.Equal(t, event.OnSale, e.Status)
 	require.True(t, e.OnSale(time.Now()), "fans can buy")
 	for _, p := range e.PriceLevels {
 		if p.Code == "GA" {
@@ -190,7 +191,7 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 	e, err = s.st.App.Events.Get(context.Background(), eventID)
 	require.NoError(t, err)
 	require.Equal(t, 8, e.MaxPerAccount)
-	require.Equal(t, "on_sale", e.Status, "editing leaves the sale open")
+	require.Equal(t, event.OnSale, e.Status, "editing leaves the sale open")
 
 	paid, err := demo.Sell(context.Background(), s.st.URL, eventID, 2)
 	require.NoError(t, err)
