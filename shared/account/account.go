@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/catraca/catraca/shared/reject"
 )
 
 // Roles an account can have.
@@ -72,7 +74,7 @@ func (s *Service) SignUp(ctx context.Context, email, password, name string) (Acc
 		return Account{}, err
 	}
 	if n := utf8.RuneCountInString(name); n < 1 || n > 100 || !isText(name) {
-		return Account{}, fmt.Errorf("%w: name must be 1 to 100 characters of text", ErrInvalidInput)
+		return Account{}, reject.New(ErrInvalidInput, "/name", "Invalid account data: name must be 1 to 100 characters of text.")
 	}
 	if err := checkPassword(password, email); err != nil {
 		return Account{}, err
@@ -120,11 +122,11 @@ func (s *Service) Role(ctx context.Context, id int64) (string, error) {
 
 func validateEmail(email string) error {
 	if len(email) > 254 || !isText(email) {
-		return fmt.Errorf("%w: email is too long", ErrInvalidInput)
+		return reject.New(ErrInvalidInput, "/email", "Invalid account data: email is too long.")
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
-		return fmt.Errorf("%w: %q is not an email address", ErrInvalidInput, email)
+		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q is not an email address.", email))
 	}
 	return nil
 }
@@ -140,13 +142,13 @@ func checkPassword(password, email string) error {
 	n := utf8.RuneCountInString(password)
 	switch {
 	case n < 10:
-		return fmt.Errorf("%w: use at least 10 characters", ErrWeakPassword)
+		return reject.New(ErrWeakPassword, "/password", "Password too weak: use at least 10 characters.")
 	case n > 128:
-		return fmt.Errorf("%w: use at most 128 characters", ErrWeakPassword)
+		return reject.New(ErrWeakPassword, "/password", "Password too weak: use at most 128 characters.")
 	case common[strings.ToLower(password)]:
-		return fmt.Errorf("%w: this password is too common", ErrWeakPassword)
+		return reject.New(ErrWeakPassword, "/password", "Password too weak: this password is too common.")
 	case strings.EqualFold(password, email) || strings.EqualFold(password, strings.Split(email, "@")[0]):
-		return fmt.Errorf("%w: do not use your email as password", ErrWeakPassword)
+		return reject.New(ErrWeakPassword, "/password", "Password too weak: do not use your email as password.")
 	}
 	return nil
 }

@@ -1,10 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,48 +11,6 @@ import (
 
 	"github.com/catraca/catraca/shared/dev/apptest"
 )
-
-type response struct {
-	Status int
-	Header http.Header
-	Body   map[string]any
-	Raw    []byte
-}
-
-func call(t testing.TB, srv *httptest.Server, method, path, contentType string, body io.Reader) response {
-	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, body)
-	require.NoError(t, err)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := srv.Client().Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	if len(raw) > 0 && raw[0] == '{' {
-		require.NoError(t, json.Unmarshal(raw, &out.Body))
-	}
-	return out
-}
-
-func postJSON(t testing.TB, srv *httptest.Server, path string, v any) response {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return call(t, srv, http.MethodPost, path, "application/json", bytes.NewReader(b))
-}
-
-func requireProblem(t testing.TB, r response, status int, code string) {
-	t.Helper()
-	require.Equal(t, status, r.Status, string(r.Raw))
-	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
-	require.Equal(t, "https://catraca.dev/problems/"+code, r.Body["type"])
-	require.EqualValues(t, status, r.Body["status"])
-	require.NotEmpty(t, r.Body["detail"], "a problem tells the client what to do")
-}
 
 func TestAccounts(t *testing.T) {
 	t.Parallel()

@@ -33,6 +33,7 @@ import (
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
@@ -229,6 +230,18 @@ func translate(err error) error {
 		return p.Wrap(err)
 	}
 	return err
+}
+
+// refused answers a domain's refusal in the domain's own words: the detail
+// is its message as written, and the errors member lists each reason with
+// the JSON pointer it concerns, for forms that show errors beside fields.
+func refused(err error, status int, code string) error {
+	var r *reject.Error
+	if !errors.As(err, &r) {
+		// A bare sentinel: the domain forgot its message; invent none.
+		return problem.New(status, code, "This request cannot be accepted.").Wrap(err)
+	}
+	return problem.New(status, code, r.Detail()).With("errors", r.Reasons).Wrap(err)
 }
 
 // databaseUnavailable tells a database that is down, restarting or failing

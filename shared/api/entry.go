@@ -261,7 +261,7 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrNoAccount):
 		return problem.New(http.StatusNotFound, "account-not-found", "No account uses that email; ask them to sign up first.")
 	case errors.Is(err, entry.ErrNoTransfer):
-		return problem.New(http.StatusConflict, "transfer-not-allowed", "This ticket cannot be transferred: "+lastPart(err)+".")
+		return refused(err, http.StatusConflict, "transfer-not-allowed")
 	case errors.Is(err, entry.ErrBadGate):
 		return problem.New(http.StatusBadRequest, "invalid-gate", "Name the gate (1 to 40 characters).")
 	case errors.Is(err, entry.ErrBadScanID):
@@ -269,7 +269,7 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrTooManyScans):
 		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", fmt.Sprintf("Sync at most %d scans per request.", entry.MaxSync))
 	case errors.Is(err, entry.ErrBadSettings):
-		return problem.New(http.StatusBadRequest, "invalid-settings", "These entry rules cannot be saved: "+lastPart(err)+".")
+		return refused(err, http.StatusBadRequest, "invalid-settings")
 	}
 	return nil
 }

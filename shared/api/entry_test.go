@@ -94,7 +94,8 @@ func TestDoorOverHTTP(t *testing.T) {
 	}, "the recipient's mail")
 	r = scan(codes[1], "4")
 	require.Equal(t, "void", r.Body["outcome"], string(r.Raw))
-	requireProblem(t, bia.do(http.MethodPost, tr, map[string]any{"email": "ana@example.com"}), http.StatusConflict, "transfer-not-allowed")
+	requireRefusal(t, bia.do(http.MethodPost, tr, map[string]any{"email": "ana@example.com"}), http.StatusConflict, "transfer-not-allowed",
+		"This ticket cannot be transferred: this ticket was already transferred the 1 time(s) the organizer allows.", "")
 	_, biaCodes := myCodes(t, bia)
 	require.Equal(t, "admitted", scan(biaCodes[0], "5").Body["outcome"])
 

@@ -177,9 +177,9 @@ func inventoryError(err error) error {
 	case errors.Is(err, inventory.ErrSalesClosed):
 		return problem.New(http.StatusForbidden, "sales-closed", "Sales for this event are not open.")
 	case errors.Is(err, inventory.ErrAccountLimit):
-		return problem.New(http.StatusConflict, "ticket-limit", "You reached the ticket limit for this event: "+lastPart(err)+".")
+		return refused(err, http.StatusConflict, "ticket-limit")
 	case errors.Is(err, inventory.ErrInvalidRequest):
-		return problem.New(http.StatusBadRequest, "invalid-hold", "Invalid hold request: "+lastPart(err)+".")
+		return refused(err, http.StatusBadRequest, "invalid-hold")
 	case errors.Is(err, inventory.ErrKeyReused):
 		return problem.New(http.StatusUnprocessableEntity, "idempotency-key-reused",
 			"This Idempotency-Key was already used for a different request; use a new key.")
@@ -189,15 +189,4 @@ func inventoryError(err error) error {
 		return problem.New(http.StatusConflict, "hold-paid", "This hold has been paid and can no longer be released.")
 	}
 	return nil
-}
-
-// lastPart returns the text after the last ": " of an error chain.
-func lastPart(err error) string {
-	s := err.Error()
-	for i := len(s) - 2; i >= 0; i-- {
-		if s[i] == ':' && s[i+1] == ' ' {
-			return s[i+2:]
-		}
-	}
-	return s
 }

@@ -102,7 +102,7 @@ func orderError(err error) error {
 	case errors.Is(err, order.ErrNotFound):
 		return problem.New(http.StatusNotFound, "order-not-found", "No such order.")
 	case errors.Is(err, order.ErrNotPayable):
-		return problem.New(http.StatusConflict, "order-not-payable", "This order cannot be paid: "+lastPart(err)+".")
+		return refused(err, http.StatusConflict, "order-not-payable")
 	case errors.Is(err, order.ErrHoldExpired):
 		return problem.New(http.StatusGone, "hold-expired", "Your hold expired and the seats were released. Pick seats again.")
 	}

@@ -123,17 +123,6 @@ func (s *shop) orderStatus(t testing.TB, f *fan, id int64) response {
 	return f.do(http.MethodGet, "/api/orders/"+itoa(id), nil)
 }
 
-func waitUntil(t testing.TB, d time.Duration, cond func() bool, msg string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for "+msg, args...)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func (s *shop) count(t testing.TB, q string, args ...any) int {
 	var total int
 	for _, id := range s.app.Shards.IDs() {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/event"
@@ -192,10 +191,9 @@ func organizerError(err error) error {
 	var lines *venue.CSVError
 	switch {
 	case errors.As(err, &lines):
-		return problem.New(http.StatusBadRequest, "invalid-layout", capitalize(strings.TrimPrefix(lines.Error(), venue.ErrInvalidLayout.Error()+": "))+
-			". Every line with a mistake is listed in errors; fix them and send the whole list again.").With("errors", lines.Lines)
+		return problem.New(http.StatusBadRequest, "invalid-layout", lines.Detail()).With("errors", lines.Lines)
 	case errors.Is(err, organizer.ErrInvalidEvent), errors.Is(err, venue.ErrInvalidLayout):
-		return problem.New(http.StatusBadRequest, "invalid-event", capitalize(lastPart(err))+".")
+		return refused(err, http.StatusBadRequest, "invalid-event")
 	case errors.Is(err, venue.ErrNotFound):
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	case errors.Is(err, organizer.ErrNotOwner):
@@ -208,13 +206,6 @@ func organizerError(err error) error {
 			"That shard serves another organizer's events. Leave shard out to let placement choose.")
 	}
 	return nil
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return string(s[0]&^0x20) + s[1:]
 }
 
 // listVenues serves GET /api/venues: the caller's venues and versions.

@@ -160,25 +160,14 @@ func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
 	require.Equal(t, http.StatusCreated, h.Status, string(h.Raw))
 	g := f.do(http.MethodPost, "/api/events/"+itoa(id)+"/holds", map[string]any{"pool": "FLOOR", "quantity": 3}, "Idempotency-Key", "s2")
 	require.Equal(t, http.StatusCreated, g.Status, string(g.Raw))
-	waitFor(t, func() bool {
+	waitUntil(t, 10*time.Second, func() bool {
 		r := f.do(http.MethodGet, url, nil)
 		return !bit(r, 0) && !bit(r, 1) && r.Body["ga"].(map[string]any)["FLOOR"].(map[string]any)["remaining"] == float64(17)
 	}, "the snapshot shows the hold within its interval")
 
 	rel := f.do(http.MethodDelete, "/api/holds/"+itoa(int64(h.Body["hold_id"].(float64))), nil)
 	require.Equal(t, http.StatusOK, rel.Status)
-	waitFor(t, func() bool { return bit(f.do(http.MethodGet, url, nil), 0) }, "and the release")
-}
-
-func waitFor(t testing.TB, cond func() bool, msg string) {
-	t.Helper()
-	deadline := time.Now().Add(2*time.Second + 500*time.Millisecond)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitUntil(t, 10*time.Second, func() bool { return bit(f.do(http.MethodGet, url, nil), 0) }, "and the release")
 }
 
 // sse reads events from a stream until n "change" events arrived.

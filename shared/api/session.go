@@ -196,7 +196,7 @@ func accountError(err error) error {
 	case errors.Is(err, account.ErrInvalidCredentials):
 		return problem.New(http.StatusUnauthorized, "invalid-credentials", "Wrong email or password.")
 	case errors.Is(err, account.ErrWeakPassword), errors.Is(err, account.ErrInvalidInput):
-		return problem.New(http.StatusBadRequest, "invalid-account", strings.ToUpper(err.Error()[:1])+err.Error()[1:]+".")
+		return refused(err, http.StatusBadRequest, "invalid-account")
 	}
 	return nil
 }

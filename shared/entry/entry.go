@@ -8,12 +8,12 @@ package entry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
 )
@@ -30,6 +30,11 @@ var (
 	ErrBadScanID    = errors.New("scan id missing or too long")
 	ErrTooManyScans = errors.New("too many scans in one sync")
 )
+
+// refuseTransfer says why a ticket cannot change hands.
+func refuseTransfer(why string) error {
+	return reject.New(ErrNoTransfer, "", "This ticket cannot be transferred: "+why+".")
+}
 
 // Service is the entry-day logic.
 type Service struct {
@@ -128,7 +133,7 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 		return v, err
 	}
 	if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
-		return v, fmt.Errorf("%w: max_transfers must be between 0 and 100", ErrBadSettings)
+		return v, reject.New(ErrBadSettings, "/max_transfers", "These entry rules cannot be saved: max_transfers must be between 0 and 100.")
 	}
 	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {

@@ -140,15 +140,15 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		}
 		switch {
 		case to.ID == from:
-			return fmt.Errorf("%w: the ticket is already yours", ErrNoTransfer)
+			return refuseTransfer("the ticket is already yours")
 		case m.OrderStatus != shardstore.OrderPaid:
-			return fmt.Errorf("%w: the ticket is void (order %s)", ErrNoTransfer, m.OrderStatus)
+			return refuseTransfer(fmt.Sprintf("the ticket is void (order %s)", m.OrderStatus))
 		case m.Used:
-			return fmt.Errorf("%w: the ticket was already used at the door", ErrNoTransfer)
+			return refuseTransfer("the ticket was already used at the door")
 		case !m.Allowed:
-			return fmt.Errorf("%w: the organizer does not allow transfers for this event", ErrNoTransfer)
+			return refuseTransfer("the organizer does not allow transfers for this event")
 		case m.Transfers >= m.Limit:
-			return fmt.Errorf("%w: this ticket was already transferred the %d time(s) the organizer allows", ErrNoTransfer, m.Limit)
+			return refuseTransfer(fmt.Sprintf("this ticket was already transferred the %d time(s) the organizer allows", m.Limit))
 		}
 		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, to.ID, to.Name, s.ring.Current())
 		return err

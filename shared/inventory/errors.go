@@ -3,6 +3,8 @@ package inventory
 import (
 	"errors"
 	"fmt"
+
+	"github.com/catraca/catraca/shared/reject"
 )
 
 // Domain errors; the API maps each to a status a client can act on.
@@ -28,6 +30,13 @@ type SeatError struct {
 func (e *SeatError) Error() string { return fmt.Sprintf("%v: %v", e.Err, e.Seats) }
 func (e *SeatError) Unwrap() error { return e.Err }
 
-func invalid(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, a...))
+// invalid refuses a hold request; pointer names the body value at fault.
+func invalid(pointer, format string, a ...any) error {
+	return reject.New(ErrInvalidRequest, pointer, "Invalid hold request: "+fmt.Sprintf(format, a...)+".")
+}
+
+// overLimit refuses a hold over the per-account limit; msg is the shard's
+// count of the account's tickets.
+func overLimit(msg string) error {
+	return reject.New(ErrAccountLimit, "", "You reached the ticket limit for this event: "+msg+".")
 }

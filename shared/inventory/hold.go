@@ -98,7 +98,7 @@ func (r *Request) validate(e event.Event) error {
 		seen := map[int64]bool{}
 		for _, id := range r.Seats {
 			if id <= 0 || seen[id] {
-				return invalid("seat ids must be positive and listed once")
+				return invalid("/seats", "seat ids must be positive and listed once")
 			}
 			seen[id] = true
 		}
@@ -106,28 +106,28 @@ func (r *Request) validate(e event.Event) error {
 	if r.Pool != "" || r.Quantity != 0 {
 		shapes++
 		if r.Pool == "" {
-			return invalid("quantity needs a pool")
+			return invalid("/pool", "quantity needs a pool")
 		}
 		if r.Quantity <= 0 {
-			return invalid("quantity must be at least 1")
+			return invalid("/quantity", "quantity must be at least 1")
 		}
 		n = r.Quantity
 	}
 	if r.Best != nil {
 		shapes++
 		if r.Best.Quantity <= 0 {
-			return invalid("best.quantity must be at least 1")
+			return invalid("/best/quantity", "best.quantity must be at least 1")
 		}
 		n = r.Best.Quantity
 	}
 	if shapes != 1 {
-		return invalid(`send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
+		return invalid("", `send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
 	}
 	if n > e.MaxPerHold {
-		return invalid("at most %d tickets per hold", e.MaxPerHold)
+		return invalid("", "at most %d tickets per hold", e.MaxPerHold)
 	}
 	if r.Key == "" || len(r.Key) > 255 {
-		return invalid("an Idempotency-Key of 1 to 255 characters is required")
+		return invalid("", "an Idempotency-Key of 1 to 255 characters is required")
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		err = explainMissing(ctx, st, e.ID, req.Seats)
 	}
 	if le := (*shardstore.LimitError)(nil); errors.As(err, &le) {
-		err = fmt.Errorf("%w: %s", ErrAccountLimit, le.Detail)
+		err = overLimit(le.Detail)
 	}
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("hold for event %d: %w", e.ID, err)

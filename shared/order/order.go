@@ -20,6 +20,7 @@ import (
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/ratelimit"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
 )
@@ -266,7 +267,7 @@ func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Ev
 	case !found || c.Account != account:
 		return 0, "", ErrNotFound
 	case c.Status != shardstore.OrderPending:
-		return 0, "", fmt.Errorf("%w: it is %s", ErrNotPayable, c.Status)
+		return 0, "", reject.New(ErrNotPayable, "", fmt.Sprintf("This order cannot be paid: it is %s.", c.Status))
 	case c.HoldStatus != shardstore.HoldActive || !c.ExpiresAt.After(s.now()):
 		return 0, "", ErrHoldExpired
 	}

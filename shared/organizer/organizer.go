@@ -18,6 +18,7 @@ import (
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/venue"
@@ -80,33 +81,41 @@ func (s *Service) ImportLayoutAs(ctx context.Context, organizerID, venueID int64
 }
 
 func (spec *EventSpec) validate() error {
-	bad := func(msg string) error { return fmt.Errorf("%w: %s", ErrInvalidEvent, msg) }
+	bad := func(pointer, msg string) error { return reject.New(ErrInvalidEvent, pointer, msg) }
 	spec.Name = strings.TrimSpace(spec.Name)
 	switch {
 	case spec.Name == "" || len(spec.Name) > 200:
-		return bad("name must be 1 to 200 characters")
-	case spec.VenueID <= 0 || spec.LayoutVersion <= 0 || spec.LayoutVersion > math.MaxInt32:
-		return bad("venue_id and layout_version are required (positive numbers of an imported layout)")
+		return bad("/name", "Name must be 1 to 200 characters.")
+	case spec.VenueID <= 0:
+		return bad("/venue_id", "venue_id and layout_version are required (positive numbers of an imported layout).")
+	case spec.LayoutVersion <= 0 || spec.LayoutVersion > math.MaxInt32:
+		return bad("/layout_version", "venue_id and layout_version are required (positive numbers of an imported layout).")
 	case spec.StartsAt.IsZero() || spec.SaleStartsAt.IsZero() || spec.SaleEndsAt.IsZero():
-		return bad("starts_at, sale_starts_at and sale_ends_at are required")
+		return bad("", "starts_at, sale_starts_at and sale_ends_at are required.")
 	case !spec.SaleEndsAt.After(spec.SaleStartsAt):
-		return bad("sale_ends_at must be after sale_starts_at")
+		return bad("/sale_ends_at", "sale_ends_at must be after sale_starts_at.")
 	case spec.SaleEndsAt.After(spec.StartsAt.Add(24 * time.Hour)):
-		return bad("sales must end by the day of the event")
+		return bad("/sale_ends_at", "Sales must end by the day of the event.")
 	case len(spec.PriceLevels) == 0:
-		return bad("price_levels are required")
-	case len(spec.Category) > 50 || len(spec.Description) > 5000 || len(spec.City) > 100:
-		return bad("category must be at most 50, city at most 100 and description at most 5000 characters")
+		return bad("/price_levels", "price_levels are required.")
+	case len(spec.Category) > 50:
+		return bad("/category", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
+	case len(spec.City) > 100:
+		return bad("/city", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
+	case len(spec.Description) > 5000:
+		return bad("/description", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
 	case spec.Currency != "" && !isCurrency(spec.Currency):
-		return bad("currency must be an ISO 4217 code such as BRL")
-	case spec.MaxPerAccount < 0 || spec.MaxPerAccount > maxTickets || spec.MaxPerHold < 0 || spec.MaxPerHold > maxTickets:
-		return bad(fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d", maxTickets))
+		return bad("/currency", "Currency must be an ISO 4217 code such as BRL.")
+	case spec.MaxPerAccount < 0 || spec.MaxPerAccount > maxTickets:
+		return bad("/max_per_account", fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d.", maxTickets))
+	case spec.MaxPerHold < 0 || spec.MaxPerHold > maxTickets:
+		return bad("/max_per_hold", fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d.", maxTickets))
 	case spec.HoldTTL < 0 || spec.HoldTTL > maxHoldTTL:
-		return bad(fmt.Sprintf("hold_ttl_seconds must be between 1 and %d", maxHoldTTL))
+		return bad("/hold_ttl_seconds", fmt.Sprintf("hold_ttl_seconds must be between 1 and %d.", maxHoldTTL))
 	case spec.Shard < 0:
-		return bad("shard must be positive")
+		return bad("/shard", "Shard must be positive.")
 	}
-	if err := validPrices(spec.PriceLevels); err != nil {
+	if err := validPrices("/price_levels", spec.PriceLevels); err != nil {
 		return err
 	}
 	if spec.Category == "" {
@@ -134,7 +143,7 @@ func (spec *EventSpec) validate() error {
 	if w.AdmissionTTL == 0 {
 		w.AdmissionTTL = 900
 	}
-	return validRoom(*w)
+	return validRoom("/waiting_room", *w)
 }
 
 // Bounds of what an organizer may set: far above any real event, and well
@@ -161,46 +170,58 @@ func isCurrency(c string) bool {
 
 var color = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
-// validPrices checks price levels as the API receives them.
-func validPrices(levels []event.PriceLevel) error {
-	for _, p := range levels {
+// validPrices checks price levels as the API receives them, at pointer in
+// the request body.
+func validPrices(pointer string, levels []event.PriceLevel) error {
+	for i, p := range levels {
+		at := pointer + reject.Pointer(i)
 		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
-			return fmt.Errorf("%w: every price level needs a code of 1 to 20 characters and a name of at most 100", ErrInvalidEvent)
+			return reject.New(ErrInvalidEvent, at, "Every price level needs a code of 1 to 20 characters and a name of at most 100.")
 		}
 		if p.Color != "" && !color.MatchString(p.Color) {
-			return fmt.Errorf("%w: the color of level %q must be written #rrggbb, like #1f6feb", ErrInvalidEvent, p.Code)
+			return reject.New(ErrInvalidEvent, at+"/color", fmt.Sprintf("The color of level %q must be written #rrggbb, like #1f6feb.", p.Code))
 		}
 		if p.PriceCents < 0 || p.PriceCents > maxPriceCents {
-			return fmt.Errorf("%w: price_cents of level %q must be between 0 and %d", ErrInvalidEvent, p.Code, maxPriceCents)
+			return reject.New(ErrInvalidEvent, at+"/price_cents",
+				fmt.Sprintf("price_cents of level %q must be between 0 and %d.", p.Code, maxPriceCents))
 		}
 	}
 	return nil
 }
 
-// changeablePrices checks new prices for e's levels.
-func changeablePrices(e event.Event, levels []event.PriceLevel) error {
-	if err := validPrices(levels); err != nil {
+// changeablePrices checks new prices for e's levels, at pointer in the
+// request body.
+func changeablePrices(pointer string, e event.Event, levels []event.PriceLevel) error {
+	if err := validPrices(pointer, levels); err != nil {
 		return err
 	}
 	known := map[string]bool{}
 	for _, p := range e.PriceLevels {
 		known[p.Code] = true
 	}
-	for _, p := range levels {
+	for i, p := range levels {
 		if !known[p.Code] {
-			return fmt.Errorf("%w: price level %q is not one of this event's", ErrInvalidEvent, p.Code)
+			return reject.New(ErrInvalidEvent, pointer+reject.Pointer(i, "code"), fmt.Sprintf("Price level %q is not one of this event's.", p.Code))
 		}
 	}
 	return nil
 }
 
-func validRoom(w event.WaitingRoom) error {
-	if w.Ceiling <= 0 || w.Ceiling > maxCeiling || w.ActiveTTL <= 0 || w.ActiveTTL > maxRoomTTL ||
-		w.AdmissionTTL <= 0 || w.AdmissionTTL > maxRoomTTL {
-		return fmt.Errorf("%w: ceiling must be between 1 and %d, active_ttl_seconds and admission_ttl_seconds between 1 and %d",
-			ErrInvalidEvent, maxCeiling, maxRoomTTL)
+// validRoom checks waiting-room settings at pointer in the request body.
+func validRoom(pointer string, w event.WaitingRoom) error {
+	field := ""
+	switch {
+	case w.Ceiling <= 0 || w.Ceiling > maxCeiling:
+		field = "/ceiling"
+	case w.ActiveTTL <= 0 || w.ActiveTTL > maxRoomTTL:
+		field = "/active_ttl_seconds"
+	case w.AdmissionTTL <= 0 || w.AdmissionTTL > maxRoomTTL:
+		field = "/admission_ttl_seconds"
+	default:
+		return nil
 	}
-	return nil
+	return reject.New(ErrInvalidEvent, pointer+field, fmt.Sprintf(
+		"Ceiling must be between 1 and %d, active_ttl_seconds and admission_ttl_seconds between 1 and %d.", maxCeiling, maxRoomTTL))
 }
 
 // CreateEvent writes the catalog row as a draft, instantiates the inventory
@@ -220,7 +241,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	}
 	for _, sec := range layout.Sections {
 		if _, ok := prices[sec.PriceLevel]; !ok {
-			return event.Event{}, fmt.Errorf("%w: no price for level %q (section %s)", ErrInvalidEvent, sec.PriceLevel, sec.Code)
+			return event.Event{}, reject.New(ErrInvalidEvent, "/price_levels", fmt.Sprintf("No price for level %q (section %s).", sec.PriceLevel, sec.Code))
 		}
 	}
 	shardID := spec.Shard
@@ -231,7 +252,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	}
 	st, err := s.stores.Primary(shardID)
 	if err != nil {
-		return event.Event{}, fmt.Errorf("%w: %v", ErrInvalidEvent, err)
+		return event.Event{}, reject.New(ErrInvalidEvent, "/shard", fmt.Sprintf("There is no shard %d.", shardID))
 	}
 	if spec.Shard != 0 && createdBy > 0 {
 		if err := s.canPin(ctx, createdBy, shardID); err != nil {
@@ -326,7 +347,7 @@ var statuses = map[event.Status]bool{event.Scheduled: true, event.OnSale: true, 
 // ChangeStatus opens or closes sales of an event the organizer created.
 func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, status string) (event.Event, error) {
 	if !statuses[event.Status(status)] {
-		return event.Event{}, fmt.Errorf("%w: status must be one of scheduled, on_sale, closed, cancelled", ErrInvalidEvent)
+		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
 	if err := s.owns(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
@@ -338,7 +359,7 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if e, err := s.events.Get(ctx, eventID); err != nil || tag.RowsAffected() > 0 || event.Status(status) == event.Cancelled {
 		return e, err
 	}
-	return event.Event{}, fmt.Errorf("%w: a cancelled event stays cancelled (its orders are refunded)", ErrInvalidEvent)
+	return event.Event{}, reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 }
 
 func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
@@ -367,7 +388,7 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 	if err != nil {
 		return event.Event{}, err
 	}
-	if err := changeablePrices(e, levels); err != nil {
+	if err := changeablePrices("", e, levels); err != nil {
 		return event.Event{}, err
 	}
 	if err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
@@ -422,7 +443,7 @@ func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64
 	if err := s.owns(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
-	if err := validRoom(w); err != nil {
+	if err := validRoom("", w); err != nil {
 		return event.Event{}, err
 	}
 	if _, err := s.catalog.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
@@ -470,7 +491,7 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 		return event.Event{}, err
 	}
 	if e.Status == event.Cancelled {
-		return event.Event{}, fmt.Errorf("%w: a cancelled event cannot change", ErrInvalidEvent)
+		return event.Event{}, reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
 	}
 	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
 		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
@@ -491,9 +512,9 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 		return event.Event{}, err
 	}
 	if strings.TrimSpace(spec.City) == "" {
-		return event.Event{}, fmt.Errorf("%w: city must be 1 to 100 characters", ErrInvalidEvent)
+		return event.Event{}, reject.New(ErrInvalidEvent, "/city", "City must be 1 to 100 characters.")
 	}
-	if err := changeablePrices(e, p.PriceLevels); err != nil {
+	if err := changeablePrices("/price_levels", e, p.PriceLevels); err != nil {
 		return event.Event{}, err
 	}
 	w := spec.WaitingRoom

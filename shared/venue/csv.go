@@ -26,16 +26,21 @@ type LineError struct {
 // so a venue fixes them all at once. It wraps ErrInvalidLayout.
 type CSVError struct{ Lines []LineError }
 
-func (e *CSVError) Error() string {
+func (e *CSVError) Error() string { return ErrInvalidLayout.Error() + ": " + e.Detail() }
+
+// Detail is the refusal as the client reads it: the first mistake, and
+// where to find the others.
+func (e *CSVError) Detail() string {
 	first := e.Lines[0]
 	more := ""
 	if n := len(e.Lines) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d more)", n)
 	}
-	if first.Line == 0 {
-		return fmt.Sprintf("%v: %s%s", ErrInvalidLayout, first.Detail, more)
+	where := "This seat list cannot be imported"
+	if first.Line > 0 {
+		where = fmt.Sprintf("Line %d", first.Line)
 	}
-	return fmt.Sprintf("%v: line %d: %s%s", ErrInvalidLayout, first.Line, first.Detail, more)
+	return fmt.Sprintf("%s: %s%s. Every line with a mistake is listed in errors; fix them and send the whole list again.", where, first.Detail, more)
 }
 
 func (e *CSVError) Unwrap() error { return ErrInvalidLayout }

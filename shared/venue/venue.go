@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/catraca/catraca/shared/reject"
 )
 
 // Errors of the venue domain.
@@ -76,32 +78,42 @@ func (l *Layout) SeatCount() int {
 }
 
 // Validate checks a layout before import and numbers its seats densely.
+// A refusal points at the value it concerns in the layout's JSON.
 func (l *Layout) Validate() error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidLayout, fmt.Sprintf(format, a...))
+	bad := func(pointer, format string, a ...any) error {
+		return reject.New(ErrInvalidLayout, pointer, fmt.Sprintf(format, a...))
 	}
-	if strings.TrimSpace(l.Name) == "" || strings.TrimSpace(l.City) == "" || len(l.Name) > 200 || len(l.City) > 100 {
-		return bad("name (up to 200 characters) and city (up to 100) are required")
+	const nameCity = "Name (up to 200 characters) and city (up to 100) are required."
+	const size = "Width and height must be between 1 and 100000."
+	if strings.TrimSpace(l.Name) == "" || len(l.Name) > 200 {
+		return bad("/name", nameCity)
 	}
-	if l.Width <= 0 || l.Height <= 0 || l.Width > 100000 || l.Height > 100000 {
-		return bad("width and height must be between 1 and 100000")
+	if strings.TrimSpace(l.City) == "" || len(l.City) > 100 {
+		return bad("/city", nameCity)
+	}
+	if l.Width <= 0 || l.Width > 100000 {
+		return bad("/width", size)
+	}
+	if l.Height <= 0 || l.Height > 100000 {
+		return bad("/height", size)
 	}
 	if len(l.Sections) == 0 {
-		return bad("a layout needs at least one section")
+		return bad("/sections", "A layout needs at least one section.")
 	}
 	codes := map[string]bool{}
 	index := 0
 	for i := range l.Sections {
 		s := &l.Sections[i]
+		at := func(path ...any) string { return reject.Pointer(append([]any{"sections", i}, path...)...) }
 		if s.Code == "" || codes[s.Code] {
-			return bad("section %d: code must be present and unique", i)
+			return bad(at("code"), "Section %d: code must be present and unique.", i)
 		}
 		codes[s.Code] = true
 		if s.PriceLevel == "" {
-			return bad("section %s: price_level is required", s.Code)
+			return bad(at("price_level"), "Section %s: price_level is required.", s.Code)
 		}
 		if len(s.Code) > 20 || len(s.PriceLevel) > 20 || len(s.Name) > 100 {
-			return bad("section %d: code and price_level must be at most 20 characters, name at most 100", i)
+			return bad(at(), "Section %d: code and price_level must be at most 20 characters, name at most 100.", i)
 		}
 		if s.Name == "" {
 			s.Name = s.Code
@@ -110,41 +122,41 @@ func (l *Layout) Validate() error {
 			s.Shape = [][2]int{} // the map draws rows alone
 		}
 		if !fits(s.Rank) || !fits(s.Capacity) {
-			return bad("section %s: rank and capacity must be between 0 and %d", s.Code, maxInt4)
+			return bad(at(), "Section %s: rank and capacity must be between 0 and %d.", s.Code, maxInt4)
 		}
 		switch s.Kind {
 		case "standing":
 			if s.Capacity <= 0 || len(s.Rows) > 0 {
-				return bad("standing section %s needs a positive capacity and no rows", s.Code)
+				return bad(at(), "Standing section %s needs a positive capacity and no rows.", s.Code)
 			}
 		case "seated":
 			if len(s.Rows) == 0 || s.Capacity != 0 {
-				return bad("seated section %s needs rows and no capacity", s.Code)
+				return bad(at(), "Seated section %s needs rows and no capacity.", s.Code)
 			}
 			rows := map[string]bool{}
-			for _, r := range s.Rows {
+			for j, r := range s.Rows {
 				if r.Label == "" || rows[r.Label] || len(r.Seats) == 0 {
-					return bad("section %s: rows need unique labels and at least one seat", s.Code)
+					return bad(at("rows", j), "Section %s: rows need unique labels and at least one seat.", s.Code)
 				}
 				rows[r.Label] = true
 				if len(r.Label) > 20 || !fits(r.Rank) {
-					return bad("section %s row %s: labels are at most 20 characters, ranks between 0 and %d", s.Code, r.Label, maxInt4)
+					return bad(at("rows", j), "Section %s row %s: labels are at most 20 characters, ranks between 0 and %d.", s.Code, r.Label, maxInt4)
 				}
 				nums := map[int]bool{}
-				for j := range r.Seats {
-					if !fits(r.Seats[j].Number) {
-						return bad("section %s row %s: seat numbers must be between 0 and %d", s.Code, r.Label, maxInt4)
+				for k := range r.Seats {
+					if !fits(r.Seats[k].Number) {
+						return bad(at("rows", j, "seats", k, "n"), "Section %s row %s: seat numbers must be between 0 and %d.", s.Code, r.Label, maxInt4)
 					}
-					if nums[r.Seats[j].Number] {
-						return bad("section %s row %s: seat %d appears twice", s.Code, r.Label, r.Seats[j].Number)
+					if nums[r.Seats[k].Number] {
+						return bad(at("rows", j, "seats", k, "n"), "Section %s row %s: seat %d appears twice.", s.Code, r.Label, r.Seats[k].Number)
 					}
-					nums[r.Seats[j].Number] = true
-					r.Seats[j].Index = index
+					nums[r.Seats[k].Number] = true
+					r.Seats[k].Index = index
 					index++
 				}
 			}
 		default:
-			return bad("section %s: kind must be seated or standing", s.Code)
+			return bad(at("kind"), "Section %s: kind must be seated or standing.", s.Code)
 		}
 	}
 	return nil
