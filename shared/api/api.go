@@ -94,6 +94,7 @@ type Server struct {
 	control        *controlroom.Service
 	webhookSecrets [][]byte
 	limiter        *ratelimit.Limiter
+	gzip           gzipMemo
 	mux            *http.ServeMux
 	// patterns are the registered routes, for Routes.
 	patterns []string

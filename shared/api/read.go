@@ -143,27 +143,29 @@ func etagOf(s string) string { return `"` + s + `"` }
 // gzipMemo keeps the compressed form of recent payloads by ETag, so a
 // snapshot is compressed once per interval, not once per request. It is
 // emptied when it grows past gzipMemoSize (snapshots change every second).
-var gzipMemo struct {
-	sync.Mutex
-	m map[string][]byte
+// Each Server has its own: an ETag names a payload only within one server's
+// data.
+type gzipMemo struct {
+	mu sync.Mutex
+	m  map[string][]byte
 }
 
 const gzipMemoSize = 256
 
-func gzipped(etag string, b []byte) []byte {
-	gzipMemo.Lock()
-	defer gzipMemo.Unlock()
-	if gz, ok := gzipMemo.m[etag]; ok {
+func (g *gzipMemo) gzipped(etag string, b []byte) []byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gz, ok := g.m[etag]; ok {
 		return gz
 	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	zw.Write(b)
 	zw.Close()
-	if gzipMemo.m == nil || len(gzipMemo.m) >= gzipMemoSize {
-		gzipMemo.m = map[string][]byte{}
+	if g.m == nil || len(g.m) >= gzipMemoSize {
+		g.m = map[string][]byte{}
 	}
-	gzipMemo.m[etag] = buf.Bytes()
+	g.m[etag] = buf.Bytes()
 	return buf.Bytes()
 }
 
@@ -181,7 +183,7 @@ func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, b []byte, e
 	h.Set("Content-Type", "application/json")
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
 		h.Set("Content-Encoding", "gzip")
-		w.Write(gzipped(etag, b))
+		w.Write(s.gzip.gzipped(etag, b))
 		return
 	}
 	w.Write(b)

@@ -2,10 +2,13 @@ package api_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -338,4 +341,27 @@ func searchRelevanceByKind(t *testing.T, f *fan) {
 	require.Empty(t, search("xyzzyqq"), "no match")
 	require.Empty(t, search("aurora xyzzyqq"), "one word that matches nothing: no match")
 	require.Empty(t, search("!!!"), "nothing searchable")
+}
+
+// TestServersKeepTheirOwnGzip: two servers on different data serve the
+// same ETag for their venue 1; each must send its own bytes compressed
+// (a memo shared by every server sent the first one's layout to both).
+func TestServersKeepTheirOwnGzip(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Alpha Hall", "Beta Hall"} {
+		a := apptest.New(t, 1)
+		srv := httptest.NewServer(a.Handler())
+		t.Cleanup(srv.Close)
+		o := organizerFan(t, a, srv)
+		venueID := importVenue(t, o, venue.Stadium(name, "Recife", 20, 5))
+		r := o.do(http.MethodGet, "/api/venues/"+itoa(venueID)+"/layouts/1", nil, "Accept-Encoding", "gzip")
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.Equal(t, "gzip", r.Header.Get("Content-Encoding"))
+		zr, err := gzip.NewReader(bytes.NewReader(r.Raw))
+		require.NoError(t, err)
+		body, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		require.True(t, bytes.Contains(body, []byte(`"name":"`+name+`"`)), "venue %d of this server (ETag %s) is %s, got %.60s…",
+			venueID, r.Header.Get("ETag"), name, body)
+	}
 }
