@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -44,26 +45,33 @@ func New(status int, code, detail string) *Error {
 	return &Error{Status: status, Code: code, Title: http.StatusText(status), Detail: detail}
 }
 
-// With adds an extension member.
+// The builders below return a changed copy and leave e as it was: a
+// problem is often a package-level value that every request shares.
+
+// With returns the problem with an extension member added.
 func (e *Error) With(key string, value any) *Error {
-	if e.Extra == nil {
-		e.Extra = map[string]any{}
+	c := *e
+	c.Extra = maps.Clone(e.Extra)
+	if c.Extra == nil {
+		c.Extra = map[string]any{}
 	}
-	e.Extra[key] = value
-	return e
+	c.Extra[key] = value
+	return &c
 }
 
-// RetryIn tells the client to come back after wait, in whole seconds
-// rounded up (a throttle's wait is rarely a whole second).
+// RetryIn returns the problem telling the client to come back after wait,
+// in whole seconds rounded up (a throttle's wait is rarely a whole second).
 func (e *Error) RetryIn(wait time.Duration) *Error {
-	e.RetryAfter = int(wait.Seconds()) + 1
-	return e
+	c := *e
+	c.RetryAfter = int(wait.Seconds()) + 1
+	return &c
 }
 
-// Wrap records the server-side cause.
+// Wrap returns the problem with its server-side cause.
 func (e *Error) Wrap(cause error) *Error {
-	e.Cause = cause
-	return e
+	c := *e
+	c.Cause = cause
+	return &c
 }
 
 // From returns err as a problem. Errors that are not *Error become a 500
