@@ -53,15 +53,12 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 				events, refreshed = list, now
 			}
 		}
-		for i, e := range events {
+		for i := range events {
+			e := &events[i]
 			if mine, err := c.Room.Lease(ctx, e.ID, c.Owner, 3*c.Interval); err != nil || !mine {
 				continue // another controller ticks this event (or Redis is down)
 			}
-			if e.WaitingRoom.PublishedAt == nil {
-				now := time.Now()
-				events[i].WaitingRoom.PublishedAt = &now // Tick records it
-			}
-			if _, err := c.Tick(ctx, e); err != nil {
+			if _, err := c.tick(ctx, e); err != nil {
 				// Fail closed: nobody new is admitted this tick; admitted
 				// fans keep buying with their stateless tokens.
 				c.Log.Warn("admission: tick failed", "event", e.ID, "err", err)
@@ -77,7 +74,15 @@ func (c *Controller) Run(ctx context.Context, until time.Time) {
 
 // Tick runs one admission step for one event.
 func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult, error) {
-	settings := queue.SettingsOf(e, c.Abandon)
+	return c.tick(ctx, &e)
+}
+
+// tick is Tick recording on e the room's first publication once it is
+// stored, so that Run's next tick of e neither marks it again nor, after a
+// tick that failed before storing it, takes the fresh room for one that
+// Redis lost.
+func (c *Controller) tick(ctx context.Context, e *event.Event) (queue.TickResult, error) {
+	settings := queue.SettingsOf(*e, c.Abandon)
 	settings.AdmitFrom = settings.DrawAt.Add(c.AdmitDelay)
 	fresh, err := c.Room.Publish(ctx, e.ID, settings)
 	if err != nil {
@@ -98,7 +103,7 @@ func (c *Controller) Tick(ctx context.Context, e event.Event) (queue.TickResult,
 		e.WaitingRoom.PublishedAt = &now
 	}
 	in := queue.TickInput{Interval: c.Interval}
-	available, held, err := c.Inventory.Availability(ctx, e)
+	available, held, err := c.Inventory.Availability(ctx, *e)
 	if err != nil {
 		// Unknown inventory: admit nobody rather than guess.
 		in.Paused = true
