@@ -350,8 +350,7 @@ func TestServersKeepTheirOwnGzip(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"Alpha Hall", "Beta Hall"} {
 		a := apptest.New(t, 1)
-		srv := httptest.NewServer(a.Handler())
-		t.Cleanup(srv.Close)
+		srv := serve(t, a)
 		o := organizerFan(t, a, srv)
 		venueID := importVenue(t, o, venue.Stadium(name, "Recife", 20, 5))
 		r := o.do(http.MethodGet, "/api/venues/"+itoa(venueID)+"/layouts/1", nil, "Accept-Encoding", "gzip")

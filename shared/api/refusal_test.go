@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
@@ -16,8 +15,7 @@ import (
 func TestLayoutErrorReachesTheClientWhole(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 
 	l := venue.Layout{Name: "Twice Hall", City: "Recife", Width: 100, Height: 100, Sections: []venue.Section{{
@@ -36,8 +34,7 @@ func TestLayoutErrorReachesTheClientWhole(t *testing.T) {
 func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	srv := httptest.NewServer(a.Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
 	venueID := importVenue(t, o, venue.Stadium("Refusal Arena", "Recife", 20, 5))
 	eventID := createEvent(t, o, venueID, "Refusal Show", false)
