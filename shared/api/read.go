@@ -241,7 +241,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-ping.C:
 			fmt.Fprintf(w, ": ping\n\n")
-		case m := <-ch:
+		case m, ok := <-ch:
+			if !ok {
+				return nil // too slow: the browser resumes from last
+			}
 			if last != "" && !live.After(m.ID, last) {
 				continue // already sent from the replay
 			}

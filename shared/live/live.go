@@ -110,7 +110,8 @@ func streamLess(a, b string) bool {
 
 // Subscribe returns a channel of live changes and a function to stop. The
 // subscription is confirmed by Redis before it returns, so a caller that
-// then reads Since misses nothing in between.
+// then reads Since misses nothing in between. The channel is closed when
+// the caller fell behind (see pump).
 func (h *Hub) Subscribe(ctx context.Context, eventID int64) (<-chan Message, func(), error) {
 	ch := make(chan Message, 64)
 	h.mu.Lock()
@@ -140,9 +141,11 @@ func (h *Hub) Subscribe(ctx context.Context, eventID int64) (<-chan Message, fun
 	}, nil
 }
 
-// pump relays one Redis subscription to the process's watchers. A slow
-// watcher misses messages rather than slowing the others; it will notice
-// the gap in ids and reload the snapshot.
+// pump relays one Redis subscription to the process's watchers. A watcher
+// too slow to take a message is dropped (its channel closed) rather than
+// slowing the others or silently missing a change: its stream ends, and the
+// browser reconnects with Last-Event-ID and gets what it missed from the
+// Redis stream (or a resync).
 func (h *Hub) pump(ctx context.Context, ps *redis.PubSub, t *topic) {
 	go func() { <-ctx.Done(); ps.Close() }()
 	for m := range ps.Channel() {
@@ -156,6 +159,8 @@ func (h *Hub) pump(ctx context.Context, ps *redis.PubSub, t *topic) {
 			select {
 			case ch <- msg:
 			default:
+				delete(t.subs, ch)
+				close(ch)
 			}
 		}
 		h.mu.Unlock()
