@@ -20,11 +20,11 @@ func Stadium(name, city string, minSeats, floorCapacity int) Layout {
 	// Each ring: sections spread over 300° leaving the stage side (90°, the
 	// top) open, so neither the floor nor the stage lies under a section.
 	type ring struct {
-		prefix, level    string
-		inner, rowDepth  float64
-		rows, sections   int
-		seatSpacing      float64
-		rankBase, centre int
+		prefix, level   string
+		inner, rowDepth float64
+		rows, sections  int
+		seatSpacing     float64
+		rankBase        int
 	}
 	rings := []ring{
 		{prefix: "1", level: "A", inner: 250, rowDepth: 5, rows: 20, sections: 20, seatSpacing: 5.0, rankBase: 100},
