@@ -115,6 +115,13 @@ func (f *fan) do(method, path string, body any, header ...string) response {
 	return out
 }
 
+// on returns the same fan (same session) talking to another server.
+func (f *fan) on(srv *httptest.Server) *fan {
+	g := *f
+	g.srv = srv
+	return &g
+}
+
 func (f *fan) signUp(email string) int64 {
 	f.t.Helper()
 	r := f.do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Fan"})
