@@ -140,9 +140,6 @@ func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
 	f := newFan(t, srv)
 	f.signUp("watcher@example.com")
 	seats := seatIDs(t, a, rio.VenueID)
-	l, err := a.Events.Get(context.Background(), id)
-	require.NoError(t, err)
-	_ = l
 
 	bit := func(r response, index int) bool {
 		b, err := base64.StdEncoding.DecodeString(r.Body["available"].(string))
@@ -173,8 +170,10 @@ func TestAvailabilitySnapshotFollowsHolds(t *testing.T) {
 	waitUntil(t, 10*time.Second, func() bool { return bit(f.do(http.MethodGet, url, nil), 0) }, "and the release")
 }
 
-// sse reads events from a stream until n "change" events arrived.
-func sse(t testing.TB, srv *httptest.Server, path, lastID string, n int) (ids []string, data []string) {
+// sse reads events from a stream until n "change" events arrived; it
+// closes subscribed, if given, once the server has subscribed (the headers
+// come after the subscription).
+func sse(t testing.TB, srv *httptest.Server, path, lastID string, n int, subscribed chan<- struct{}) (ids []string, data []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -185,6 +184,9 @@ func sse(t testing.TB, srv *httptest.Server, path, lastID string, n int) (ids []
 	res, err := srv.Client().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
+	if subscribed != nil {
+		close(subscribed)
+	}
 	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	sc := bufio.NewScanner(res.Body)
 	var id string
@@ -229,12 +231,12 @@ func TestStreamDeliversHoldsAndResumes(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status)
 	}
 
-	got := make(chan []string, 1)
+	got, subscribed := make(chan []string, 1), make(chan struct{})
 	go func() {
-		evIDs, data := sse(t, srv, path, "", 1)
+		evIDs, data := sse(t, srv, path, "", 1, subscribed)
 		got <- append(evIDs, data...)
 	}()
-	time.Sleep(300 * time.Millisecond) // let the watcher subscribe
+	<-subscribed
 	hold("h1", seats[:2])
 	first := <-got
 	require.Len(t, first, 2)
@@ -244,8 +246,9 @@ func TestStreamDeliversHoldsAndResumes(t *testing.T) {
 	// Two more changes while disconnected; a reconnect with Last-Event-ID gets both.
 	hold("h2", seats[2:3])
 	hold("h3", seats[3:4])
-	time.Sleep(200 * time.Millisecond)
-	evIDs, data := sse(t, srv, path, first[0], 2)
+	// Changes still being published arrive live: the stream subscribes
+	// before it replays.
+	evIDs, data := sse(t, srv, path, first[0], 2, nil)
 	require.Len(t, evIDs, 2)
 	require.Contains(t, data[0], `"seats":[2]`)
 	require.Contains(t, data[1], `"seats":[3]`)
@@ -298,12 +301,12 @@ func TestStreamPushesSweptHolds(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE event_seats SET held_until = now() - interval '1 second' WHERE status = 'held'`)
 	require.NoError(t, err)
 
-	got := make(chan []string, 1)
+	got, subscribed := make(chan []string, 1), make(chan struct{})
 	go func() {
-		_, data := sse(t, srv, "/api/events/"+itoa(id)+"/stream", "", 1)
+		_, data := sse(t, srv, "/api/events/"+itoa(id)+"/stream", "", 1, subscribed)
 		got <- data
 	}()
-	time.Sleep(300 * time.Millisecond)
+	<-subscribed
 	_, err = a.Inventory.SweepAll(ctx, 100)
 	require.NoError(t, err)
 	data := <-got
