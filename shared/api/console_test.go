@@ -222,8 +222,8 @@ func TestEditAndPublishAnEvent(t *testing.T) {
 		body map[string]any
 		want string
 	}{
-		{map[string]any{"sale_ends_at": now.Add(-2 * time.Hour)}, "Sale_ends_at must be after sale_starts_at."},
-		{map[string]any{"max_per_account": 5000}, "Max_per_account and max_per_hold must be between 1 and 1000."},
+		{map[string]any{"sale_ends_at": now.Add(-2 * time.Hour)}, "sale_ends_at must be after sale_starts_at."},
+		{map[string]any{"max_per_account": 5000}, "max_per_account and max_per_hold must be between 1 and 1000."},
 		{map[string]any{"price_levels": []map[string]any{{"code": "Z", "price_cents": 1}}}, `Price level "Z" is not one of this event's.`},
 		{map[string]any{"price_levels": []map[string]any{{"code": "A", "price_cents": 1, "color": "blue"}}}, `The color of level "A" must be written #rrggbb, like #1f6feb.`},
 		{map[string]any{"name": " "}, "Name must be 1 to 200 characters."},

@@ -53,7 +53,7 @@ func TestFromCSVReportsEveryBadLine(t *testing.T) {
 			t.Errorf("error %d: got %+v, want %+v", i, g, w)
 		}
 	}
-	if !strings.HasPrefix(err.Error(), "invalid layout: line 3: seat must be a whole number") {
+	if !strings.HasPrefix(ce.Detail(), "Line 3: seat must be a whole number") || !strings.HasSuffix(err.Error(), ce.Detail()) {
 		t.Errorf("message %q", err)
 	}
 }
