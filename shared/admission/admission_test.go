@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +48,7 @@ func TestFailedFirstTickLeavesTheRoomUnpublished(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: a.Config.RedisAddr})
 	t.Cleanup(func() { rdb.Close() })
 	rdb.AddHook(&failFirstPublish{})
-	var logs syncBuffer
+	var logs bytes.Buffer // read once Run has returned
 	ctl := a.Admission()
 	ctl.Room = queue.New(rdb, a.Config.RedisPrefix)
 	ctl.Log = slog.New(slog.NewTextHandler(&logs, nil))
@@ -66,6 +65,7 @@ func TestFailedFirstTickLeavesTheRoomUnpublished(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			stop()
+			<-done
 			t.Fatalf("the room was never marked published; log:\n%s", logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -93,22 +93,4 @@ func (h *failFirstPublish) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 		}
 		return next(ctx, cmds)
 	}
-}
-
-// syncBuffer is a log sink safe for the controller's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
