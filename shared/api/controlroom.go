@@ -256,7 +256,7 @@ func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
 func refundError(err error) error {
 	switch {
 	case errors.Is(err, order.ErrNotRefundable):
-		return problem.New(http.StatusConflict, "order-not-refundable", "Only paid orders can be refunded: "+lastPart(err)+".")
+		return refused(err, http.StatusConflict, "order-not-refundable")
 	case errors.Is(err, order.ErrRefundRefused):
 		return problem.New(http.StatusConflict, "refund-refused",
 			"The payment provider refused this refund; the order stays paid. Its reason is in the order's refunds.").Wrap(err)

@@ -235,7 +235,8 @@ func TestOrganizerRefundsAnOrder(t *testing.T) {
 	bia := newFan(t, s.srv)
 	bia.signUp("bia@example.com")
 	_, pending := s.hold(t, bia, "h-bia", s.seats[5])
-	requireProblem(t, o.do(http.MethodPost, "/api/orders/"+itoa(pending)+"/refund", nil), http.StatusConflict, "order-not-refundable")
+	requireRefusal(t, o.do(http.MethodPost, "/api/orders/"+itoa(pending)+"/refund", nil), http.StatusConflict, "order-not-refundable",
+		"Only paid orders can be refunded: it is pending.", "")
 
 	// The PSP refuses a refund for another amount than it charged.
 	_, caio, _ := s.paidOrder(t, "caio@example.com", s.seats[3])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
@@ -96,7 +97,7 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 		return o, nil
 	case shardstore.OrderPaid:
 	default:
-		return Order{}, fmt.Errorf("%w: it is %s", ErrNotRefundable, o.Status)
+		return Order{}, reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", o.Status))
 	}
 	paymentID, pspID, found, err := st.PaidBy(ctx, id)
 	if err != nil || !found {
