@@ -171,13 +171,24 @@ func TestLogInTimingHidesWhichEmailsExist(t *testing.T) {
 		require.Error(t, err)
 		return time.Since(start)
 	}
-	known, unknown := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-	for range 9 {
-		known = min(known, logIn("known@example.com"))
-		unknown = min(unknown, logIn("unknown@example.com"))
+	// A leak (an unknown email skipping the hash, or hashing at another
+	// cost) shows in every round; a burst of load on a shared machine does
+	// not, so up to three rounds are taken and one within bounds passes.
+	var ratios []float64
+	for range 3 {
+		known, unknown := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+		for range 9 {
+			known = min(known, logIn("known@example.com"))
+			unknown = min(unknown, logIn("unknown@example.com"))
+		}
+		t.Logf("fastest wrong-password log-in: known %v, unknown %v", known, unknown)
+		ratio := float64(unknown) / float64(known)
+		if ratio > 0.5 && ratio < 1.5 {
+			return
+		}
+		ratios = append(ratios, ratio)
 	}
-	t.Logf("fastest wrong-password log-in: known %v, unknown %v", known, unknown)
-	require.InDelta(t, 1, float64(unknown)/float64(known), 0.5, "known %v, unknown %v", known, unknown)
+	t.Fatalf("an unknown email's log-in took %.2f× a known one's in every round, want within 0.5–1.5×: %v", ratios[len(ratios)-1], ratios)
 }
 
 // Item 13: log-out revokes the token at once (cookie and bearer alike), and
