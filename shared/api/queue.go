@@ -131,6 +131,14 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	v := queueView{State: place.State, Poll: pollHints(id, place.State)}
 	switch place.State {
 	case queue.StateClosed:
+		// Redis has no room until the controller's first tick publishes it;
+		// "buy directly" then would meet the edge's gate.
+		if e, err := s.eventCache.Get(r.Context(), id); err == nil && e.WaitingRoom.Enabled {
+			p := problem.New(http.StatusServiceUnavailable, "waiting-room-opening",
+				"The waiting room of this event is opening. Try again in a moment: nobody has been let in yet.")
+			p.RetryAfter = 1
+			return p
+		}
 		return problem.New(http.StatusConflict, "no-waiting-room", "This event has no open waiting room: buy directly if sales are open.")
 	case queue.StateNotYet:
 		return problem.New(http.StatusConflict, "queue-not-open", "The waiting room opens at "+place.At.Format(time.RFC3339)+".").

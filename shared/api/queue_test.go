@@ -192,6 +192,21 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	requireProblem(t, newFan(t, srv).do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusUnauthorized, "unauthenticated")
 }
 
+// A room the controller has not published yet is opening, not absent:
+// "buy directly" would meet the edge's gate (make dev's demo buyers did).
+func TestJoinBeforeTheRoomIsPublishedIsRetried(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	o := organizerFan(t, a, srv)
+	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Gated Arena", "Belém", 100, 10)), "Gated", true)
+	f := newFan(t, srv)
+	f.signUp("early@example.com")
+	r := f.do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil)
+	requireProblem(t, r, http.StatusServiceUnavailable, "waiting-room-opening")
+	require.Equal(t, "1", r.Header.Get("Retry-After"))
+}
+
 // TestRoomSequencesAnAttackerWouldTry drives the waiting room over HTTP as
 // an attacker would: leave then re-join with the kept queue ticket, release
 // a hold then re-join, reuse the admission token after leaving, and fire
