@@ -61,7 +61,8 @@ func TestControlRoomOverHTTP(t *testing.T) {
 
 	admission := base + "/admission"
 	requireProblem(t, g.o.do(http.MethodPut, admission, map[string]any{"paused": true}), http.StatusBadRequest, "invalid-admission")
-	requireProblem(t, g.o.do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 0}), http.StatusBadRequest, "invalid-event")
+	requireRefusal(t, g.o.do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 0}), http.StatusBadRequest, "invalid-event",
+		"The ceiling must be between 1 and 1000000 shoppers at once.", "/ceiling")
 	requireProblem(t, other.do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 5}), http.StatusNotFound, "event-not-found")
 	requireProblem(t, fans[0].do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 5}), http.StatusForbidden, "organizer-only")
 

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/reject"
 )
 
 // EventIDs lists the ids of organizerID's events.
@@ -30,7 +31,7 @@ type Admission struct {
 // change applies at its next tick.
 func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, a Admission) (event.Event, error) {
 	if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
-		return event.Event{}, fmt.Errorf("%w: ceiling must be between 1 and %d", ErrInvalidEvent, maxCeiling)
+		return event.Event{}, reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
 	}
 	if _, err := s.Event(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err

@@ -1,6 +1,7 @@
 package venue
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -61,7 +62,12 @@ func FromCSV(r io.Reader, name, city string) (Layout, error) {
 	if l.Name == "" || l.City == "" {
 		p.fail(0, "", "name and city are required (query parameters ?name=…&city=…)")
 	}
-	cr := csv.NewReader(r)
+	// Spreadsheets' "CSV UTF-8" starts with a byte-order mark.
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	for i, c := range CSVColumns {

@@ -28,6 +28,17 @@ func TestFromCSVBuildsSectionsRowsAndOutlines(t *testing.T) {
 	}
 }
 
+// Spreadsheets save "CSV UTF-8" with a byte-order mark before the header.
+func TestFromCSVSkipsAByteOrderMark(t *testing.T) {
+	l, err := FromCSV(strings.NewReader("\ufeffsection,row,seat,x,y,price_level\n101,A,1,10,20,A\n"), "Teatro", "Recife")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.SeatCount() != 1 {
+		t.Fatalf("seats %d, want 1", l.SeatCount())
+	}
+}
+
 // Every bad line is reported with its number, so the page can show each
 // error beside its line.
 func TestFromCSVReportsEveryBadLine(t *testing.T) {
