@@ -138,6 +138,7 @@ func TestCancelRefundsEveryPaidOrder(t *testing.T) {
 	cai := newFan(t, s.srv)
 	cai.signUp("cai-cancel@example.com")
 	_, pending := s.hold(t, cai, "h", s.seats[5])
+	inFlight := s.checkout(t, cai, pending) // cai is at the PSP's page when the event is cancelled
 
 	org := newFan(t, s.srv)
 	require.Equal(t, http.StatusOK, org.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"}).Status)
@@ -170,6 +171,11 @@ func TestCancelRefundsEveryPaidOrder(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM orders WHERE id = $1 AND status = 'pending'`, pending), "an unpaid order has nothing to refund")
+	// cai pays after the cancellation: the money goes back, no ticket is sold.
+	_, err := s.sim.Pay(inFlight.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 20*time.Second, func() bool { return s.givenBack(inFlight.ID) }, "the late payment given back")
+	require.NotEqual(t, "paid", s.orderStatus(t, cai, pending).Body["status"])
 
 	requireProblem(t, org.do(http.MethodPut, status, map[string]any{"status": "on_sale"}), http.StatusBadRequest, "invalid-event")
 	requireProblem(t, other.do(http.MethodGet, refunds, nil), http.StatusNotFound, "event-not-found")

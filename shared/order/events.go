@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catraca/catraca/shared/event"
 	"log/slog"
 	"slices"
 	"strings"
@@ -176,6 +177,15 @@ func mismatch(p psp.Payment, o shardstore.Charge, row shardstore.PaymentRow) str
 // new hold could take them), marks it paid and issues its tickets; if the
 // places are gone, the order is refunded.
 func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) error {
+	// A payment in flight when the organizer cancelled the event would sell
+	// after the cancellation's refunds were asked for.
+	e, err := c.s.events(ctx, o.EventID)
+	if err != nil {
+		return err
+	}
+	if e.Status == event.Cancelled {
+		return c.giveBack(ctx, o.OrderID, "the event was cancelled")
+	}
 	if !o.HoldLive {
 		// Paid after the hold ended (released, expired, or expiring now):
 		// the places are taken again only as a new hold would take them.
