@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -29,6 +30,12 @@ func FuzzAPI(f *testing.F) {
 	org := organizerNamed(f, s.app, s.srv, "fuzz-org@example.com")
 	venueID := importVenue(f, org, venue.Stadium("Fuzz Arena", "Recife", 40, 10))
 	gated := createEvent(f, org, venueID, "Fuzz Gated", true)
+	// The controller publishes a room within a second of its event; before
+	// that a join is a deliberate 503 (waiting-room-opening), not a defect.
+	ge, err := s.app.Events.Get(context.Background(), gated)
+	require.NoError(f, err)
+	_, err = s.app.Room.Publish(context.Background(), gated, queue.SettingsOf(ge, 3*time.Minute))
+	require.NoError(f, err)
 	buyer := newFan(f, s.srv)
 	fanID := buyer.signUp("fuzz-fan@example.com")
 	holdID, orderID := s.hold(f, buyer, "fuzz-hold", s.seats[0])
