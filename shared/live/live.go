@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/rediskey"
 )
 
 // Delta is one change to an event's availability.
@@ -52,7 +54,7 @@ func New(rdb redis.UniversalClient, prefix string) *Hub {
 }
 
 func (h *Hub) stream(eventID int64) string {
-	return h.prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:changes"
+	return rediskey.Event(h.prefix, eventID) + "changes"
 }
 
 // Publish records and broadcasts a delta.

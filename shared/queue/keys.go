@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/rediskey"
 )
 
 // roomKeys are the Redis keys of one event's waiting room
@@ -48,10 +50,10 @@ type roomKeys struct {
 
 func (r *Room) keys(eventID int64) roomKeys { return keysOf(r.prefix, eventID) }
 
-// keysOf returns event's keys. They all carry the hash tag {evt:ID}, built
-// here and nowhere else, so each script touches one Redis Cluster slot.
+// keysOf returns event's keys. They all carry the hash tag {evt:ID}
+// (rediskey.Event), so each script touches one Redis Cluster slot.
 func keysOf(prefix string, eventID int64) roomKeys {
-	tag := prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
+	tag := rediskey.Event(prefix, eventID)
 	return roomKeys{tag: tag, cfg: tag + "cfg", st: tag + "st", pre: tag + "pre", q: tag + "q", seen: tag + "seen",
 		active: tag + "active", adm: tag + "adm", ticks: tag + "ticks", health: tag + "health", frozen: tag + "frozen",
 		placed: tag + "placed", lease: tag + "lease", ts: tag + "ts"}
