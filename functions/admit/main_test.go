@@ -15,10 +15,10 @@ import (
 // it starts and ticks until its invocation's deadline is near.
 func TestAdmitsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
 	t.Parallel()
-	env := lambdatest.Env("admit", testenv.Config(t, testenv.NewDatabases(t, 1)))
+	fn, env := lambdatest.StartFunction(t, "admit", testenv.Config(t, testenv.NewDatabases(t, 1)), func(env map[string]string) {
+		env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = "5" // the emulator's deadline: ticks for about 3 s
+	})
 	require.NotContains(t, env, "CATRACA_PSP_API_KEY")
-	env["AWS_LAMBDA_FUNCTION_TIMEOUT"] = "5" // the emulator's deadline: ticks for about 3 s
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/admit"), env)
 	start := time.Now()
 	var out any
 	fn.Invoke(t, struct{}{}, &out)

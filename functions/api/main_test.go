@@ -18,7 +18,7 @@ import (
 func TestUnderRuntimeInterfaceEmulator(t *testing.T) {
 	t.Parallel()
 	d := testenv.NewDatabases(t, 2)
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/api"), lambdatest.Env("api", testenv.Config(t, d)))
+	fn, _ := lambdatest.StartFunction(t, "api", testenv.Config(t, d), nil)
 
 	request := func(method, path, body string) events.APIGatewayV2HTTPRequest {
 		return lambdatest.URLRequest(method, path, body, nil)

@@ -14,9 +14,8 @@ import (
 // webhook key): it starts and drains the (empty) outboxes.
 func TestFulfilsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
 	t.Parallel()
-	env := lambdatest.Env("fulfil", testenv.Config(t, testenv.NewDatabases(t, 1)))
+	fn, env := lambdatest.StartFunction(t, "fulfil", testenv.Config(t, testenv.NewDatabases(t, 1)), nil)
 	require.NotContains(t, env, "CATRACA_SESSION_KEYS")
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/fulfil"), env)
 	var done int
 	fn.Invoke(t, struct{}{}, &done)
 	require.Zero(t, done)

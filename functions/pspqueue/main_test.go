@@ -53,7 +53,7 @@ func TestConsumesSQSBatchUnderEmulator(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO payments (order_id, idempotency_key, status, amount_cents, currency)
 		VALUES ($1::bigint, 'order-' || $1::bigint || '-1', 'queued', 10, 'BRL') RETURNING id`, h.OrderID).Scan(&paymentID))
 
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/pspqueue"), lambdatest.Env("pspqueue", cfg))
+	fn, _ := lambdatest.StartFunction(t, "pspqueue", cfg, nil)
 	good, _ := json.Marshal(order.Job{OrderID: h.OrderID, PaymentID: paymentID})
 	bad, _ := json.Marshal(order.Job{OrderID: h.OrderID, PaymentID: 999999})
 	var res events.SQSEventResponse

@@ -19,7 +19,7 @@ import (
 func TestOnlyWebhooksUnderEmulator(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/pspwebhook"), lambdatest.Env("pspwebhook", cfg))
+	fn, _ := lambdatest.StartFunction(t, "pspwebhook", cfg, nil)
 	request := func(method, path, body string, headers map[string]string) events.APIGatewayV2HTTPResponse {
 		var res events.APIGatewayV2HTTPResponse
 		fn.Invoke(t, lambdatest.URLRequest(method, path, body, headers), &res)

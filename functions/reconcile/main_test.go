@@ -21,9 +21,8 @@ func TestReconcilesWithItsOwnConfigurationUnderEmulator(t *testing.T) {
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	cfg.PSPURL = srv.URL
-	env := lambdatest.Env("reconcile", cfg)
+	fn, env := lambdatest.StartFunction(t, "reconcile", cfg, nil)
 	require.NotContains(t, env, "CATRACA_SESSION_KEYS")
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/reconcile"), env)
 	var applied int
 	fn.Invoke(t, struct{}{}, &applied)
 	require.Zero(t, applied)

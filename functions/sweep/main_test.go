@@ -14,9 +14,8 @@ import (
 // it starts and sweeps every shard.
 func TestSweepsWithItsOwnConfigurationUnderEmulator(t *testing.T) {
 	t.Parallel()
-	env := lambdatest.Env("sweep", testenv.Config(t, testenv.NewDatabases(t, 2)))
+	fn, env := lambdatest.StartFunction(t, "sweep", testenv.Config(t, testenv.NewDatabases(t, 2)), nil)
 	require.NotContains(t, env, "CATRACA_PSP_API_KEY")
-	fn := lambdatest.Start(t, lambdatest.Build(t, "./functions/sweep"), env)
 	var swept map[string]int
 	fn.Invoke(t, struct{}{}, &swept)
 	require.Equal(t, map[string]int{"1": 0, "2": 0}, swept)

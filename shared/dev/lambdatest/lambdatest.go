@@ -244,6 +244,18 @@ func Env(fn string, cfg config.Config) map[string]string {
 	return env
 }
 
+// StartFunction builds functions/<name> and starts it with the environment
+// infra/stacks gives it (Env), after adjust (nil: none) has changed that;
+// it returns the environment too, for the test to check what is left out.
+func StartFunction(t testing.TB, name string, cfg config.Config, adjust func(env map[string]string)) (*Function, map[string]string) {
+	t.Helper()
+	env := Env(name, cfg)
+	if adjust != nil {
+		adjust(env)
+	}
+	return Start(t, Build(t, "./functions/"+name), env), env
+}
+
 // URLRequest is the event a function URL sends for one HTTP request.
 func URLRequest(method, path, body string, headers map[string]string) events.APIGatewayV2HTTPRequest {
 	h := map[string]string{"content-type": "application/json", "host": "abc.lambda-url.eu-west-1.on.aws"}
