@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 )
 
 // Env is one set of local servers with its data folder and ports.
@@ -282,10 +283,11 @@ func waitPostgres(ctx context.Context, dsn string) error {
 	}
 }
 
-// StartRedis starts Redis with AOF on, or reuses one on the port.
+// StartRedis starts Redis with AOF on, or reuses one on the port, and
+// returns once it answers commands (not while it replays its AOF).
 func (e Env) StartRedis(ctx context.Context) error {
 	if listening(e.RedisPort) {
-		return nil
+		return e.waitRedis(ctx)
 	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -309,10 +311,22 @@ func (e Env) StartRedis(ctx context.Context) error {
 	if err := run(cmd); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !listening(e.RedisPort) {
+	return e.waitRedis(ctx)
+}
+
+// waitRedis waits until PING answers PONG: a Redis replaying its AOF
+// accepts connections but answers LOADING.
+func (e Env) waitRedis(ctx context.Context) error {
+	c := redis.NewClient(&redis.Options{Addr: e.RedisAddr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.Ping(ctx).Err()
+		if err == nil {
+			return nil
+		}
 		if time.Now().After(deadline) {
-			return errors.New("redis did not start listening")
+			return fmt.Errorf("redis not ready: %w", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -320,7 +334,6 @@ func (e Env) StartRedis(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return nil
 }
 
 // KillRedis kills Redis with SIGKILL, losing what was not yet in the AOF.

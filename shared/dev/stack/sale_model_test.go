@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ import (
 	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -454,6 +456,21 @@ func (f *shopper) endPlace() {
 
 // ---- the admission controller ----
 
+// heartbeat reads a fan's state through its heartbeat. Every call spends
+// from the fan's bucket, which refills slower than a tick a second spends
+// on each fan in line: when told to slow down, the fan waits as asked (the
+// room's clock moves on) and calls again, as a browser does.
+func (m *model) heartbeat(f *shopper) (queue.Status, error) {
+	for {
+		st, err := m.s.st.App.Room.Status(m.ctx, m.event, f.Account, 0)
+		var slow queue.SlowDown
+		if !errors.As(err, &slow) {
+			return st, err
+		}
+		m.s.roomNow.Add(int64(slow.Wait))
+	}
+}
+
 func (m *model) Tick(t *rapid.T) { m.tick(t) }
 
 // tick is one admission tick, a second after the last one on the room's
@@ -492,7 +509,7 @@ func (m *model) tick(t *rapid.T) {
 		if !f.inLine {
 			continue
 		}
-		st, err := room.Status(m.ctx, m.event, f.Account, 0)
+		st, err := m.heartbeat(f)
 		if err != nil {
 			t.Fatalf("room status: %v", err)
 		}
