@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,13 +66,17 @@ var incidentNames = []string{IncidentHTTP5xx, IncidentPSP}
 
 // seriesLua writes a room's series (the ts key) from a script:
 // tally(now, name, n) adds to a counter of now's step, sample(now, {name,
-// value, …}) records values, forget(now) deletes the steps that just left
-// the window (a few, in case ticks paused).
+// value, …}) records values, forget(now) deletes every step that left the
+// window. The hash's "trimmed" field is the last step deleted: after a few
+// steps (the usual tick) forget deletes those steps' fields by name; after
+// a longer silence (sporadic writes) or on a hash without the mark it reads
+// the field names once and deletes every older step, so no step outlives
+// the window however irregular the writes.
 var seriesLua = fmt.Sprintf(`
-local function field(now, name) return math.floor(now / %d) .. ':' .. name end
+local function field(now, name) return math.floor(now / %[1]d) .. ':' .. name end
 local function tally(now, name, n)
   redis.call('HINCRBY', ts, field(now, name), n)
-  redis.call('PEXPIRE', ts, %d)
+  redis.call('PEXPIRE', ts, %[2]d)
 end
 local function sample(now, values)
   local args = {}
@@ -80,55 +85,65 @@ local function sample(now, values)
     args[#args + 1] = values[i + 1]
   end
   redis.call('HSET', ts, unpack(args))
-  redis.call('PEXPIRE', ts, %d)
+  redis.call('PEXPIRE', ts, %[2]d)
 end
 local function forget(now)
-  local names = {'%s'}
+  local first = math.floor((now - %[2]d) / %[1]d)
+  local done = tonumber(redis.call('HGET', ts, 'trimmed') or '')
+  if done and done >= first - 1 then return end
   local old = {}
-  for s = 0, 5 do
-    for _, n in ipairs(names) do old[#old + 1] = field(now - %d - s * %d, n) end
+  if done and done >= first - %[4]d then
+    local names = {'%[3]s'}
+    for s = done + 1, first - 1 do
+      for _, n in ipairs(names) do old[#old + 1] = s .. ':' .. n end
+    end
+  else
+    for _, f in ipairs(redis.call('HKEYS', ts)) do
+      local s = tonumber(string.match(f, '^(-?%%d+):'))
+      if s and s < first then old[#old + 1] = f end
+    end
   end
-  redis.call('HDEL', ts, unpack(old))
+  for i = 1, #old, 500 do redis.call('HDEL', ts, unpack(old, i, math.min(i + 499, #old))) end
+  redis.call('HSET', ts, 'trimmed', first - 1)
 end
-`, SeriesStep.Milliseconds(), seriesKeep.Milliseconds(), seriesKeep.Milliseconds(), strings.Join(seriesNames, "', '"),
-	seriesKeep.Milliseconds(), SeriesStep.Milliseconds())
+`, SeriesStep.Milliseconds(), seriesKeep.Milliseconds(), strings.Join(slices.Concat(seriesNames, incidentNames), "', '"), forgetByName)
+
+// forgetByName is how many steps forget deletes by name; a longer gap
+// costs one HKEYS instead.
+const forgetByName = 6
+
+// trimScript is forget alone, for the series written from Go (the global
+// one has no room keys).
+var trimScript = redis.NewScript("local ts = KEYS[1]\n" + seriesLua + "forget(tonumber(ARGV[1]))\nreturn 0\n")
 
 func stepOf(t time.Time) int64 { return t.UnixMilli() / SeriesStep.Milliseconds() }
 
 func seriesField(step int64, name string) string { return strconv.FormatInt(step, 10) + ":" + name }
 
-// expired lists the fields of names in the steps that just left the
-// window, as forget does.
-func expired(now time.Time, names []string) []string {
-	first := stepOf(now.Add(-seriesKeep))
-	var out []string
-	for s := range int64(6) {
-		for _, n := range names {
-			out = append(out, seriesField(first-s, n))
-		}
-	}
-	return out
-}
-
 func (r *Room) globalSeries() string { return r.prefix + "ts" }
 
 // write runs one pipeline on a series hash: fn's writes, the steps that
-// left the window deleted (of names), the hash's life renewed.
-func (r *Room) write(ctx context.Context, key string, names []string, fn func(p redis.Pipeliner, step int64)) error {
+// left the window deleted (trimScript), the hash's life renewed. When Redis
+// has not cached trimScript yet, it is loaded for the next write, which
+// trims what this one left.
+func (r *Room) write(ctx context.Context, key string, fn func(p redis.Pipeliner, step int64)) error {
 	now := r.now()
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		fn(p, stepOf(now))
-		p.HDel(ctx, key, expired(now, names)...)
+		trimScript.EvalSha(ctx, p, []string{key}, now.UnixMilli())
 		p.PExpire(ctx, key, seriesKeep)
 		return nil
 	})
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		err = trimScript.Load(ctx, r.rdb).Err()
+	}
 	return unavailable(err)
 }
 
 // CountIncident adds one to a global counter of the current step; callers
 // use it only on failure paths.
 func (r *Room) CountIncident(ctx context.Context, name string) error {
-	return r.write(ctx, r.globalSeries(), incidentNames, func(p redis.Pipeliner, step int64) {
+	return r.write(ctx, r.globalSeries(), func(p redis.Pipeliner, step int64) {
 		p.HIncrBy(ctx, r.globalSeries(), seriesField(step, name), 1)
 	})
 }
@@ -137,7 +152,7 @@ func (r *Room) CountIncident(ctx context.Context, name string) error {
 // in the current step of an event's series.
 func (r *Room) SetGauges(ctx context.Context, eventID int64, values map[string]int64) error {
 	key := r.keys(eventID).ts
-	return r.write(ctx, key, seriesNames, func(p redis.Pipeliner, step int64) {
+	return r.write(ctx, key, func(p redis.Pipeliner, step int64) {
 		fields := make([]any, 0, 2*len(values))
 		for f, v := range values {
 			fields = append(fields, seriesField(step, "g:"+f), v)
@@ -151,7 +166,7 @@ func (r *Room) SetGauges(ctx context.Context, eventID int64, values map[string]i
 // pipeline, for the control room's series.
 func (r *Room) RecordHold(ctx context.Context, eventID int64, latency time.Duration, outcome HoldOutcome) error {
 	k := r.keys(eventID)
-	return r.write(ctx, k.ts, seriesNames, func(p redis.Pipeliner, step int64) {
+	return r.write(ctx, k.ts, func(p redis.Pipeliner, step int64) {
 		p.HIncrBy(ctx, k.health, "n", 1)
 		p.HIncrBy(ctx, k.health, "lat_us", latency.Microseconds())
 		switch outcome {

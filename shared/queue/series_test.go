@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +53,58 @@ func TestSeriesCountsWhatAlreadyRuns(t *testing.T) {
 	require.Equal(t, 5*time.Second, Percentile(now.Latency, 0.99), "p99 of 5 ms, 30 ms and 3 s: the 3 s hold's bucket, up to 5 s")
 	require.Equal(t, 50*time.Millisecond, Percentile(now.Latency, 0.5))
 	require.Equal(t, SeriesStep, b[6].At.Sub(b[5].At))
+}
+
+// TestSeriesForgetsOldStepsAfterSilence: writes an hour and more apart (a
+// quiet event's holds, a rare PSP error) leave no step older than the
+// window in either hash, whether the writer is a script (the tick) or a
+// pipeline (holds, gauges, incidents); steady writes keep the hash to the
+// window too.
+func TestSeriesForgetsOldStepsAfterSilence(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 41, Settings{Ceiling: 2})
+	ctx := context.Background()
+	k := f.room.keys(41)
+	requireWindow := func(key, when string) {
+		t.Helper()
+		first := stepOf(f.clock.now().Add(-seriesKeep))
+		fields, err := f.rdb.HKeys(ctx, key).Result()
+		require.NoError(t, err)
+		for _, fld := range fields {
+			step, _, ok := strings.Cut(fld, ":")
+			if !ok {
+				continue // the trimmed mark
+			}
+			n, err := strconv.ParseInt(step, 10, 64)
+			require.NoError(t, err, fld)
+			require.GreaterOrEqual(t, n, first, "%s: field %s of %s is older than the window", when, fld, key)
+		}
+	}
+	write := func() {
+		require.NoError(t, f.room.RecordHold(ctx, 41, 20*time.Millisecond, HoldOK))
+		require.NoError(t, f.room.SetGauges(ctx, 41, map[string]int64{"revenue": 7}))
+		require.NoError(t, f.room.CountIncident(ctx, IncidentPSP))
+	}
+	write()
+	for _, gap := range []time.Duration{seriesKeep + 3*time.Minute, 30 * time.Minute, 45 * time.Minute, 2 * seriesKeep} {
+		f.clock.add(gap)
+		write()
+		requireWindow(k.ts, "after a pipeline write")
+		requireWindow(f.room.globalSeries(), "after an incident")
+	}
+	f.clock.add(seriesKeep + time.Minute)
+	_, err := f.room.Tick(ctx, 41, TickInput{Interval: time.Second})
+	require.NoError(t, err)
+	requireWindow(k.ts, "after a tick")
+
+	// Steady writes, one per step for two windows: the hash holds one
+	// window of steps.
+	for range 2 * int(seriesKeep/SeriesStep) {
+		f.clock.add(SeriesStep)
+		require.NoError(t, f.room.RecordHold(ctx, 41, 20*time.Millisecond, HoldOK))
+	}
+	requireWindow(k.ts, "after steady writes")
+	n, err := f.rdb.HLen(ctx, k.ts).Result()
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, int64(seriesKeep/SeriesStep+2)*2+1, "two fields a step (holds, one latency bucket) and the mark")
 }
