@@ -14,6 +14,7 @@ import (
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -125,9 +126,18 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var spec organizer.EventSpec
-	if err := decode(r, &spec); err != nil {
+	var body struct {
+		organizer.EventSpec
+		WaitingRoom *roomSettings `json:"waiting_room"`
+	}
+	if err := decode(r, &body); err != nil {
 		return err
+	}
+	spec := body.EventSpec
+	if body.WaitingRoom != nil {
+		if spec.WaitingRoom, err = body.WaitingRoom.settings("/waiting_room"); err != nil {
+			return err
+		}
 	}
 	e, err := s.organizer.CreateEvent(r.Context(), sess.Account, spec)
 	if err != nil {
@@ -162,6 +172,53 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, e)
 	return nil
+}
+
+// roomSettings are waiting-room settings as a request sends them. They
+// replace the event's as a whole, so "enabled" is required: left out, it
+// would read as false and {"ceiling": 50} would turn the room off.
+type roomSettings struct {
+	event.WaitingRoom
+	Enabled *bool `json:"enabled"`
+}
+
+// settings returns the settings, or a refusal pointing at pointer.
+func (b roomSettings) settings(pointer string) (event.WaitingRoom, error) {
+	if b.Enabled == nil {
+		return event.WaitingRoom{}, refused(reject.New(organizer.ErrInvalidEvent, pointer+"/enabled",
+			`Say whether the waiting room is on: "enabled": true or false (the settings are replaced as a whole).`), http.StatusBadRequest, "invalid-event")
+	}
+	w := b.WaitingRoom
+	w.Enabled = *b.Enabled
+	return w, nil
+}
+
+// eventPatch is PATCH /api/events/{id}'s body: its waiting room is
+// checked as roomSettings.
+type eventPatch struct {
+	organizer.EventPatch
+	WaitingRoom *roomSettings `json:"waiting_room"`
+}
+
+func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, body eventPatch) (event.Event, error) {
+	p := body.EventPatch
+	if body.WaitingRoom != nil {
+		w, err := body.WaitingRoom.settings("/waiting_room")
+		if err != nil {
+			return event.Event{}, err
+		}
+		p.WaitingRoom = &w
+	}
+	return s.organizer.UpdateEvent(ctx, organizerID, eventID, p)
+}
+
+// setWaitingRoom is PUT /api/events/{id}/waiting-room's change.
+func (s *Server) setWaitingRoom(ctx context.Context, organizerID, eventID int64, body roomSettings) (event.Event, error) {
+	w, err := body.settings("")
+	if err != nil {
+		return event.Event{}, err
+	}
+	return s.organizer.SetWaitingRoom(ctx, organizerID, eventID, w)
 }
 
 // eventChange serves an organizer's change to one of their events: it

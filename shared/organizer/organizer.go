@@ -173,11 +173,16 @@ var color = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 // validPrices checks price levels as the API receives them, at pointer in
 // the request body.
 func validPrices(pointer string, levels []event.PriceLevel) error {
+	seen := map[string]bool{}
 	for i, p := range levels {
 		at := pointer + reject.Pointer(i)
 		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
 			return reject.New(ErrInvalidEvent, at, "Every price level needs a code of 1 to 20 characters and a name of at most 100.")
 		}
+		if seen[p.Code] {
+			return reject.New(ErrInvalidEvent, at+"/code", fmt.Sprintf("Price level %q is listed twice; list each level once.", p.Code))
+		}
+		seen[p.Code] = true
 		if p.Color != "" && !color.MatchString(p.Color) {
 			return reject.New(ErrInvalidEvent, at+"/color", fmt.Sprintf("The color of level %q must be written #rrggbb, like #1f6feb.", p.Code))
 		}

@@ -1,0 +1,136 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// send posts a raw body with a content type and f's session.
+func (f *fan) send(method, path, contentType, body string) response {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	require.NoError(f.t, err)
+	req.Header.Set("Content-Type", contentType)
+	res, err := f.client.Do(req)
+	require.NoError(f.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(f.t, err)
+	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		require.NoError(f.t, json.Unmarshal(raw, &out.Body))
+	}
+	return out
+}
+
+// eventBody is a new event of venueID as JSON, with extra members spliced
+// in (each `"key":value`, comma-led).
+func eventBody(venueID int64, name, extra string) string {
+	return `{"venue_id":` + itoa(venueID) + `,"layout_version":1,"name":"` + name + `","starts_at":"2031-01-02T20:00:00Z",` +
+		`"sale_starts_at":"2030-12-01T10:00:00Z","sale_ends_at":"2031-01-02T18:00:00Z"` + extra + `}`
+}
+
+const fourLevels = `,"price_levels":[{"code":"A","price_cents":100},{"code":"B","price_cents":100},{"code":"C","price_cents":100},{"code":"GA","price_cents":100}]`
+
+// A price level listed twice in one request is refused with the place of
+// the second: creating an event with one answered 500 (the catalog's
+// unique key), and an edit applied whichever came last.
+func TestDuplicatePriceLevelsAreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Twice Arena", "Recife", 20, 5))
+	twice := `,"price_levels":[{"code":"A","price_cents":100},{"code":"B","price_cents":100},{"code":"A","price_cents":200},{"code":"C","price_cents":100},{"code":"GA","price_cents":100}]`
+	requireRefusal(t, ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Twice", twice)),
+		http.StatusBadRequest, "invalid-event", `Price level "A" is listed twice; list each level once.`, "/price_levels/2/code")
+	require.Empty(t, ana.do(http.MethodGet, "/api/organizer/events", nil).Body["events"], "nothing half-written")
+
+	id := itoa(createEvent(t, ana, venueID, "Once", false))
+	requireRefusal(t, ana.send(http.MethodPatch, "/api/events/"+id, "application/json", `{"price_levels":[{"code":"A","price_cents":1},{"code":"A","price_cents":2}]}`),
+		http.StatusBadRequest, "invalid-event", `Price level "A" is listed twice; list each level once.`, "/price_levels/1/code")
+	requireRefusal(t, ana.send(http.MethodPut, "/api/events/"+id+"/price-levels", "application/json", `[{"code":"B","price_cents":1},{"code":"B","price_cents":2}]`),
+		http.StatusBadRequest, "invalid-event", `Price level "B" is listed twice; list each level once.`, "/1/code")
+	r := ana.do(http.MethodGet, "/api/organizer/events/"+id, nil)
+	require.EqualValues(t, 9000, r.Body["price_levels"].([]any)[0].(map[string]any)["price_cents"], "a refused change changes nothing")
+}
+
+// Waiting-room settings are replaced as a whole, so they must say whether
+// the room is on: {"ceiling":50} alone used to turn an event's waiting room
+// off (and made a new event's room off).
+func TestWaitingRoomSettingsMustSayEnabled(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Room Arena", "Recife", 20, 5))
+	const detail = `Say whether the waiting room is on: "enabled": true or false (the settings are replaced as a whole).`
+	requireRefusal(t, ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Roomless", fourLevels+`,"waiting_room":{"ceiling":50}`)),
+		http.StatusBadRequest, "invalid-event", detail, "/waiting_room/enabled")
+	require.Empty(t, ana.do(http.MethodGet, "/api/organizer/events", nil).Body["events"])
+
+	id := itoa(createEvent(t, ana, venueID, "Gated", true))
+	requireRefusal(t, ana.send(http.MethodPatch, "/api/events/"+id, "application/json", `{"waiting_room":{"ceiling":50}}`),
+		http.StatusBadRequest, "invalid-event", detail, "/waiting_room/enabled")
+	requireRefusal(t, ana.send(http.MethodPut, "/api/events/"+id+"/waiting-room", "application/json", `{"ceiling":50}`),
+		http.StatusBadRequest, "invalid-event", detail, "/enabled")
+	r := ana.do(http.MethodGet, "/api/organizer/events/"+id, nil)
+	require.Equal(t, true, r.Body["waiting_room"].(map[string]any)["enabled"], "the room stays on")
+
+	r = ana.send(http.MethodPatch, "/api/events/"+id, "application/json", `{"waiting_room":{"enabled":true,"ceiling":50}}`)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 50, r.Body["waiting_room"].(map[string]any)["ceiling"])
+	r = ana.send(http.MethodPut, "/api/events/"+id+"/waiting-room", "application/json", `{"enabled":false,"ceiling":60,"active_ttl_seconds":600,"admission_ttl_seconds":900}`)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, false, r.Body["waiting_room"].(map[string]any)["enabled"])
+}
+
+// A body that is not the JSON value a route takes is told so in words, not
+// in Go's type names, and null is not an empty object.
+func TestBodiesOfTheWrongShapeAreNamed(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Shape Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Shape Show", false))
+	for _, body := range []string{`null`, `[]`, `"x"`, `1`, ` null `} {
+		for _, path := range []string{"/api/events/" + id, "/api/events/" + id + "/admission"} {
+			method := map[bool]string{true: http.MethodPatch, false: http.MethodPut}[path == "/api/events/"+id]
+			r := ana.send(method, path, "application/json", body)
+			requireProblem(t, r, http.StatusBadRequest, "malformed-json")
+			require.Equal(t, "The body must be a JSON object.", r.Body["detail"], "%s %s", path, body)
+		}
+	}
+	r := ana.send(http.MethodPut, "/api/events/"+id+"/price-levels", "application/json", `{"code":"A","price_cents":1}`)
+	requireProblem(t, r, http.StatusBadRequest, "malformed-json")
+	require.Equal(t, "The body must be a JSON array.", r.Body["detail"])
+
+	for body, want := range map[string]string{
+		`{"max_per_account":"6"}`:               `Field "max_per_account" must be a whole number.`,
+		`{"max_per_account":1.5}`:               `Field "max_per_account" must be a whole number.`,
+		`{"name":7}`:                            `Field "name" must be a string.`,
+		`{"waiting_room":{"enabled":"yes"}}`:    `Field "waiting_room.enabled" must be true or false.`,
+		`{"price_levels":{"code":"A"}}`:         `Field "price_levels" must be an array.`,
+		`{"starts_at":"10000-01-02T20:00:00Z"}`: `"10000-01-02T20:00:00Z" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
+		`{"starts_at":"2031-01-02"}`:            `"2031-01-02" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
+	} {
+		r := ana.send(http.MethodPatch, "/api/events/"+id, "application/json", body)
+		require.Equal(t, http.StatusBadRequest, r.Status, body)
+		require.Equal(t, want, r.Body["detail"], body)
+	}
+}
+
+// Every line of a CSV seat list has the columns of the first: a seventh
+// column was silently dropped and a missing one was blamed on the last.
+func TestCSVLinesHaveTheColumnsOfTheFirst(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	r := postCSV(t, ana, "/api/venues?name=T&city=R&dry_run=true", "section,row,seat,x,y,price_level\n1,A,1,1,1,A,extra\n1,A,2,1,1\n1,A,3,1,1,A\n")
+	requireProblem(t, r, http.StatusBadRequest, "invalid-layout")
+	require.Equal(t, []any{
+		map[string]any{"line": 2.0, "detail": "this line has 7 columns and the first line 6: every line needs section,row,seat,x,y,price_level"},
+		map[string]any{"line": 3.0, "detail": "this line has 5 columns and the first line 6: every line needs section,row,seat,x,y,price_level"},
+	}, r.Body["errors"])
+}
