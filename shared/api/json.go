@@ -9,9 +9,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/catraca/catraca/shared/problem"
@@ -31,6 +34,10 @@ func decode(r *http.Request, dst any) error {
 	if err == nil {
 		err = unmarshal(body, dst)
 	}
+	if shape := shapeOf(dst); (err == nil && string(bytes.TrimSpace(body)) == "null") || isTypeError(err, "") {
+		// null would decode as an empty object, and Go's message would name a Go type.
+		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shape+".")
+	}
 	if err == nil {
 		if hasNUL(body) {
 			return problem.New(http.StatusBadRequest, "invalid-text", "Text fields must not contain NUL (\\u0000) characters.")
@@ -41,6 +48,7 @@ func decode(r *http.Request, dst any) error {
 	var maxErr *http.MaxBytesError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var timeErr *time.ParseError
 	switch {
 	case errors.As(err, &p):
 		return p
@@ -53,12 +61,57 @@ func decode(r *http.Request, dst any) error {
 		return problem.New(http.StatusBadRequest, "malformed-json", "The body is not valid JSON.")
 	case errors.As(err, &typeErr):
 		return problem.New(http.StatusBadRequest, "invalid-field",
-			fmt.Sprintf("Field %q must be of type %s.", typeErr.Field, typeErr.Type))
+			fmt.Sprintf("Field %q must be %s.", jsonPath(typeErr.Field), jsonKind(typeErr.Type)))
+	case errors.As(err, &timeErr):
+		return problem.New(http.StatusBadRequest, "invalid-field",
+			strconv.Quote(timeErr.Value)+" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return problem.New(http.StatusBadRequest, "unknown-field",
 			"Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
 	}
 	return problem.New(http.StatusBadRequest, "malformed-json", "The body could not be read as JSON.").Wrap(err)
+}
+
+// shapeOf names the JSON value dst takes: an object or an array.
+func shapeOf(dst any) string {
+	if t := reflect.TypeOf(dst); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Slice {
+		return "array"
+	}
+	return "object"
+}
+
+// isTypeError tells whether err is a JSON value of the wrong type at field.
+func isTypeError(err error, field string) bool {
+	var typeErr *json.UnmarshalTypeError
+	return errors.As(err, &typeErr) && typeErr.Field == field
+}
+
+// jsonPath is a decoding error's field path as the client wrote it: Go
+// puts the names of embedded structs in it (our JSON names are lower case).
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p != "" && unicode.IsUpper(rune(p[0])) }), ".")
+}
+
+// jsonKind names what a Go type takes in JSON, for a person.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // unmarshal decodes one JSON value, strictly, from b.

@@ -85,7 +85,7 @@ func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 			400, "invalid-event", `price_cents of level "A" must be between 0 and 100000000.`, "/price_levels/0/price_cents"},
 		{"missing price", o, "POST", "/api/events", event(map[string]any{"price_levels": []map[string]any{{"code": "A", "price_cents": 1}}}), nil,
 			400, "invalid-event", `No price for level "GA" (section FLOOR).`, "/price_levels"},
-		{"room ceiling", o, "POST", "/api/events", event(map[string]any{"waiting_room": map[string]any{"ceiling": -5}}), nil,
+		{"room ceiling", o, "POST", "/api/events", event(map[string]any{"waiting_room": map[string]any{"enabled": true, "ceiling": -5}}), nil,
 			400, "invalid-event", "Ceiling must be between 1 and 1000000, active_ttl_seconds and admission_ttl_seconds between 1 and 86400.", "/waiting_room/ceiling"},
 		{"status", o, "PUT", ev + "/status", map[string]any{"status": "sold"}, nil,
 			400, "invalid-event", "Status must be one of scheduled, on_sale, closed, cancelled.", "/status"},

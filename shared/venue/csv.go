@@ -87,7 +87,19 @@ func FromCSV(r io.Reader, name, city string) (Layout, error) {
 			return Layout{}, err
 		}
 		line, _ := cr.FieldPos(0)
-		if first && p.header(rec) {
+		if first {
+			p.width = len(rec)
+			if p.header(rec) {
+				continue
+			}
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a blank line
+		}
+		if len(rec) != p.width {
+			// A column too many would be dropped, one too few blamed on the last.
+			p.fail(line, "", fmt.Sprintf("this line has %d columns and the first line %d: every line needs %s",
+				len(rec), p.width, strings.Join(CSVColumns, ",")))
 			continue
 		}
 		p.seat(&l, line, rec)
@@ -108,6 +120,7 @@ type levelAt struct {
 }
 
 type csvParser struct {
+	width    int // columns of the first line
 	cols     map[string]int
 	seen     map[string]int     // section/row/seat → line
 	levels   map[string]levelAt // section → its price level, first given on line
@@ -148,9 +161,6 @@ func (p *csvParser) seat(l *Layout, line int, rec []string) {
 			return strings.TrimSpace(rec[i])
 		}
 		return ""
-	}
-	if len(rec) == 1 && get("section") == "" {
-		return // a blank line
 	}
 	before := len(p.errs)
 	text := func(c string) string {
