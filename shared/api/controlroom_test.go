@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -253,6 +254,49 @@ func TestOrganizerRefundsAnOrder(t *testing.T) {
 	require.Contains(t, kept[0].(map[string]any)["failure"], "only whole refunds")
 	require.Equal(t, "Caio", r.Body["buyer"].(map[string]any)["name"])
 	require.NotEmpty(t, r.Body["payments"])
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestConcurrentRefundsRefundOnce: a refund clicked many times at once
+// (a double click, two organizers) records one refund and asks the PSP
+// once; every click is answered with the refunded order.
+func TestConcurrentRefundsRefundOnce(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	o := s.organizerOf(t)
+	_, orderID, _ := s.paidOrder(t, "ana@example.com", s.seats[:2]...)
+	refund := "/api/orders/" + itoa(orderID) + "/refund"
+
+	const clicks = 12
+	start := make(chan struct{})
+	answers := make(chan response, clicks)
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Go(func() {
+			<-start
+			answers <- o.do(http.MethodPost, refund, nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.Equal(t, "refunded", r.Body["status"])
+	}
+	r := o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Len(t, r.Body["refunds"].([]any), 1, "one refund row for %d concurrent clicks", clicks)
+	require.Equal(t, "succeeded", r.Body["refunds"].([]any)[0].(map[string]any)["status"])
+	require.NotEmpty(t, r.Body["refunds"].([]any)[0].(map[string]any)["psp_refund_id"], "the row names the PSP's refund")
+	refunds := 0
+	for _, e := range s.sim.Ledger() {
+		if e.Amount < 0 {
+			refunds++
+		}
+	}
+	require.Equal(t, 1, refunds, "the PSP gave the money back once")
+	require.EqualValues(t, 1, s.refundCalls.Load(), "the PSP was asked once")
 	require.Zero(t, s.errors5xx.Load())
 }
 

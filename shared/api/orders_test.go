@@ -39,6 +39,8 @@ type shop struct {
 	errors5xx atomic.Int32
 	// stopWorkers stops the outbox, queue, reconciler and sweeper.
 	stopWorkers func()
+	// refundCalls counts the refunds asked of the PSP (replays included).
+	refundCalls atomic.Int32
 }
 
 func newShop(t testing.TB, faults pspsim.Faults) *shop {
@@ -60,7 +62,12 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	}
 	s.sim = pspsim.New(pspsim.Config{APIKey: s.app.Config.PSPAPIKey, Secret: s.secret, PublicURL: simSrv.URL, Faults: faults})
 	t.Cleanup(s.sim.Close)
-	simSrv.Config.Handler = s.sim
+	simSrv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/refunds" {
+			s.refundCalls.Add(1)
+		}
+		s.sim.ServeHTTP(w, r)
+	})
 	h := validated(t, s.app.Handler())
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/psp/webhook" && s.failNext.Load() > 0 {

@@ -84,24 +84,52 @@ var ErrNotRefundable = errors.New("order is not refundable")
 var ErrRefundRefused = errors.New("the payment provider refused the refund")
 
 // Refund gives a paid order's money back at the PSP and voids its tickets.
-// The PSP call carries the idempotency key every refund of that payment
-// uses (the outbox's too), so a retry or a second click refunds once; an
-// order refunded already is answered as it is, not as an error.
+// The order's refund lock is held from the check of its status to the
+// record of the refund, so concurrent refunds of one order (a double
+// click, two organizers) take turns: the first asks the PSP and records
+// one refund, the others find the order refunded and answer it as it is. The PSP call
+// also carries the idempotency key every refund of that payment uses (the
+// outbox's too).
 func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
-	st, o, err := s.open(ctx, id)
+	st, err := s.shards.OfRow(id)
 	if err != nil {
-		return Order{}, err
+		return Order{}, ErrNotFound
 	}
-	switch o.Status {
-	case shardstore.OrderRefunded:
-		return o, nil
-	case shardstore.OrderPaid:
-	default:
-		return Order{}, reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", o.Status))
+	var refused error
+	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+		status, found, err := tx.LockRefunds(ctx, id)
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return ErrNotFound
+		case status == shardstore.OrderRefunded:
+			return nil
+		case status != shardstore.OrderPaid:
+			return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
+		}
+		refused, err = s.refundPaid(ctx, tx, id, by)
+		return err
+	})
+	if err != nil {
+		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
 	}
-	paymentID, pspID, found, err := st.PaidBy(ctx, id)
+	if refused != nil {
+		return Order{}, fmt.Errorf("refund order %d: %w: %v", id, ErrRefundRefused, refused)
+	}
+	return load(ctx, st, id)
+}
+
+// refundPaid refunds a paid order whose refund lock tx holds at the PSP and records
+// what it said; a refusal is recorded and returned as refused.
+func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64) (refused error, err error) {
+	paymentID, pspID, found, err := tx.PaidBy(ctx, id)
 	if err != nil || !found {
-		return Order{}, fmt.Errorf("refund order %d: its payment is unknown (%v)", id, err)
+		return nil, fmt.Errorf("its payment is unknown (%v)", err)
+	}
+	o, err := load(ctx, tx, id)
+	if err != nil {
+		return nil, err
 	}
 	var refund psp.Refund
 	err = s.callPSP(ctx, true, func() error {
@@ -116,30 +144,20 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 			err = nil
 		}
 	}
-	if err != nil && !errors.Is(err, psp.ErrRejected) {
-		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
+	if errors.Is(err, psp.ErrRejected) {
+		return err, tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundRefused, "", err.Error())
 	}
-	refused := err
-	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
-		if refused != nil {
-			return tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundRefused, "", refused.Error())
-		}
-		if err := tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundSucceeded, refund.ID, ""); err != nil {
-			return err
-		}
-		if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
-			return err
-		}
-		_, err := tx.RefundPaid(ctx, id, paymentID)
-		return err
-	})
 	if err != nil {
-		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
+		return nil, err
 	}
-	if refused != nil {
-		return Order{}, fmt.Errorf("refund order %d: %w: %v", id, ErrRefundRefused, refused)
+	if err := tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundSucceeded, refund.ID, ""); err != nil {
+		return nil, err
 	}
-	return load(ctx, st, id)
+	if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
+		return nil, err
+	}
+	_, err = tx.RefundPaid(ctx, id, paymentID)
+	return nil, err
 }
 
 // exportPage is how many orders an export reads at a time: memory stays

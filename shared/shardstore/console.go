@@ -6,6 +6,7 @@ package shardstore
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,20 @@ func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspI
 	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.id = o.payment_id
 		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL`, orderID), &paymentID, &pspID)
 	return paymentID, pspID, found, err
+}
+
+// LockRefunds takes an order's refund lock for the rest of the
+// transaction and reads the order's status: concurrent refunds of one
+// order take turns, and each sees what the one before it committed. It is
+// an advisory lock, not the order's row lock, so the PSP's refunded
+// webhook (which locks the payment, then the order) cannot deadlock with
+// the refund that caused it.
+func (t Tx) LockRefunds(ctx context.Context, orderID int64) (status OrderStatus, found bool, err error) {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "refund:"+strconv.FormatInt(orderID, 10)); err != nil {
+		return "", false, err
+	}
+	found, err = one(t.tx.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, orderID), &status)
+	return status, found, err
 }
 
 // RecordRefund records an organizer's refund and what the PSP said.
