@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestImportLayoutFromCSV(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	require.EqualValues(t, 2, r.Body["version"])
 
-	requireProblem(t, postCSV(t, bob, "/api/venues/"+id+"/layouts", seatList), http.StatusForbidden, "not-your-venue")
+	requireProblem(t, postCSV(t, bob, "/api/venues/"+id+"/layouts", seatList), http.StatusNotFound, "venue-not-found")
 	requireProblem(t, postCSV(t, fan, "/api/venues?name=T&city=R", seatList), http.StatusForbidden, "organizer-only")
 	requireProblem(t, postCSV(t, ana, "/api/venues?name=T&city=R", "101,A,1,10,10,A\x00\n"), http.StatusBadRequest, "invalid-text")
 
@@ -258,4 +259,74 @@ func TestEditAndPublishAnEvent(t *testing.T) {
 		requireProblem(t, fan.do(c.method, c.path, c.body), http.StatusForbidden, "organizer-only")
 	}
 	requireProblem(t, ana.do(http.MethodPatch, "/api/events/999999", map[string]any{"name": "x"}), http.StatusNotFound, "event-not-found")
+}
+
+// TestOrganizerRoutesHideOtherOrganizersResources: every organizer route
+// of the OpenAPI document that names an event, an order or a venue answers
+// another organizer exactly as it answers for one that does not exist (a
+// 404), so an id reveals nothing. The routes come from the document (tag
+// organizer), so a new one is tested as soon as it is described.
+func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	ana, bob := organizerNamed(t, a, srv, "ana@example.com"), organizerNamed(t, a, srv, "bob@example.com")
+	anaVenue := importVenue(t, ana, venue.Stadium("Ana Hidden Arena", "Recife", 20, 5))
+	anaEvent := createEvent(t, ana, anaVenue, "Ana Hidden Show", false)
+	buyer := newFan(t, srv)
+	buyer.signUp("buyer@example.com")
+	r := buyer.do(http.MethodPost, "/api/events/"+itoa(anaEvent)+"/holds", map[string]any{"seats": seatIDs(t, a, anaVenue)[:1]}, "Idempotency-Key", "h1")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	anaOrder := int64(r.Body["order_id"].(float64))
+
+	// ids of Ana's and of nobody's: an absent order keeps its shard bits.
+	ids := map[string][2]int64{
+		"/api/events/{id}":           {anaEvent, 1 << 40},
+		"/api/organizer/events/{id}": {anaEvent, 1 << 40},
+		"/api/orders/{id}":           {anaOrder, anaOrder + 1<<30},
+		"/api/organizer/orders/{id}": {anaOrder, anaOrder + 1<<30},
+		"/api/venues/{id}":           {anaVenue, 1 << 40},
+	}
+	// A valid body for each route that takes one, so the answer is about
+	// the resource and not the body.
+	bodies := map[string]any{
+		"PATCH /api/events/{id}":            map[string]any{"name": "Bob Was Here"},
+		"PUT /api/events/{id}/status":       map[string]any{"status": "cancelled"},
+		"PUT /api/events/{id}/price-levels": []map[string]any{{"code": "A", "price_cents": 1}},
+		"PUT /api/events/{id}/waiting-room": map[string]any{"enabled": true, "ceiling": 5, "active_ttl_seconds": 60, "admission_ttl_seconds": 60},
+		"PUT /api/events/{id}/admission":    map[string]any{"paused": true, "ceiling": 5},
+		"PUT /api/events/{id}/entry":        map[string]any{"max_transfers": 3},
+		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
+		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
+	}
+	tested := 0
+	for path, item := range loadOpenAPI(t).Paths.Map() {
+		for method, op := range item.Operations() {
+			route := method + " " + path
+			if !slices.Contains(op.Tags, "organizer") || !strings.Contains(path, "{id}") {
+				continue
+			}
+			t.Run(route, func(t *testing.T) {
+				prefix := path[:strings.Index(path, "{id}")+len("{id}")]
+				id, ok := ids[prefix]
+				require.True(t, ok, "%s names a resource this test does not know: give ids an owned and an absent one of it", route)
+				body, ok := bodies[route]
+				require.True(t, ok || op.RequestBody == nil, "%s takes a body: give bodies a valid one", route)
+				at := func(id int64) string { return strings.Replace(path, "{id}", itoa(id), 1) }
+				theirs := bob.do(method, at(id[0]), body)
+				absent := bob.do(method, at(id[1]), body)
+				requireProblem(t, theirs, http.StatusNotFound, strings.TrimPrefix(absent.Body["type"].(string), "https://catraca.dev/problems/"))
+				require.Equal(t, strings.ReplaceAll(absent.Body["detail"].(string), itoa(id[1]), "N"), strings.ReplaceAll(theirs.Body["detail"].(string), itoa(id[0]), "N"),
+					"another organizer's %s reads as an absent one", prefix)
+			})
+			tested++
+		}
+	}
+	require.GreaterOrEqual(t, tested, 15, "the document's organizer routes")
+
+	// Nothing Bob sent changed Ana's event.
+	r = ana.do(http.MethodGet, "/api/organizer/events/"+itoa(anaEvent), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "Ana Hidden Show", r.Body["name"])
+	require.Equal(t, "on_sale", r.Body["status"])
 }

@@ -255,7 +255,8 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrNotFound):
 		return problem.New(http.StatusNotFound, "ticket-not-found", "No such ticket among yours.")
 	case errors.Is(err, entry.ErrNotOwner):
-		return problem.New(http.StatusForbidden, "not-event-organizer", "Only the organizer who created this event can do this.")
+		// As another organizer's events elsewhere: not found, whether or not it exists.
+		return problem.New(http.StatusNotFound, "event-not-found", "No such event among the events you organize.")
 	case errors.Is(err, entry.ErrNotStaff):
 		return problem.New(http.StatusForbidden, "not-door-staff", "You are not door staff for this event; ask its organizer to add you.")
 	case errors.Is(err, entry.ErrNoAccount):

@@ -63,7 +63,7 @@ func TestDoorOverHTTP(t *testing.T) {
 		return door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": code, "gate": "North", "scan_id": id})
 	}
 	requireProblem(t, scan(codes[0], "x"), http.StatusForbidden, "not-door-staff")
-	requireProblem(t, door.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}), http.StatusForbidden, "not-event-organizer")
+	requireProblem(t, door.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}), http.StatusNotFound, "event-not-found")
 	requireProblem(t, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "nobody@example.com"}), http.StatusNotFound, "account-not-found")
 	require.Equal(t, http.StatusCreated, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
 
@@ -77,7 +77,7 @@ func TestDoorOverHTTP(t *testing.T) {
 	require.Equal(t, "North", r.Body["first_gate"])
 	requireProblem(t, door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[1], "scan_id": "3"}), http.StatusBadRequest, "invalid-gate")
 	requireProblem(t, org.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": -1}), http.StatusBadRequest, "invalid-settings")
-	requireProblem(t, door.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": 2}), http.StatusForbidden, "not-event-organizer")
+	requireProblem(t, door.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": 2}), http.StatusNotFound, "event-not-found")
 	st := door.do(http.MethodGet, ev+"/checkins", nil)
 	require.NotContains(t, st.Body, "settings", "the rules are the organizer's")
 	require.Equal(t, float64(1), st.Body["checked_in"])

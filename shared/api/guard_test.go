@@ -271,7 +271,7 @@ func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 	anaVenue := importVenue(t, ana, venue.Stadium("Ana Arena", "Recife", 20, 5))
 
 	requireProblem(t, bob.do(http.MethodPost, "/api/venues/"+itoa(anaVenue)+"/layouts", venue.Stadium("Ana Arena", "Recife", 30, 5)),
-		http.StatusForbidden, "not-your-venue")
+		http.StatusNotFound, "venue-not-found")
 	r := ana.do(http.MethodPost, "/api/venues/"+itoa(anaVenue)+"/layouts", venue.Stadium("Ana Arena", "Recife", 30, 5))
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 
@@ -290,7 +290,7 @@ func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, "/api/events", spec("Ana Tour 2", 2)).Status, "a tour shares its own shard")
 	require.Equal(t, http.StatusCreated, bob.do(http.MethodPost, "/api/events", spec("Bob Show", 0)).Status, "placement still serves everyone")
 	requireProblem(t, bob.do(http.MethodPut, "/api/events/"+itoa(anaEvent)+"/status", map[string]any{"status": "cancelled"}),
-		http.StatusForbidden, "not-your-event")
+		http.StatusNotFound, "event-not-found")
 
 	// A draft (creation not finished) is not readable by id.
 	r = ana.do(http.MethodPost, "/api/events", spec("Draft", 0))

@@ -86,6 +86,11 @@ func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter dry_run must be true or false.")
 	}
 	stored, err := s.organizer.ImportLayoutAs(r.Context(), sess.Account, venueID, l)
+	if errors.Is(err, venue.ErrNotFound) {
+		// Another organizer's venue too, as if it did not exist.
+		return problem.New(http.StatusNotFound, "venue-not-found",
+			"You have no venue "+itoa(venueID)+". Import your layout as a new venue (POST /api/venues).")
+	}
 	if err != nil {
 		return err
 	}
@@ -253,11 +258,6 @@ func organizerError(err error) error {
 		return refused(err, http.StatusBadRequest, "invalid-event")
 	case errors.Is(err, venue.ErrNotFound):
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
-	case errors.Is(err, organizer.ErrNotOwner):
-		return problem.New(http.StatusForbidden, "not-your-event", "This event belongs to another organizer.")
-	case errors.Is(err, venue.ErrNotOwner):
-		return problem.New(http.StatusForbidden, "not-your-venue",
-			"This venue belongs to another organizer. Import your layout as a new venue (POST /api/venues).")
 	case errors.Is(err, organizer.ErrShardTaken):
 		return problem.New(http.StatusForbidden, "shard-taken",
 			"That shard serves another organizer's events. Leave shard out to let placement choose.")

@@ -88,16 +88,15 @@ func (s *Service) ownerOf(ctx context.Context, event int64) (int64, error) {
 	return *owner, nil
 }
 
-// requireOwner fails unless account created the event.
+// requireOwner fails unless account created the event: ErrNotOwner for
+// another organizer's event and for none at all alike, so the answer does
+// not tell whether the event exists.
 func (s *Service) requireOwner(ctx context.Context, event, account int64) error {
 	owner, err := s.ownerOf(ctx, event)
-	if err != nil {
-		return err
-	}
-	if owner != account {
+	if errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account {
 		return ErrNotOwner
 	}
-	return nil
+	return err
 }
 
 // Staff fails unless account may scan at the event's doors: door staff

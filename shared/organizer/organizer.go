@@ -75,7 +75,8 @@ func (s *Service) ImportLayout(ctx context.Context, venueID int64, l venue.Layou
 }
 
 // ImportLayoutAs stores a venue layout for an organizer: a new venue is
-// theirs, and a new version only of a venue of theirs (venue.ErrNotOwner).
+// theirs, and a new version only of a venue of theirs (another organizer's
+// venue is venue.ErrNotFound).
 func (s *Service) ImportLayoutAs(ctx context.Context, organizerID, venueID int64, l venue.Layout) (venue.Layout, error) {
 	return s.venues.Import(ctx, organizerID, venueID, l)
 }
@@ -321,9 +322,6 @@ func (s *Service) SetStatus(ctx context.Context, id int64, status event.Status) 
 	return nil
 }
 
-// ErrNotOwner means an organizer tried to change another organizer's event.
-var ErrNotOwner = errors.New("event belongs to another organizer")
-
 // ErrShardTaken means an organizer tried to pin an event to a shard that
 // serves another organizer's upcoming events.
 var ErrShardTaken = errors.New("shard serves another organizer's events")
@@ -367,19 +365,16 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	return event.Event{}, reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 }
 
+// owns fails with event.ErrNotFound unless organizerID created the event:
+// another organizer's event is answered as if it did not exist, so its id
+// reveals nothing (a draft's included).
 func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
 	var owner *int64
 	err := s.catalog.QueryRow(ctx, `SELECT created_by FROM events WHERE id = $1`, eventID).Scan(&owner)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
 		return fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
 	}
-	if err != nil {
-		return err
-	}
-	if owner == nil || *owner != organizerID {
-		return ErrNotOwner
-	}
-	return nil
+	return err
 }
 
 // SetPriceLevels changes prices of an event. Seats and places not yet held
@@ -462,9 +457,7 @@ func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64
 // Event returns an event of the organizer's, drafts included; another
 // organizer's event is not found, as if it did not exist.
 func (s *Service) Event(ctx context.Context, organizerID, eventID int64) (event.Event, error) {
-	if err := s.owns(ctx, organizerID, eventID); errors.Is(err, ErrNotOwner) {
-		return event.Event{}, fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
-	} else if err != nil {
+	if err := s.owns(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
 	return s.events.Get(ctx, eventID)

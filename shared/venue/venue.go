@@ -20,7 +20,6 @@ import (
 var (
 	ErrInvalidLayout = errors.New("invalid layout")
 	ErrNotFound      = errors.New("layout not found")
-	ErrNotOwner      = errors.New("venue belongs to another organizer")
 )
 
 // Layout is a whole venue map as organizers import it and browsers draw it.
@@ -203,7 +202,8 @@ func (s *Store) Import(ctx context.Context, owner, venueID int64, l Layout) (Lay
 				return err
 			}
 			if owner > 0 && (current == nil || *current != owner) {
-				return fmt.Errorf("venue %d: %w", venueID, ErrNotOwner)
+				// Another organizer's venue is not found, as if it did not exist.
+				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
 			}
 		}
 		if venueID == 0 {
