@@ -183,10 +183,41 @@ func validQuery(r *http.Request) error {
 
 // writeJSON sends v with status. Caching headers are the caller's.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	if w.Header().Get("Cache-Control") == "" {
-		w.Header().Set("Cache-Control", "no-store")
+	var b bytes.Buffer
+	json.NewEncoder(&b).Encode(v)
+	writeJSONBytes(w, status, b.Bytes())
+}
+
+// writeJSONBytes sends an encoded JSON body with status, no-store unless
+// the caller set its caching headers.
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-store")
 	}
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(body)
+}
+
+// appendJSONString appends s as encoding/json writes a string: text that
+// needs no escape as it is, anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// appendJSONTime appends field and t as encoding/json writes a *time.Time,
+// nothing when t is nil (omitempty).
+func appendJSONTime(b []byte, field string, t *time.Time) []byte {
+	if t == nil {
+		return b
+	}
+	b = append(append(b, field...), '"')
+	return append(t.AppendFormat(b, time.RFC3339Nano), '"')
 }

@@ -48,7 +48,16 @@ type roomKeys struct {
 	ts string
 }
 
-func (r *Room) keys(eventID int64) roomKeys { return keysOf(r.prefix, eventID) }
+// keys returns event's keys, built on its first call: every join and
+// status call needs them, and building them is a dozen allocations.
+func (r *Room) keys(eventID int64) roomKeys {
+	if k, ok := r.keyset.Load(eventID); ok {
+		return *k.(*roomKeys)
+	}
+	k := keysOf(r.prefix, eventID)
+	r.keyset.Store(eventID, &k)
+	return k
+}
 
 // keysOf returns event's keys. They all carry the hash tag {evt:ID}
 // (rediskey.Event), so each script touches one Redis Cluster slot.

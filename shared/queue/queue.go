@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,7 @@ type Room struct {
 	rdb    redis.UniversalClient
 	prefix string
 	now    func() time.Time
+	keyset sync.Map // event ID → *roomKeys, built once per event (see keys)
 }
 
 // New returns a room on rdb; prefix starts every key.
