@@ -34,7 +34,8 @@ type CPUProbe struct {
 
 // StartCPU begins measuring: this process's CPU time (getrusage) and that
 // of every backend connected to db's database (from /proc; the backends of
-// a pool opened before the run, as the benchmarks open theirs).
+// a pool opened before the run, as the benchmarks open theirs). A nil db
+// measures this process only.
 func StartCPU(ctx context.Context, db Querier) *CPUProbe {
 	p := &CPUProbe{db: db, pids: backends(ctx, db)}
 	p.start.Go = selfCPU()
@@ -68,6 +69,9 @@ func selfCPU() time.Duration {
 // backends maps the pids of db's database's backends to their CPU time.
 func backends(ctx context.Context, db Querier) map[int]time.Duration {
 	out := map[int]time.Duration{}
+	if db == nil {
+		return out
+	}
 	rows, err := db.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
 	if err != nil {
 		return out
