@@ -2,41 +2,9 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/catraca/catraca/shared/dev/loadstat"
 )
-
-// BenchmarkRawRedis is the baseline for the waiting-room HTTP benchmarks:
-// a ZADD NX and a ZRANK straight on the same Redis.
-func BenchmarkRawRedis(b *testing.B) {
-	f := newRoom(&testing.T{}, 900, Settings{Ceiling: 10})
-	ctx := context.Background()
-	key := f.room.keys(900).q
-	for _, clients := range []int{16, 64} {
-		b.Run(fmt.Sprintf("zadd/clients=%d", clients), func(b *testing.B) {
-			for i := range b.N {
-				r := loadstat.Run(clients, 20000, func(seq int) error {
-					return f.rdb.ZAddNX(ctx, key, redisZ(float64(seq), strconv.Itoa(i*20000+seq))).Err()
-				})
-				loadstat.Report(b, r, "ops")
-			}
-		})
-		b.Run(fmt.Sprintf("zrank/clients=%d", clients), func(b *testing.B) {
-			for range b.N {
-				r := loadstat.Run(clients, 20000, func(seq int) error {
-					return f.rdb.ZRank(ctx, key, strconv.Itoa(seq)).Err()
-				})
-				loadstat.Report(b, r, "ops")
-			}
-		})
-	}
-}
 
 // BenchmarkAdmitTick times one admission tick that admits 1,000 fans.
 func BenchmarkAdmitTick(b *testing.B) {
@@ -62,4 +30,3 @@ func BenchmarkAdmitTick(b *testing.B) {
 		b.ReportMetric(float64(elapsed.Microseconds())/1000, "tick-ms")
 	}
 }
-func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
