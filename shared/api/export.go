@@ -1,18 +1,21 @@
 package api
 
 import (
+	"bytes"
 	"encoding/csv"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
-// CSV exports of an event's orders and attendees, streamed a page at a
-// time: memory stays flat however large the event.
+// CSV exports of an event's orders and attendees, in pages.
 
 var (
 	ordersHeader    = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at"}
@@ -41,51 +44,104 @@ func (s *Server) exportAttendees(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// export streams one CSV of an event the caller organizes. Errors before
-// the first byte are problems; after it, the connection is cut so the
-// download is visibly incomplete rather than silently short.
+// Exports come a page at a time, each page a request of its own: the API
+// runs as a buffered Lambda function, whose response is capped at 6 MB
+// (an 80,000-seat attendee list is about 10 MB), and a page built in
+// memory before its first byte fails as a problem, never as a cut
+// connection. The first page (no after) starts with the header row and
+// the pages' bodies concatenate to the whole file; Link rel="next" (RFC
+// 8288) names the next page while there is one.
+const (
+	// exportPageBytes bounds a page's CSV. JSON escapes each byte in at
+	// most 6 (\u00XX), so even the worst page stays under Lambda's 6 MB.
+	exportPageBytes = 768 << 10
+	// exportLimit is the default and largest number of orders per page.
+	exportLimit = 2000
+)
+
+// export answers one page of a CSV of an event the caller organizes.
 func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, header []string, tickets bool,
 	rows func(shardstore.ExportOrder, organizer.Buyer) [][]string) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="event-`+itoa(e.ID)+`-`+name+`.csv"`)
-	w.Header().Set("Cache-Control", "private, no-store")
-	out := csv.NewWriter(w)
-	out.Write(header)
-	err = s.orders.Export(r.Context(), e.ID, e.Shard, tickets, func(page []shardstore.ExportOrder) error {
-		ids := make([]int64, len(page))
-		for i, o := range page {
-			ids[i] = o.UserID
-		}
-		buyers, err := s.organizer.Buyers(r.Context(), ids)
+	after, limit, err := exportCursor(r)
+	if err != nil {
+		return err
+	}
+	page, more, err := s.orders.ExportPage(r.Context(), e.ID, e.Shard, after, limit, tickets)
+	if err != nil {
+		return fmt.Errorf("export %s of event %d after %d: %w", name, e.ID, after, err)
+	}
+	ids := make([]int64, len(page))
+	for i, o := range page {
+		ids[i] = o.UserID
+	}
+	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	out := csv.NewWriter(&buf)
+	if after == 0 {
+		total, err := s.orders.ExportTotal(r.Context(), e.ID, e.Shard)
 		if err != nil {
 			return err
 		}
-		for _, o := range page {
-			for _, row := range rows(o, buyers[o.UserID]) {
-				for i := range row {
-					row[i] = safeCell(row[i])
-				}
-				if err := out.Write(row); err != nil {
-					return err
-				}
+		w.Header().Set("Export-Total-Orders", strconv.Itoa(total))
+		out.Write(header)
+	}
+	next, n := after, 0
+	for _, o := range page {
+		mark := buf.Len()
+		for _, row := range rows(o, buyers[o.UserID]) {
+			for i := range row {
+				row[i] = safeCell(row[i])
 			}
+			out.Write(row)
 		}
 		out.Flush()
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
+		if buf.Len() > exportPageBytes && n > 0 {
+			buf.Truncate(mark) // this order starts the next page
+			more = true
+			break
 		}
-		return out.Error()
-	})
-	out.Flush()
-	if err != nil {
-		s.log.Error("export cut short", "event", e.ID, "export", name, "err", err)
-		panic(http.ErrAbortHandler)
+		next, n = o.ID, n+1
 	}
+	if err := out.Error(); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="event-`+itoa(e.ID)+`-`+name+`.csv"`)
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.Header().Set("Export-Page-Orders", strconv.Itoa(n))
+	if more {
+		q := url.Values{"after": {itoa(next)}, "limit": {strconv.Itoa(limit)}}
+		w.Header().Set("Link", "<"+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
+	}
+	w.Write(buf.Bytes())
 	return nil
+}
+
+// exportCursor reads an export page's after (the last order id of the
+// page before; 0 for the first page) and limit (orders per page).
+func exportCursor(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 1 {
+			return 0, 0, problem.New(http.StatusBadRequest, "invalid-parameter",
+				"Parameter after must be an order id, as in the Link header of the page before; leave it out for the first page.")
+		}
+	}
+	limit = exportLimit
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > exportLimit {
+			return 0, 0, problem.New(http.StatusBadRequest, "invalid-parameter",
+				"Parameter limit must be between 1 and "+strconv.Itoa(exportLimit)+" orders per page.")
+		}
+	}
+	return after, limit, nil
 }
 
 // safeCell keeps a spreadsheet from running a cell as a formula (CSV

@@ -160,32 +160,35 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 	return nil, err
 }
 
-// exportPage is how many orders an export reads at a time: memory stays
-// flat however large the event, and the caller looks buyers up per page.
-const exportPage = 500
-
-// Export calls fn with an event's orders in id order, a page at a time,
-// read from its shard's reader; with tickets, each order carries its
-// tickets.
-func (s *Service) Export(ctx context.Context, eventID int64, shardID int, tickets bool, fn func([]shardstore.ExportOrder) error) error {
+// ExportPage reads up to limit of an event's orders with ids above after,
+// in id order, from its shard's reader (with tickets, each carries its
+// tickets), and whether more follow. Keyset paging on the order id: a page
+// request repeats after a failure with the same result, and orders written
+// meanwhile never shift the pages already read.
+func (s *Service) ExportPage(ctx context.Context, eventID int64, shardID int, after int64, limit int, tickets bool) ([]shardstore.ExportOrder, bool, error) {
 	st, err := s.shards.Reader(shardID)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	var after int64
-	for {
-		page, err := st.OrdersAfter(ctx, eventID, after, exportPage)
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		if tickets {
-			if err := st.Attendees(ctx, page); err != nil {
-				return err
-			}
-		}
-		if err := fn(page); err != nil {
-			return err
-		}
-		after = page[len(page)-1].ID
+	page, err := st.OrdersAfter(ctx, eventID, after, limit+1)
+	if err != nil {
+		return nil, false, err
 	}
+	more := len(page) > limit
+	page = page[:min(len(page), limit)]
+	if tickets && len(page) > 0 {
+		if err := st.Attendees(ctx, page); err != nil {
+			return nil, false, err
+		}
+	}
+	return page, more, nil
+}
+
+// ExportTotal counts an event's orders, for an export's progress.
+func (s *Service) ExportTotal(ctx context.Context, eventID int64, shardID int) (int, error) {
+	st, err := s.shards.Reader(shardID)
+	if err != nil {
+		return 0, err
+	}
+	return st.CountOrders(ctx, eventID)
 }

@@ -141,6 +141,12 @@ func (r reads) OrdersAfter(ctx context.Context, eventID, after int64, limit int)
 	})
 }
 
+// CountOrders counts an event's orders (an index-only scan of orders_event).
+func (r reads) CountOrders(ctx context.Context, eventID int64) (n int, err error) {
+	err = r.q.QueryRow(ctx, `SELECT count(*) FROM orders WHERE event_id = $1`, eventID).Scan(&n)
+	return n, err
+}
+
 // Attendees fills the tickets of a page of orders.
 func (r reads) Attendees(ctx context.Context, page []ExportOrder) error {
 	at := make(map[int64]int, len(page))

@@ -1,0 +1,185 @@
+package api_test
+
+import (
+	"context"
+	"encoding/csv"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/shared/venue"
+)
+
+// exportShop is an organizer's event with buyers, on a one-shard app.
+type exportShop struct {
+	app    *app.App
+	org    *fan
+	event  int64
+	buyers []int64
+}
+
+func newExportShop(t *testing.T, options ...func(*config.Config)) *exportShop {
+	a := apptest.New(t, 1, options...)
+	srv := serve(t, a)
+	s := &exportShop{app: a, org: organizerFan(t, a, srv)}
+	s.event = createEvent(t, s.org, importVenue(t, s.org, venue.Stadium("Export Arena", "Recife", 40, 500)), "Export Night", false)
+	for _, email := range []string{"ana@example.com", "bia@example.com", "caio@example.com"} {
+		s.buyers = append(s.buyers, newFan(t, srv).signUp(email))
+	}
+	return s
+}
+
+// sell writes paid orders of tickets places each.
+func (s *exportShop) sell(t testing.TB, orders, tickets int) {
+	t.Helper()
+	pool, err := s.app.Shards.ForEvent(context.Background(), s.event)
+	require.NoError(t, err)
+	require.NoError(t, demo.BulkOrders(context.Background(), pool, s.event, s.buyers, orders, tickets))
+}
+
+// shard runs q on the event's shard.
+func (s *exportShop) shard(t testing.TB, q string) {
+	t.Helper()
+	pool, err := s.app.Shards.ForEvent(context.Background(), s.event)
+	require.NoError(t, err)
+	_, err = pool.Exec(context.Background(), q)
+	require.NoError(t, err)
+}
+
+var nextLink = regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
+
+// exportAll follows an export's pages from first, checking each, and
+// returns their bodies appended and how many pages there were.
+func (s *exportShop) exportAll(t testing.TB, first string) (string, int) {
+	t.Helper()
+	var all strings.Builder
+	pages := 0
+	for path := first; path != ""; pages++ {
+		r := s.org.do(http.MethodGet, path, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.Equal(t, "text/csv; charset=utf-8", r.Header.Get("Content-Type"))
+		require.LessOrEqual(t, len(r.Raw), 768<<10, "a page fits a buffered Lambda response, escaped in JSON")
+		require.Equal(t, pages == 0, r.Header.Get("Export-Total-Orders") != "", "the first page tells the total")
+		all.Write(r.Raw)
+		path = ""
+		if link := r.Header.Get("Link"); link != "" {
+			m := nextLink.FindStringSubmatch(link)
+			require.NotNil(t, m, link)
+			path = m[1]
+		}
+	}
+	return all.String(), pages
+}
+
+func parseCSV(t testing.TB, s string) [][]string {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+	require.NoError(t, err)
+	return rows
+}
+
+// An export comes a page at a time, each small enough for a buffered
+// Lambda response; the pages appended are the whole file: one header,
+// every ticket once, in order, even while orders are being written.
+func TestExportPagesMakeTheWholeFile(t *testing.T) {
+	t.Parallel()
+	s := newExportShop(t)
+	s.sell(t, 2000, 6) // about 1 MB of attendees: more than one page by size
+	pool, err := s.app.Shards.ForEvent(context.Background(), s.event)
+	require.NoError(t, err)
+	var before []string
+	rows, err := pool.Query(context.Background(), `SELECT id::text FROM tickets WHERE event_id = $1 ORDER BY id`, s.event)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		before = append(before, id)
+	}
+	require.NoError(t, rows.Err())
+	base := "/api/events/" + itoa(s.event)
+
+	bySize, pages := s.exportAll(t, base+"/attendees.csv")
+	require.Greater(t, pages, 1, "a page ends before its size limit even under the order limit")
+	require.Len(t, parseCSV(t, bySize), 1+12000)
+
+	// Orders keep coming during an export: pages never repeat or skip.
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	var writeErr error
+	writers.Go(func() {
+		for writeErr == nil {
+			select {
+			case <-stop:
+				return
+			default:
+				writeErr = demo.BulkOrders(context.Background(), pool, s.event, s.buyers, 3, 2)
+			}
+		}
+	})
+	all, pages := s.exportAll(t, base+"/attendees.csv?limit=97")
+	close(stop)
+	writers.Wait()
+	require.NoError(t, writeErr)
+	require.Greater(t, pages, 2000/97)
+	got := parseCSV(t, all)
+	require.Equal(t, "ticket_id", got[0][0], "one header, on the first page")
+	seen := map[string]bool{}
+	var orders []int64
+	for _, row := range got[1:] {
+		require.False(t, seen[row[0]], "ticket %s twice", row[0])
+		seen[row[0]] = true
+		id, err := strconv.ParseInt(row[1], 10, 64)
+		require.NoError(t, err)
+		orders = append(orders, id)
+	}
+	require.True(t, slices.IsSorted(orders), "rows in order id order")
+	for _, id := range before {
+		require.True(t, seen[id], "ticket %s sold before the export is in it", id)
+	}
+
+	var total int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM orders WHERE event_id = $1`, s.event).Scan(&total))
+	require.Greater(t, total, 2000, "orders were written during the export")
+	orderRows, _ := s.exportAll(t, base+"/orders.csv")
+	require.Len(t, parseCSV(t, orderRows), 1+total, "a line per order")
+
+	for _, q := range []string{"?after=0", "?after=x", "?limit=0", "?limit=2001"} {
+		requireProblem(t, s.org.do(http.MethodGet, base+"/orders.csv"+q, nil), http.StatusBadRequest, "invalid-parameter")
+	}
+}
+
+// A page that cannot be read is a problem response that can be asked
+// again, never a cut connection (which on Lambda ends the process): the
+// first page when the shard's reader is down is a 503 to retry.
+func TestExportFailuresAreProblems(t *testing.T) {
+	t.Parallel()
+	down := newExportShop(t, func(c *config.Config) {
+		c.ShardReads = map[int]string{1: "postgres://catraca:secret@127.0.0.1:1/gone?connect_timeout=1"}
+	})
+	r := down.org.do(http.MethodGet, "/api/events/"+itoa(down.event)+"/orders.csv", nil)
+	requireProblem(t, r, http.StatusServiceUnavailable, "temporarily-unavailable")
+	require.NotEmpty(t, r.Header.Get("Retry-After"))
+
+	s := newExportShop(t)
+	s.sell(t, 3, 2)
+	first := s.org.do(http.MethodGet, "/api/events/"+itoa(s.event)+"/attendees.csv?limit=2", nil)
+	require.Equal(t, http.StatusOK, first.Status)
+	next := nextLink.FindStringSubmatch(first.Header.Get("Link"))
+	require.NotNil(t, next)
+	s.shard(t, `ALTER TABLE tickets RENAME TO tickets_away`)
+	requireProblem(t, s.org.do(http.MethodGet, next[1], nil), http.StatusInternalServerError, "internal")
+	s.shard(t, `ALTER TABLE tickets_away RENAME TO tickets`)
+	again := s.org.do(http.MethodGet, next[1], nil)
+	require.Equal(t, http.StatusOK, again.Status, "the same page, asked again")
+	require.Len(t, parseCSV(t, string(first.Raw)+string(again.Raw)), 1+6)
+}
