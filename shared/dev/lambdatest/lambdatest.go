@@ -181,6 +181,16 @@ func (b *syncBuffer) String() string {
 // Invoke sends event and decodes the function's response into out.
 func (f *Function) Invoke(t testing.TB, event, out any) {
 	t.Helper()
+	body := f.InvokeRaw(t, event)
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("invoke: decode %s: %v", body, err)
+	}
+}
+
+// InvokeRaw sends event and returns the function's response as Lambda
+// carries it (its size is what Lambda's payload limits count).
+func (f *Function) InvokeRaw(t testing.TB, event any) []byte {
+	t.Helper()
 	b, err := json.Marshal(event)
 	if err != nil {
 		t.Fatal(err)
@@ -194,9 +204,7 @@ func (f *Function) Invoke(t testing.TB, event, out any) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("invoke: emulator answered %d: %s", res.StatusCode, body)
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		t.Fatalf("invoke: decode %s: %v", body, err)
-	}
+	return body
 }
 
 // pickPort chooses a port; tests replace it to take one away.
