@@ -28,13 +28,11 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	s.logInOrganizer(t, org, "/organizer/orders")
 	require.NoError(t, chromedp.Do(org,
 		chromedp.WaitVisible(`//h1[. = "Orders"]`),
-		chromedp.WaitVisible(`//a[contains(., "Orders CSV")]`),
+		chromedp.WaitVisible(`//button[contains(., "Orders CSV")]`),
 		chromedp.SendKeys(chromedp.CSS(`#q`), email),
 		chromedp.Click(`//form[@role="search"]//button[. = "Find"]`),
 		chromedp.WaitVisible(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
 	))
-	require.Equal(t, "/api/events/"+strconv.FormatInt(id, 10)+"/attendees.csv",
-		evaluate[string](t, org, `document.querySelector('a[href$="attendees.csv"]').getAttribute('href')`))
 	s.shot(t, org, "orders")
 	accessible(t, org, "order search")
 

@@ -21,8 +21,9 @@ const retryable = (s) => s === 429 || s === 502 || s === 503 || s === 504;
 
 // api performs one call. Writes are retried up to 3 times on network errors
 // and on 429/502/503/504, with the same Idempotency-Key, honouring Retry-After.
-// A body is sent as JSON unless a contentType says it is text already.
-export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType } = {}) {
+// A body is sent as JSON unless a contentType says it is text already;
+// raw answers the Response itself (a CSV page) once it is a success.
+export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType, raw } = {}) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
   const write = method !== 'GET' && method !== 'HEAD';
   if (write) {
@@ -49,6 +50,7 @@ export async function api(method, path, body, { idempotencyKey, headers = {}, re
       await sleep(Math.min(after, 10) * 1000);
       continue;
     }
+    if (raw && res.ok) return res;
     const type = res.headers.get('Content-Type') || '';
     const data = type.includes('json') ? await res.json().catch(() => null) : null;
     if (!res.ok) throw new Problem(res.status, data);

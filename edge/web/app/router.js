@@ -87,7 +87,8 @@ export function start(shell) {
   beforeRender = shell;
   document.addEventListener('click', (e) => {
     const a = e.target.closest('a');
-    if (!a || a.target || e.ctrlKey || e.metaKey || e.shiftKey || a.origin !== location.origin) return;
+    // A download (a[download], such as a saved export) is not a page.
+    if (!a || a.target || a.hasAttribute('download') || e.ctrlKey || e.metaKey || e.shiftKey || a.origin !== location.origin) return;
     e.preventDefault();
     navigate(a.pathname + a.search);
   });

@@ -1,6 +1,7 @@
 // Orders of the organizer's events: find one by buyer email, order number
 // or ticket code, see its items, payments, refunds and tickets, refund it
-// whole (confirmed first), and export every order or attendee as CSV.
+// whole (confirmed first), and export every order or attendee as CSV (a
+// page per request, saved as one file).
 import { api, money, when } from '../api.js';
 import { h } from '../dom.js';
 import { navigate } from '../router.js';
@@ -15,6 +16,8 @@ const table = (caption, head, rows) => h('table', { class: 'grid' }, h('caption'
 
 // search serves /organizer/orders?q=.
 export async function search(main, _, params) {
+  // export_limit asks for smaller export pages (tests see several pages).
+  const exportLimit = Number(params.get('export_limit')) || 0;
   const body = frame(main, 'orders', 'Orders');
   const q = params.get('q') || '';
   const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, required: true, autocomplete: 'off' });
@@ -43,13 +46,61 @@ export async function search(main, _, params) {
           h('td', {}, statusTag(o.status)), h('td', {}, money(o.total_cents, o.currency)), h('td', {}, when(o.created_at)))))
       : h('p', {}, `No order of your events matches “${q}”.`));
   }
+  const progress = h('progress', { max: 1, value: 0, hidden: true, 'aria-labelledby': 'export-status' });
+  const status = h('p', { id: 'export-status', role: 'status' });
+  const save = (e, kind, label) => async (ev) => {
+    const clicked = ev.currentTarget;
+    const buttons = [...exports.querySelectorAll('button')];
+    buttons.forEach((b) => (b.disabled = true));
+    progress.hidden = false;
+    try {
+      const file = await exportFile(e.id, kind, exportLimit, (done, total) => {
+        progress.max = Math.max(total, done, 1);
+        progress.value = done;
+        status.textContent = `${label} of ${e.name}: ${done.toLocaleString()} of ${total.toLocaleString()} orders…`;
+      });
+      const a = h('a', { href: URL.createObjectURL(file), download: `event-${e.id}-${kind}.csv`, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      status.textContent = `${label} of ${e.name} saved as event-${e.id}-${kind}.csv.`;
+    } catch (err) {
+      status.textContent = `${label} of ${e.name} stopped: ${problemText(err)} Nothing was saved; try again.`;
+    } finally {
+      progress.hidden = true;
+      buttons.forEach((b) => (b.disabled = false));
+      clicked.focus();
+    }
+  };
   exports.append(mine.events.length
     ? h('ul', { class: 'items' }, mine.events.map((e) => h('li', {}, h('span', {}, e.name),
         h('span', { class: 'actions' },
-          h('a', { href: `/api/events/${e.id}/orders.csv`, download: `event-${e.id}-orders.csv` }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Orders CSV'),
-          h('a', { href: `/api/events/${e.id}/attendees.csv`, download: `event-${e.id}-attendees.csv` }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Attendees CSV')))))
-    : h('p', { class: 'muted' }, 'No events yet.'));
+          h('button', { type: 'button', class: 'link', onclick: save(e, 'orders', 'Orders CSV') }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Orders CSV'),
+          h('button', { type: 'button', class: 'link', onclick: save(e, 'attendees', 'Attendees CSV') }, h('span', { class: 'sr-only' }, `${e.name}: `), 'Attendees CSV')))))
+    : h('p', { class: 'muted' }, 'No events yet.'),
+  status, progress);
   if (!q) input.focus();
+}
+
+// exportFile fetches every page of an event's export, following Link
+// rel="next" (each page is one request under the API's response cap), and
+// returns them appended: the first page alone has the header row.
+async function exportFile(id, kind, limit, progress) {
+  const parts = [];
+  let url = `/api/events/${id}/${kind}.csv` + (limit ? `?limit=${limit}` : '');
+  let done = 0;
+  let total = 0;
+  while (url) {
+    const res = await api('GET', url, undefined, { raw: true, headers: { Accept: 'text/csv' } });
+    total = Number(res.headers.get('Export-Total-Orders')) || total;
+    parts.push(await res.blob());
+    done += Number(res.headers.get('Export-Page-Orders')) || 0;
+    progress(done, total);
+    const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(res.headers.get('Link') || '');
+    url = next && next[1];
+  }
+  return new Blob(parts, { type: 'text/csv' });
 }
 
 // detail serves /organizer/orders/{id}.
