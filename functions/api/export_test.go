@@ -72,12 +72,13 @@ func TestStadiumExportUnderRuntimeInterfaceEmulator(t *testing.T) {
 	next := regexp.MustCompile(`^<([^>?]+)\?([^>]+)>; rel="next"$`)
 	export := func(path string) ([][]string, int) {
 		var all strings.Builder
-		pages, query := 0, ""
+		pages, query, largest := 0, "", 0
 		for {
 			req := lambdatest.URLRequest(http.MethodGet, path, "", map[string]string{"authorization": "Bearer " + token.Token})
 			req.RawQueryString = query
 			raw := fn.InvokeRaw(t, req)
 			require.Less(t, len(raw), lambdaPayloadLimit, "page %d fits a buffered response", pages)
+			largest = max(largest, len(raw))
 			var res events.APIGatewayV2HTTPResponse
 			require.NoError(t, json.Unmarshal(raw, &res))
 			require.Equal(t, http.StatusOK, res.StatusCode, res.Body)
@@ -93,7 +94,7 @@ func TestStadiumExportUnderRuntimeInterfaceEmulator(t *testing.T) {
 		}
 		rows, err := csv.NewReader(strings.NewReader(all.String())).ReadAll()
 		require.NoError(t, err)
-		t.Logf("%s: %d pages, %d bytes", path, pages, all.Len())
+		t.Logf("%s: %d pages, %d bytes of CSV, largest Lambda response %d bytes", path, pages, all.Len(), largest)
 		return rows, pages
 	}
 
