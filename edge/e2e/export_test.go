@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/demo"
@@ -28,15 +29,14 @@ func TestExportDownloadsEveryPage(t *testing.T) {
 	shard, err := s.st.App.Shards.ForEvent(ctx, id)
 	require.NoError(t, err)
 	require.NoError(t, demo.BulkOrders(ctx, shard, id, []int64{buyer.ID}, 7, 2))
-	want := map[string]bool{}
 	rows, err := shard.Query(ctx, `SELECT id::text FROM tickets WHERE event_id = $1`, id)
 	require.NoError(t, err)
-	for rows.Next() {
-		var ticket string
-		require.NoError(t, rows.Scan(&ticket))
+	tickets, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	want := map[string]bool{}
+	for _, ticket := range tickets {
 		want[ticket] = true
 	}
-	require.NoError(t, rows.Err())
 	require.Len(t, want, 14)
 
 	org := s.tabOf(t, s.newBrowser(t))

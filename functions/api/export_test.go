@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/account"
@@ -98,15 +99,10 @@ func TestStadiumExportUnderRuntimeInterfaceEmulator(t *testing.T) {
 		return rows, pages
 	}
 
-	var want []string
 	rows, err := shard.Query(ctx, `SELECT order_id || '/' || id FROM tickets WHERE event_id = $1 ORDER BY order_id, id`, e.ID)
 	require.NoError(t, err)
-	for rows.Next() {
-		var id string
-		require.NoError(t, rows.Scan(&id))
-		want = append(want, id)
-	}
-	require.NoError(t, rows.Err())
+	want, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	require.Len(t, want, 80000)
 
 	attendees, pages := export("/api/events/" + strconv.FormatInt(e.ID, 10) + "/attendees.csv")

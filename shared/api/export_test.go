@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
@@ -97,15 +98,10 @@ func TestExportPagesMakeTheWholeFile(t *testing.T) {
 	s.sell(t, 2000, 6) // about 1 MB of attendees: more than one page by size
 	pool, err := s.app.Shards.ForEvent(context.Background(), s.event)
 	require.NoError(t, err)
-	var before []string
-	rows, err := pool.Query(context.Background(), `SELECT id::text FROM tickets WHERE event_id = $1 ORDER BY id`, s.event)
+	rows, err := pool.Query(context.Background(), `SELECT id::text FROM tickets WHERE event_id = $1`, s.event)
 	require.NoError(t, err)
-	for rows.Next() {
-		var id string
-		require.NoError(t, rows.Scan(&id))
-		before = append(before, id)
-	}
-	require.NoError(t, rows.Err())
+	before, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	base := "/api/events/" + itoa(s.event)
 
 	bySize, pages := s.exportAll(t, base+"/attendees.csv")
