@@ -89,7 +89,8 @@ func TestWaitingRoomSettingsMustSayEnabled(t *testing.T) {
 }
 
 // A body that is not the JSON value a route takes is told so in words, not
-// in Go's type names, and null is not an empty object.
+// in Go's type names; null is not an empty object, and a null member of a
+// PATCH is not "left out".
 func TestBodiesOfTheWrongShapeAreNamed(t *testing.T) {
 	t.Parallel()
 	_, ana, _, _ := cast(t)
@@ -114,6 +115,8 @@ func TestBodiesOfTheWrongShapeAreNamed(t *testing.T) {
 		`{"waiting_room":{"enabled":"yes"}}`:    `Field "waiting_room.enabled" must be true or false.`,
 		`{"price_levels":{"code":"A"}}`:         `Field "price_levels" must be an array.`,
 		`{"starts_at":"10000-01-02T20:00:00Z"}`: `"10000-01-02T20:00:00Z" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
+		`{"name": null }`:                       `Field "name" cannot be null: leave it out to keep its value.`,
+		`{"waiting_room":null}`:                 `Field "waiting_room" cannot be null: leave it out to keep its value.`,
 		`{"starts_at":"2031-01-02"}`:            `"2031-01-02" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
 	} {
 		r := ana.send(http.MethodPatch, "/api/events/"+id, "application/json", body)

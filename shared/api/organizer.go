@@ -205,6 +205,8 @@ type eventPatch struct {
 	WaitingRoom *roomSettings `json:"waiting_room"`
 }
 
+func (*eventPatch) patch() {}
+
 func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, body eventPatch) (event.Event, error) {
 	p := body.EventPatch
 	if body.WaitingRoom != nil {
