@@ -137,3 +137,21 @@ func TestCSVLinesHaveTheColumnsOfTheFirst(t *testing.T) {
 		map[string]any{"line": 3.0, "detail": "this line has 5 columns and the first line 6: every line needs section,row,seat,x,y,price_level"},
 	}, r.Body["errors"])
 }
+
+// A price of 0 is refused when it is set: the payment provider charges at
+// least one cent, so a free seat's checkout answered 500 and its order
+// stayed unpayable until the hold expired.
+func TestZeroPricesAreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Free Arena", "Recife", 20, 5))
+	const detail = `price_cents of level "A" must be between 1 and 100000000: the payment provider charges at least one cent.`
+	free := `,"price_levels":[{"code":"A","price_cents":0},{"code":"B","price_cents":100},{"code":"C","price_cents":100},{"code":"GA","price_cents":100}]`
+	requireRefusal(t, ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Free", free)),
+		http.StatusBadRequest, "invalid-event", detail, "/price_levels/0/price_cents")
+	id := itoa(createEvent(t, ana, venueID, "Priced", false))
+	requireRefusal(t, ana.send(http.MethodPut, "/api/events/"+id+"/price-levels", "application/json", `[{"code":"A","price_cents":0}]`),
+		http.StatusBadRequest, "invalid-event", detail, "/0/price_cents")
+	requireRefusal(t, ana.send(http.MethodPatch, "/api/events/"+id, "application/json", `{"price_levels":[{"code":"A","price_cents":0}]}`),
+		http.StatusBadRequest, "invalid-event", detail, "/price_levels/0/price_cents")
+}

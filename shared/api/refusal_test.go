@@ -82,7 +82,7 @@ func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 		{"sale window", o, "POST", "/api/events", event(map[string]any{"sale_ends_at": "2029-12-31T10:00:00Z"}), nil,
 			400, "invalid-event", "sale_ends_at must be after sale_starts_at.", "/sale_ends_at"},
 		{"price", o, "POST", "/api/events", event(map[string]any{"price_levels": []map[string]any{{"code": "A", "price_cents": -1}}}), nil,
-			400, "invalid-event", `price_cents of level "A" must be between 0 and 100000000.`, "/price_levels/0/price_cents"},
+			400, "invalid-event", `price_cents of level "A" must be between 1 and 100000000: the payment provider charges at least one cent.`, "/price_levels/0/price_cents"},
 		{"missing price", o, "POST", "/api/events", event(map[string]any{"price_levels": []map[string]any{{"code": "A", "price_cents": 1}}}), nil,
 			400, "invalid-event", `No price for level "GA" (section FLOOR).`, "/price_levels"},
 		{"room ceiling", o, "POST", "/api/events", event(map[string]any{"waiting_room": map[string]any{"enabled": true, "ceiling": -5}}), nil,

@@ -187,9 +187,10 @@ func validPrices(pointer string, levels []event.PriceLevel) error {
 		if p.Color != "" && !color.MatchString(p.Color) {
 			return reject.New(ErrInvalidEvent, at+"/color", fmt.Sprintf("The color of level %q must be written #rrggbb, like #1f6feb.", p.Code))
 		}
-		if p.PriceCents < 0 || p.PriceCents > maxPriceCents {
+		if p.PriceCents < 1 || p.PriceCents > maxPriceCents {
+			// 0 too: no PSP charges nothing, so a free seat could never be paid.
 			return reject.New(ErrInvalidEvent, at+"/price_cents",
-				fmt.Sprintf("price_cents of level %q must be between 0 and %d.", p.Code, maxPriceCents))
+				fmt.Sprintf("price_cents of level %q must be between 1 and %d: the payment provider charges at least one cent.", p.Code, maxPriceCents))
 		}
 	}
 	return nil

@@ -140,7 +140,7 @@ async function eventForm(e, venues) {
   const fill = (rows) => levels.replaceChildren(...rows.map((p, i) => h('tr', {},
     h('th', { scope: 'row' }, p.code),
     h('td', {}, h('input', { name: `name-${p.code}`, 'aria-label': `Name of ${p.code}`, value: p.name || '' })),
-    h('td', {}, h('input', { name: `price-${p.code}`, 'aria-label': `Price of ${p.code} in reais`, type: 'number', min: 0, step: '0.01', required: true,
+    h('td', {}, h('input', { name: `price-${p.code}`, 'aria-label': `Price of ${p.code} in reais`, type: 'number', min: 0.01, step: '0.01', required: true,
       value: p.price_cents !== undefined ? (p.price_cents / 100).toFixed(2) : '' })),
     h('td', {}, h('input', { name: `color-${p.code}`, 'aria-label': `Map colour of ${p.code}`, type: 'color', value: p.color || PALETTE[i % PALETTE.length] })))));
   const city = field('City', { name: 'city', value: e ? e.city : '', autocomplete: 'off' });
