@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -154,4 +156,28 @@ func TestZeroPricesAreRefused(t *testing.T) {
 		http.StatusBadRequest, "invalid-event", detail, "/0/price_cents")
 	requireRefusal(t, ana.send(http.MethodPatch, "/api/events/"+id, "application/json", `{"price_levels":[{"code":"A","price_cents":0}]}`),
 		http.StatusBadRequest, "invalid-event", detail, "/price_levels/0/price_cents")
+}
+
+// After an event is cancelled its pending orders cannot start a payment:
+// checkout used to send the fan to the PSP's page to be charged and then
+// refunded.
+func TestCancelledEventsTakeNoNewPayment(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	f := newFan(t, s.srv)
+	f.signUp("late@example.com")
+	_, orderID := s.hold(t, f, "late", s.seats[7])
+	r := org.do(http.MethodPut, "/api/events/"+itoa(s.eventID)+"/status", map[string]any{"status": "cancelled"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	tries := 0
+	waitUntil(t, 10*time.Second, func() bool {
+		// The event cache may hold the event as on sale for 2 s.
+		tries++
+		return f.do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/holds", map[string]any{"seats": []int64{s.seats[8+tries]}},
+			"Idempotency-Key", "probe-"+itoa(int64(tries))).Status == http.StatusForbidden
+	}, "the cancellation to reach the event cache")
+	requireRefusal(t, f.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil), http.StatusConflict, "order-not-payable", "This event was cancelled: its orders can no longer be paid.", "")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1`, orderID), "no payment attempt")
+	require.Empty(t, s.sim.Payments())
 }

@@ -268,6 +268,9 @@ func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Ev
 		return 0, "", ErrNotFound
 	case c.Status != shardstore.OrderPending:
 		return 0, "", reject.New(ErrNotPayable, "", fmt.Sprintf("This order cannot be paid: it is %s.", c.Status))
+	case e.Status == event.Cancelled:
+		// The charge would only be refunded (a payment already in flight is).
+		return 0, "", reject.New(ErrNotPayable, "", "This event was cancelled: its orders can no longer be paid.")
 	case c.HoldStatus != shardstore.HoldActive || !c.ExpiresAt.After(s.now()):
 		return 0, "", ErrHoldExpired
 	}
