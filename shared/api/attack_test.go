@@ -181,3 +181,41 @@ func TestCancelledEventsTakeNoNewPayment(t *testing.T) {
 	require.Zero(t, s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1`, orderID), "no payment attempt")
 	require.Empty(t, s.sim.Payments())
 }
+
+// A cancelled event refuses every change, as PATCH did already: prices,
+// waiting room and admission used to change on it.
+func TestCancelledEventsCannotChange(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Gone Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Gone", true))
+	r := ana.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": "cancelled"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodPatch, "", map[string]any{"name": "Back"}},
+		{http.MethodPut, "/price-levels", []map[string]any{{"code": "A", "price_cents": 1}}},
+		{http.MethodPut, "/waiting-room", map[string]any{"enabled": false}},
+		{http.MethodPut, "/admission", map[string]any{"paused": true, "ceiling": 5}},
+	} {
+		requireRefusal(t, ana.do(c.method, "/api/events/"+id+c.path, c.body), http.StatusBadRequest, "invalid-event", "A cancelled event cannot change.", "")
+	}
+	e := ana.do(http.MethodGet, "/api/organizer/events/"+id, nil).Body
+	require.EqualValues(t, 9000, e["price_levels"].([]any)[0].(map[string]any)["price_cents"])
+	require.Equal(t, map[string]any{"enabled": true, "ceiling": 1000.0, "active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0, "paused": false}, e["waiting_room"])
+}
+
+// PUT /api/events/{id}/waiting-room fills settings left out with the
+// defaults a new event gets, as the document says: {"enabled": true} was
+// refused for a ceiling the client never sent.
+func TestWaitingRoomSettingsLeftOutTakeDefaults(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Default Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Defaults", false))
+	r := ana.do(http.MethodPut, "/api/events/"+id+"/waiting-room", map[string]any{"enabled": true})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"enabled": true, "ceiling": 1000.0, "active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0, "paused": false}, r.Body["waiting_room"])
+}

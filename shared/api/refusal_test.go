@@ -91,7 +91,7 @@ func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 			400, "invalid-event", "Status must be one of scheduled, on_sale, closed, cancelled.", "/status"},
 		{"unknown price level", o, "PUT", ev + "/price-levels", []map[string]any{{"code": "A", "price_cents": 1}, {"code": "Z", "price_cents": 1}}, nil,
 			400, "invalid-event", `Price level "Z" is not one of this event's.`, "/1/code"},
-		{"room ttl", o, "PUT", ev + "/waiting-room", map[string]any{"enabled": true, "ceiling": 10, "active_ttl_seconds": 0, "admission_ttl_seconds": 60}, nil,
+		{"room ttl", o, "PUT", ev + "/waiting-room", map[string]any{"enabled": true, "ceiling": 10, "active_ttl_seconds": -1, "admission_ttl_seconds": 60}, nil,
 			400, "invalid-event", "Ceiling must be between 1 and 1000000, active_ttl_seconds and admission_ttl_seconds between 1 and 86400.", "/active_ttl_seconds"},
 		{"entry rules", o, "PUT", ev + "/entry", map[string]any{"max_transfers": 101}, nil,
 			400, "invalid-settings", "These entry rules cannot be saved: max_transfers must be between 0 and 100.", "/max_transfers"},

@@ -33,7 +33,7 @@ func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, 
 	if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
 		return event.Event{}, reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
 	}
-	if _, err := s.Event(ctx, organizerID, eventID); err != nil {
+	if _, err := s.changeable(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
 	if _, err := s.catalog.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,

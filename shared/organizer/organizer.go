@@ -134,7 +134,12 @@ func (spec *EventSpec) validate() error {
 	if spec.HoldTTL == 0 {
 		spec.HoldTTL = 480
 	}
-	w := &spec.WaitingRoom
+	roomDefaults(&spec.WaitingRoom)
+	return validRoom("/waiting_room", spec.WaitingRoom)
+}
+
+// roomDefaults fills the waiting-room settings left out (0).
+func roomDefaults(w *event.WaitingRoom) {
 	if w.Ceiling == 0 {
 		w.Ceiling = 1000
 	}
@@ -144,7 +149,6 @@ func (spec *EventSpec) validate() error {
 	if w.AdmissionTTL == 0 {
 		w.AdmissionTTL = 900
 	}
-	return validRoom("/waiting_room", *w)
 }
 
 // Bounds of what an organizer may set: far above any real event, and well
@@ -382,10 +386,7 @@ func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
 // take the new price; held and sold ones keep the price copied into their
 // orders.
 func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, levels []event.PriceLevel) (event.Event, error) {
-	if err := s.owns(ctx, organizerID, eventID); err != nil {
-		return event.Event{}, err
-	}
-	e, err := s.events.Get(ctx, eventID)
+	e, err := s.changeable(ctx, organizerID, eventID)
 	if err != nil {
 		return event.Event{}, err
 	}
@@ -441,9 +442,10 @@ func (s *Service) pushPrices(ctx context.Context, eventID int64) error {
 // SetWaitingRoom changes an event's waiting-room settings; the admission
 // controller publishes them to Redis on its next pass.
 func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64, w event.WaitingRoom) (event.Event, error) {
-	if err := s.owns(ctx, organizerID, eventID); err != nil {
+	if _, err := s.changeable(ctx, organizerID, eventID); err != nil {
 		return event.Event{}, err
 	}
+	roomDefaults(&w)
 	if err := validRoom("", w); err != nil {
 		return event.Event{}, err
 	}
@@ -462,6 +464,16 @@ func (s *Service) Event(ctx context.Context, organizerID, eventID int64) (event.
 		return event.Event{}, err
 	}
 	return s.events.Get(ctx, eventID)
+}
+
+// changeable returns an event of the organizer's that may still change:
+// not cancelled (its orders are being refunded).
+func (s *Service) changeable(ctx context.Context, organizerID, eventID int64) (event.Event, error) {
+	e, err := s.Event(ctx, organizerID, eventID)
+	if err == nil && e.Status == event.Cancelled {
+		err = reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
+	}
+	return e, err
 }
 
 // EventPatch changes some settings of an event; a field left out (nil)
@@ -485,12 +497,9 @@ type EventPatch struct {
 // UpdateEvent applies a patch to an event of the organizer's, validated
 // as a whole like a new event. Prices change as SetPriceLevels does.
 func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p EventPatch) (event.Event, error) {
-	e, err := s.Event(ctx, organizerID, eventID)
+	e, err := s.changeable(ctx, organizerID, eventID)
 	if err != nil {
 		return event.Event{}, err
-	}
-	if e.Status == event.Cancelled {
-		return event.Event{}, reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
 	}
 	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
 		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
