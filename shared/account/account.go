@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/catraca/catraca/shared/reject"
@@ -123,6 +124,10 @@ func (s *Service) Role(ctx context.Context, id int64) (string, error) {
 func validateEmail(email string) error {
 	if len(email) > 254 || !isText(email) {
 		return reject.New(ErrInvalidInput, "/email", "Invalid account data: email is too long.")
+	}
+	if strings.ContainsFunc(email, func(r rune) bool { return unicode.Is(unicode.Cf, r) || unicode.IsControl(r) || unicode.IsSpace(r) }) {
+		// mail.ParseAddress takes them, and the address would look like another.
+		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q has an invisible character; type the address again.", email))
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {

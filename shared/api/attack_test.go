@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -218,4 +220,17 @@ func TestWaitingRoomSettingsLeftOutTakeDefaults(t *testing.T) {
 	r := ana.do(http.MethodPut, "/api/events/"+id+"/waiting-room", map[string]any{"enabled": true})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, map[string]any{"enabled": true, "ceiling": 1000.0, "active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0, "paused": false}, r.Body["waiting_room"])
+}
+
+// An email address with an invisible character (a zero-width space, a
+// direction override) is refused: it made an account whose address looks
+// like someone else's in the organizer's search and CSV exports.
+func TestEmailsWithInvisibleCharactersAreRefused(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, apptest.New(t, 1))
+	for _, email := range []string{"fan@exa\u200bmple.com", "\u202efan@example.com", "fan\u00ad@example.com", "fan\u2060@example.com"} {
+		r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Fan"})
+		requireRefusal(t, r, http.StatusBadRequest, "invalid-account",
+			fmt.Sprintf("Invalid account data: %q has an invisible character; type the address again.", email), "/email")
+	}
 }
