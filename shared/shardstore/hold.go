@@ -135,6 +135,11 @@ func insertHold(h NewHold) step {
 
 // orderStep checks the account's limit, writes the pending order and its
 // items, and returns the items, each row carrying the order id and total.
+// Its checks call ensure() only to fail: a CASE keeps the plpgsql call (a
+// per-transaction evaluation context) off the path of a hold that passes.
+// The items are returned from src, not from the insert: a data-modifying
+// CTE runs to completion whether or not the query reads it, and src's rows
+// are the items' rows one for one.
 // ctes (parameters $1..) must define src: (event_seat_id, pool_id, seat_id,
 // seat_index, pool_code, quantity, label, price_level, price_cents), usually
 // around the take itself, so limit, take, order and items are one
@@ -145,8 +150,8 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 	n := len(args)
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
 	return step{`WITH lim AS (
-			SELECT ensure(coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + `, 'CT002',
-				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event') AS ok
+			SELECT CASE WHEN coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + ` THEN true ELSE ensure(false, 'CT002',
+				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event') END AS ok
 			FROM orders o JOIN holds h ON h.id = o.hold_id
 			WHERE o.user_id = ` + p(2) + ` AND o.event_id = ` + p(1) + `
 			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))
@@ -154,17 +159,14 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 		o AS (
 			INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
 			SELECT ` + p(1) + `, ` + p(2) + `, ` + curHold + `, sum(quantity), sum(quantity * price_cents), ` + p(3) + ` FROM src
-			HAVING (SELECT ok FROM lim) AND ensure(coalesce(sum(quantity), 0) = ` + p(4) + `, ` + p(5) + `, ` + p(6) + `)
+			HAVING (SELECT ok FROM lim) AND CASE WHEN coalesce(sum(quantity), 0) = ` + p(4) + ` THEN true ELSE ensure(false, ` + p(5) + `, ` + p(6) + `) END
 			RETURNING id, total_cents
 		), ins AS (
 			INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents)
 			SELECT o.id, event_seat_id, pool_id, quantity, label, price_level, price_cents FROM src, o
-			RETURNING id, event_seat_id, pool_id
 		)
 		SELECT o.id, o.total_cents, src.seat_id, src.seat_index, src.pool_code, src.quantity, src.label, src.price_level, src.price_cents
-		FROM ins JOIN src ON src.event_seat_id IS NOT DISTINCT FROM ins.event_seat_id AND src.pool_id IS NOT DISTINCT FROM ins.pool_id
-		CROSS JOIN o
-		ORDER BY src.seat_index NULLS LAST, ins.id`,
+		FROM o, src ORDER BY src.seat_index NULLS LAST`,
 		append(args, h.EventID, h.Account, h.Currency, want, short.code, short.message, h.MaxPerAccount)}
 }
 
@@ -208,18 +210,26 @@ func takeSeats(h NewHold, seatIDs []int64) step {
 // takeGAFast claims quantity from one slot of a pool and orders it: with
 // several slots it starts at a random one and skips slots other buyers have
 // locked; with one slot it is the plain counter update and waits its turn.
+//
+// The claim walks the primary key from the random slot up, and only if that
+// finds nothing from slot 0 up to it: each branch stops at its first free
+// slot with enough places (a branch does not run once an earlier one found
+// a slot), so a hold reads a few slot rows, not all of them sorted.
 func takeGAFast(h NewHold, p Pool, quantity int) step {
-	claim := `SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2
-			ORDER BY (slot - $3 + $4) % $4 LIMIT 1 FOR UPDATE SKIP LOCKED`
+	claim := `c1 AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND slot >= $3 AND remaining >= $2
+			ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED),
+		c2 AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND slot < $3 AND remaining >= $2
+			ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED),
+		c AS (SELECT slot FROM c1 UNION ALL SELECT slot FROM c2 LIMIT 1)`
 	if p.Slots == 1 {
-		claim = `SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2 AND $3::int >= 0 AND $4::int = 1`
+		claim = `c AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2 AND $3::int = 0)`
 	}
-	return orderStep(h, `c AS (`+claim+`),
+	return orderStep(h, claim+`,
 		u AS (UPDATE ga_slots g SET remaining = g.remaining - $2 FROM c
 		      WHERE g.pool_id = $1 AND g.slot = c.slot AND g.remaining >= $2 RETURNING g.slot),
 		hg AS (INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT `+curHold+`, $1, slot, $2 FROM u RETURNING quantity),
 		src AS (SELECT `+poolColumns("p", "hg.quantity")+` FROM ga_pools p, hg WHERE p.id = $1)`,
-		[]any{p.ID, quantity, rand.IntN(p.Slots), p.Slots}, quantity, noSlot)
+		[]any{p.ID, quantity, rand.IntN(p.Slots)}, quantity, noSlot)
 }
 
 // TakeSeats holds seats (layout ids, sorted) and writes the pending order,

@@ -93,3 +93,23 @@ func TestHoldsAreOneRoundTrip(t *testing.T) {
 	require.EqualValues(t, 1, c.batches.Load(), "a GA hold is one batch")
 	require.Zero(t, c.queries.Load(), "and no other statement")
 }
+
+// TestGAFastTakeFindsTheLastSlot: the one-round-trip GA take starts at a
+// random slot, looks above it and then below it, so it finds a slot with
+// places wherever it lies; every place of a pool spread one per slot sells
+// on the fast path, and the next take finds none.
+func TestGAFastTakeFindsTheLastSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const slots = 16
+	st, _ := newStore(t, 1, slots, slots)
+	pool, found, err := st.PoolOf(ctx, 1, "GA")
+	require.NoError(t, err)
+	require.True(t, found)
+	for i := range slots {
+		_, err := st.TakeGA(ctx, hold(int64(100+i), "ga"), pool, 1)
+		require.NoError(t, err, "take %d of %d", i+1, slots)
+	}
+	_, err = st.TakeGA(ctx, hold(200, "ga"), pool, 1)
+	require.ErrorIs(t, err, shardstore.ErrNoSlot)
+}

@@ -90,9 +90,19 @@ func backends(ctx context.Context, db Querier) map[int]time.Duration {
 // (100 on Linux for every architecture Go supports).
 const clockTick = 10 * time.Millisecond
 
-// procCPU is a process's user + system time, 0 when it cannot be read (the
-// server on another machine or user).
+// procCPU is a process's time on a CPU, 0 when it cannot be read (the
+// server on another machine or user). /proc/<pid>/schedstat counts it in
+// nanoseconds; /proc/<pid>/stat, the fallback, only in clock ticks, which
+// over a benchmark's thousand operations spread across 16 to 64 backends is
+// an error of tens of microseconds per operation.
 func procCPU(pid int) time.Duration {
+	if raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat"); err == nil {
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				return time.Duration(ns)
+			}
+		}
+	}
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
