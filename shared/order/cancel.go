@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"time"
 
 	"github.com/catraca/catraca/shared/event"
 )
@@ -10,16 +9,13 @@ import (
 // CancelReason marks the refunds an event's cancellation asks for.
 const CancelReason = "event cancelled"
 
-// refundSilence is how long after its request went to the PSP a refund's
-// webhook may take before the refund counts as failed.
-const refundSilence = 2 * time.Minute
-
 // RefundEvent asks the PSP, through the outbox, to refund every paid order
 // of a cancelled event; the refund's webhook then voids the order and its
-// tickets (moneyBack). It is idempotent: a payment whose refund is already
-// asked for is skipped, so calling it again only picks up orders paid
-// since (a payment that was in flight at the cancellation). It returns how
-// many refunds it asked for.
+// tickets (moneyBack). It is idempotent: an order whose refund is asked
+// already is skipped, and one whose refund failed is asked again (the
+// console's retry). A payment in flight at the cancellation either sold
+// before it (and is refunded here) or is given back (charge.pay). It
+// returns how many refunds it asked for.
 func (s *Service) RefundEvent(ctx context.Context, e event.Event) (int, error) {
 	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
@@ -29,9 +25,9 @@ func (s *Service) RefundEvent(ctx context.Context, e event.Event) (int, error) {
 }
 
 // RefundProgress is how far an event's refunds are: Total orders were paid
-// (Refunded of them are refunded, Failed were sent to the PSP over two
-// minutes ago without its webhook confirming, Remaining are still on their
-// way).
+// (Refunded of them are refunded; Failed refunds were refused by the PSP or
+// never answered after the worker's tries, and wait for a retry; Remaining
+// are on their way, the worker retrying while the PSP does not answer).
 type RefundProgress struct {
 	Total     int `json:"total"`
 	Refunded  int `json:"refunded"`
@@ -39,13 +35,14 @@ type RefundProgress struct {
 	Remaining int `json:"remaining"`
 }
 
-// Refunds reads an event's refund progress from its orders.
+// Refunds reads an event's refund progress: one row its refunds keep
+// (before a cancellation, a count of its paid orders).
 func (s *Service) Refunds(ctx context.Context, e event.Event) (RefundProgress, error) {
 	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
 		return RefundProgress{}, err
 	}
-	c, err := st.EventRefunds(ctx, e.ID, refundSilence)
+	c, err := st.EventRefunds(ctx, e.ID)
 	if err != nil {
 		return RefundProgress{}, err
 	}

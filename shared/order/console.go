@@ -140,7 +140,7 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 	if errors.Is(err, psp.ErrRejected) {
 		// Refunded already at the PSP (its dashboard, a dispute, an earlier
 		// try whose answer was lost) is a refund; anything else is refused.
-		if p, gerr := s.psp.GetPayment(ctx, pspID); gerr == nil && (p.Refunded || p.Disputed) {
+		if back, _ := s.givenBack(ctx, pspID); back {
 			err = nil
 		}
 	}

@@ -178,7 +178,13 @@ func mismatch(p psp.Payment, o shardstore.Charge, row shardstore.PaymentRow) str
 // places are gone, the order is refunded.
 func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) error {
 	// A payment in flight when the organizer cancelled the event would sell
-	// after the cancellation's refunds were asked for.
+	// after the cancellation's refunds were asked for. Under the event's
+	// money lock, either the cancellation waits for this sale to commit and
+	// refunds it, or this reads the event cancelled (committed before the
+	// cancellation takes the lock) and gives the money back.
+	if err := c.tx.ShareMoneyLock(ctx, o.EventID); err != nil {
+		return err
+	}
 	e, err := c.s.events(ctx, o.EventID)
 	if err != nil {
 		return err

@@ -8,17 +8,21 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Fulfil works through every shard's outbox: confirmation emails for paid
-// orders, refunds of charges the shop refused and cancellations of the
-// payments of ended holds. Delivery is at least once; every handler is
-// idempotent (PSP calls carry idempotency keys, the email is rewritten
-// whole).
+// orders, refunds (of charges the shop refused, of cancelled events) and
+// cancellations of the payments of ended holds. Delivery is at least once;
+// every handler is idempotent (PSP calls carry idempotency keys, the email
+// is rewritten whole). A message whose handler fails is tried again later,
+// backing off, without holding back the others; a refund the PSP has not
+// answered after refundTries is failed.
 func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	done := 0
 	var errs []error
@@ -28,15 +32,22 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 			return done, err
 		}
 		for {
+			var msgs []shardstore.Message
+			var failed []error
 			n := 0
 			err := st.WithTx(ctx, func(tx shardstore.Tx) error {
-				msgs, err := tx.Unprocessed(ctx, 20)
-				if err != nil {
+				n, failed = 0, nil
+				var err error
+				if msgs, err = tx.Unprocessed(ctx, 20); err != nil {
 					return err
 				}
 				for _, m := range msgs {
-					if err := s.handle(ctx, tx, m.Topic, m.Payload); err != nil {
-						return fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err)
+					if err := tx.Try(ctx, func(sp shardstore.Tx) error { return s.handle(ctx, sp, m.Topic, m.Payload) }); err != nil {
+						failed = append(failed, fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err))
+						if err := s.later(ctx, tx, m, err); err != nil {
+							return err
+						}
+						continue
 					}
 					if err := tx.Processed(ctx, m.ID); err != nil {
 						return err
@@ -50,7 +61,8 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 				errs = append(errs, err)
 				break
 			}
-			if n == 0 {
+			errs = append(errs, failed...)
+			if len(msgs) == 0 {
 				break
 			}
 		}
@@ -58,25 +70,46 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore.Topic, payload []byte) error {
-	var p struct {
-		OrderID int64  `json:"order_id"`
-		Payment string `json:"payment"`
-		Amount  int64  `json:"amount"`
+// refundTries is how many times the worker asks the PSP for a refund that
+// gets no answer (about eight minutes of backoff) before it calls the
+// refund failed.
+const refundTries = 10
+
+// later records a failed try of a message: tried again after a backoff
+// (one second, doubling, at most a minute), except a refund out of tries,
+// which has failed.
+func (s *Service) later(ctx context.Context, tx shardstore.Tx, m shardstore.Message, cause error) error {
+	tries := m.Attempts + 1
+	if m.Topic == shardstore.TopicRefundRequested && tries >= refundTries {
+		var p refundRequest
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			return err
+		}
+		if err := s.refundFailed(ctx, tx, p, fmt.Sprintf("no answer from the payment provider after %d tries: %v", tries, cause)); err != nil {
+			return err
+		}
+		return tx.Processed(ctx, m.ID)
 	}
+	return tx.Failed(ctx, m.ID, cause.Error(), min(time.Second<<min(tries-1, 6), time.Minute))
+}
+
+// refundRequest is a refund.requested message: Try numbers the requests of
+// a cancellation refund (0 for the refund of a refused charge).
+type refundRequest struct {
+	OrderID int64  `json:"order_id"`
+	Payment string `json:"payment"`
+	Amount  int64  `json:"amount"`
+	Try     int    `json:"try"`
+}
+
+func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore.Topic, payload []byte) error {
+	var p refundRequest
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return err
 	}
 	switch topic {
 	case shardstore.TopicRefundRequested:
-		err := s.callPSP(ctx, true, func() error {
-			_, err := s.psp.Refund(ctx, p.Payment, p.Amount, "refund-"+p.Payment)
-			return err
-		})
-		if errors.Is(err, psp.ErrRejected) {
-			return nil // already refunded
-		}
-		return err
+		return s.refund(ctx, tx, p)
 	case shardstore.TopicPaymentCancel:
 		err := s.callPSP(ctx, true, func() error {
 			_, err := s.psp.CancelPayment(ctx, p.Payment, "cancel-"+p.Payment)
@@ -93,6 +126,55 @@ func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore
 		}
 		return s.email(ctx, o)
 	}
+	return nil
+}
+
+// refund asks the PSP to give a payment back; its webhook then refunds the
+// order. A refusal is the refund's outcome, not an error to retry: unless
+// the money went back already (refunded or disputed at the PSP), the
+// refund has failed.
+func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest) error {
+	err := s.callPSP(ctx, true, func() error {
+		_, err := s.psp.Refund(ctx, p.Payment, p.Amount, refundKey(p.Payment, p.Try))
+		return err
+	})
+	if !errors.Is(err, psp.ErrRejected) {
+		return err
+	}
+	back, gerr := s.givenBack(ctx, p.Payment)
+	if gerr != nil || back {
+		return gerr
+	}
+	return s.refundFailed(ctx, tx, p, err.Error())
+}
+
+// refundKey is the PSP idempotency key of a refund: the one every refund of
+// a payment uses (so the console's and the outbox's refund it once), and a
+// new one for each retry of a failed cancellation refund, which the PSP
+// would otherwise answer with its first refusal. A retry cannot refund
+// twice: the PSP refuses to refund a payment given back already.
+func refundKey(payment string, try int) string {
+	if try <= 1 {
+		return "refund-" + payment
+	}
+	return "refund-" + payment + "-" + strconv.Itoa(try)
+}
+
+// givenBack tells whether the PSP has given a payment's money back (a
+// refund, perhaps one whose answer was lost, or a dispute).
+func (s *Service) givenBack(ctx context.Context, payment string) (bool, error) {
+	p, err := s.psp.GetPayment(ctx, payment)
+	return err == nil && (p.Refunded || p.Disputed), err
+}
+
+// refundFailed records a failed refund on the cancellation refund it was
+// (the console counts it and can ask again) and logs it.
+func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRequest, why string) error {
+	recorded, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why)
+	if err != nil {
+		return err
+	}
+	s.log.Warn("refund failed", "order", p.OrderID, "payment", p.Payment, "cancellation", recorded, "why", why)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package shardstore
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,9 +20,10 @@ const (
 
 // Message is one outbox message.
 type Message struct {
-	ID      int64
-	Topic   Topic
-	Payload []byte
+	ID       int64
+	Topic    Topic
+	Payload  []byte
+	Attempts int // failed tries so far
 }
 
 // Enqueue writes an outbox message, committed with the transaction.
@@ -34,22 +36,37 @@ func (t Tx) Enqueue(ctx context.Context, topic Topic, payload any) error {
 	return err
 }
 
-// Unprocessed locks up to limit unprocessed messages, oldest first, skipping
-// those another worker holds.
+// Unprocessed locks up to limit unprocessed messages due now, oldest
+// first, skipping those another worker holds.
 func (t Tx) Unprocessed(ctx context.Context, limit int) ([]Message, error) {
-	rows, err := t.tx.Query(ctx, `SELECT id, topic, payload FROM outbox WHERE processed_at IS NULL
-		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+	rows, err := t.tx.Query(ctx, `SELECT id, topic, payload, attempts FROM outbox WHERE processed_at IS NULL
+		AND (retry_at IS NULL OR retry_at <= now()) ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) {
 		var m Message
-		return m, r.Scan(&m.ID, &m.Topic, &m.Payload)
+		return m, r.Scan(&m.ID, &m.Topic, &m.Payload, &m.Attempts)
 	})
 }
 
 // Processed marks a message done.
 func (t Tx) Processed(ctx context.Context, id int64) error {
 	_, err := t.tx.Exec(ctx, `UPDATE outbox SET processed_at = now() WHERE id = $1`, id)
+	return err
+}
+
+// Failed records that handling a message failed with cause: it is tried
+// again after wait.
+func (t Tx) Failed(ctx context.Context, id int64, cause string, wait time.Duration) error {
+	_, err := t.tx.Exec(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = $2,
+		retry_at = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`, id, cause, wait.Seconds())
+	return err
+}
+
+// Try runs fn in a savepoint of t: fn's error undoes only fn's writes, and
+// the transaction goes on.
+func (t Tx) Try(ctx context.Context, fn func(sp Tx) error) error {
+	_, err := t.savepoint(ctx, func(sp Tx) (bool, error) { return true, fn(sp) })
 	return err
 }

@@ -103,16 +103,27 @@ func (t Tx) MarkRefunded(ctx context.Context, orderID int64) error {
 	return err
 }
 
-// RefundPaid refunds an order only if it is paid by paymentID, and voids
-// its tickets; refunded tells whether it did.
+// RefundPaid refunds an order only if it is paid by paymentID, voids its
+// tickets and counts it among its event's cancellation refunds (under the
+// event's money lock); refunded tells whether it did.
 func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded bool, err error) {
+	var eventID int64
+	found, err := one(t.tx.QueryRow(ctx, `SELECT event_id FROM orders WHERE id = $1`, orderID), &eventID)
+	if err != nil || !found {
+		return false, err
+	}
+	if err := t.ShareMoneyLock(ctx, eventID); err != nil {
+		return false, err
+	}
 	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND status = 'paid' AND payment_id = $2`,
 		orderID, paymentID)
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err
 	}
-	_, err = t.tx.Exec(ctx, `UPDATE tickets SET void_at = now() WHERE order_id = $1 AND void_at IS NULL`, orderID)
-	return err == nil, err
+	if _, err = t.tx.Exec(ctx, `UPDATE tickets SET void_at = now() WHERE order_id = $1 AND void_at IS NULL`, orderID); err != nil {
+		return false, err
+	}
+	return true, t.refunded(ctx, orderID, eventID)
 }
 
 // Admission is the n-th (from 1) admission of an order item.

@@ -1,0 +1,4 @@
+package shardstore
+
+// The refund progress statements, for their plans' test.
+var RefundCountsSQL, PaidOrdersSQL = refundCountsSQL, paidOrdersSQL
