@@ -169,8 +169,8 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if e.Status == "cancelled" {
-		// Again on every call: a payment in flight at the cancellation is
-		// refunded by the next (GET /api/events/{id}/refunds shows it).
+		// Again on every call: the refunds that failed are asked again
+		// (GET /api/events/{id}/refunds shows them).
 		if _, err := s.orders.RefundEvent(r.Context(), e); err != nil {
 			return err
 		}

@@ -1,0 +1,157 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/psp"
+)
+
+// organizer logs in the shop's organizer.
+func (s *shop) organizer(t testing.TB) *fan {
+	t.Helper()
+	org := newFan(t, s.srv)
+	require.Equal(t, http.StatusOK, org.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"}).Status)
+	return org
+}
+
+// cancelEvent cancels the shop's event (again: the refunds that failed are
+// asked again).
+func (s *shop) cancelEvent(t testing.TB, org *fan) {
+	t.Helper()
+	r := org.do(http.MethodPut, "/api/events/"+itoa(s.eventID)+"/status", map[string]any{"status": "cancelled"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+}
+
+// waitRefunds waits until the event's refund progress is total, refunded,
+// failed and remaining.
+func (s *shop) waitRefunds(t testing.TB, org *fan, total, refunded, failed, remaining float64, tick func()) {
+	t.Helper()
+	want := map[string]any{"total": total, "refunded": refunded, "failed": failed, "remaining": remaining}
+	var got map[string]any
+	waitUntil(t, 30*time.Second, func() bool {
+		if tick != nil {
+			tick()
+		}
+		got = org.do(http.MethodGet, "/api/events/"+itoa(s.eventID)+"/refunds", nil).Body
+		return fmt.Sprint(got) == fmt.Sprint(want)
+	}, "refund progress %v (last %v)", want, &got)
+}
+
+// TestCancelShowsRefusedRefundsAsFailed: the PSP refuses one refund of a
+// cancelled event; the console counts it failed as soon as the worker
+// has the answer (not two minutes later), the order stays paid, and
+// cancelling again asks again and refunds it.
+func TestCancelShowsRefusedRefundsAsFailed(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	s.paidOrder(t, "ana-refused@example.com", s.seats[0])
+	s.paidOrder(t, "bia-refused@example.com", s.seats[1])
+	cai, caiOrder, _ := s.paidOrder(t, "cai-refused@example.com", s.seats[2])
+	// The PSP refuses a refund of another amount than it charged.
+	s.exec(t, caiOrder, `UPDATE payments SET amount_cents = amount_cents + 1 WHERE order_id = $1`)
+	org := s.organizer(t)
+
+	s.cancelEvent(t, org)
+	s.waitRefunds(t, org, 3, 2, 1, 0, nil)
+	require.Equal(t, "paid", s.orderStatus(t, cai, caiOrder).Body["status"], "a refused refund changes nothing")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM cancel_refunds WHERE order_id = $1 AND status = 'failed' AND failure LIKE '%only whole refunds%'`, caiOrder))
+
+	s.exec(t, caiOrder, `UPDATE payments SET amount_cents = amount_cents - 1 WHERE order_id = $1`)
+	s.cancelEvent(t, org)
+	s.waitRefunds(t, org, 3, 3, 0, 0, nil)
+	require.Equal(t, "refunded", s.orderStatus(t, cai, caiOrder).Body["status"])
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestCancelRefundsWaitOutAnUnansweringPSP: while the PSP does not
+// answer, the refund stays on its way and the worker retries it, backing
+// off; once its tries are spent (the retries are made due at once here)
+// it is failed, and asking again after the PSP is back refunds it.
+func TestCancelRefundsWaitOutAnUnansweringPSP(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, order, _ := s.paidOrder(t, "ana-outage@example.com", s.seats[0])
+	org := s.organizer(t)
+	s.sim.SetFaults(pspsim.Faults{Outage: true, RetryBase: 50 * time.Millisecond})
+
+	s.cancelEvent(t, org)
+	tries := func() int {
+		return s.count(t, `SELECT coalesce(max(attempts), 0) FROM outbox WHERE (payload->>'order_id')::bigint = $1`, order)
+	}
+	waitUntil(t, 20*time.Second, func() bool { return tries() >= 2 }, "the worker to retry")
+	s.waitRefunds(t, org, 1, 0, 0, 1, nil)
+	due := func() {
+		s.exec(t, order, `UPDATE outbox SET retry_at = now() WHERE processed_at IS NULL AND (payload->>'order_id')::bigint = $1`)
+	}
+	s.waitRefunds(t, org, 1, 0, 1, 0, due)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM cancel_refunds WHERE order_id = $1 AND failure LIKE 'no answer from the payment provider after 10 tries%'`, order))
+	require.Equal(t, "paid", s.orderStatus(t, ana, order).Body["status"])
+
+	s.sim.SetFaults(pspsim.Faults{RetryBase: 50 * time.Millisecond})
+	s.cancelEvent(t, org)
+	s.waitRefunds(t, org, 1, 1, 0, 0, nil)
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestPaymentsRacingTheCancelAreRefunded: many fans pay at once while the
+// organizer cancels the event. Each payment either sold before the
+// cancellation took the event's money lock (and is refunded with the
+// others) or saw the event cancelled (and is given back): no order of the
+// cancelled event stays paid.
+func TestPaymentsRacingTheCancelAreRefunded(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	const fans = 80
+	payments := make([]psp.Payment, fans)
+	for i := range payments {
+		f := newFan(t, s.srv)
+		f.signUp(fmt.Sprintf("racer%d@example.com", i))
+		_, order := s.hold(t, f, "h", s.seats[i])
+		payments[i] = s.checkout(t, f, order)
+	}
+	org := s.organizer(t)
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, p := range payments {
+		wg.Go(func() {
+			<-start
+			_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
+			require.NoError(t, err)
+		})
+	}
+	close(start)
+	waitUntil(t, 20*time.Second, func() bool {
+		return s.count(t, `SELECT count(*) FROM orders WHERE status = 'paid'`) >= fans/4
+	}, "a quarter of the orders to be paid")
+	s.cancelEvent(t, org)
+	wg.Wait()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		paid := s.count(t, `SELECT count(*) FROM orders WHERE status = 'paid'`)
+		pending := s.count(t, `SELECT count(*) FROM orders WHERE status = 'pending'`)
+		queued := s.count(t, `SELECT count(*) FROM outbox WHERE processed_at IS NULL`)
+		if paid+pending+queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled event still has %d paid orders (%d pending, %d outbox messages to go)", paid, pending, queued)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, p := range payments {
+		require.True(t, s.givenBack(p.ID), "payment %s given back", p.ID)
+	}
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
