@@ -94,12 +94,25 @@ function controls(e) {
   return h('div', {}, h('div', { class: 'actions' }, buttons), error);
 }
 
-// watchRefunds shows the refunds of a cancelled event until none is left.
+// watchRefunds shows the refunds of a cancelled event until none is left;
+// refunds that failed (refused by the payment provider, or unanswered after
+// the worker's tries) can be asked again.
 function watchRefunds(box, id) {
   const bar = h('progress', { max: 1, value: 0, 'aria-labelledby': 'refund-label' });
   const label = h('p', { id: 'refund-label' }, 'Refunds: counting…');
   const failed = h('p', { class: 'error' });
-  box.append(h('h2', {}, 'Refunds'), label, bar, failed);
+  const retry = h('button', { type: 'button', class: 'secondary', hidden: true, onclick: async () => {
+      retry.disabled = true;
+      try {
+        await api('PUT', `/api/events/${id}/status`, { status: 'cancelled' });
+        clearTimeout(timer);
+        await poll();
+      } catch (err) {
+        failed.textContent = problemText(err);
+      }
+      retry.disabled = false;
+    } }, 'Ask again');
+  box.append(h('h2', {}, 'Refunds'), label, bar, failed, retry);
   let timer = 0;
   const poll = async () => {
     try {
@@ -109,7 +122,8 @@ function watchRefunds(box, id) {
       label.textContent = p.total
         ? `Refunds: ${p.refunded} of ${p.total} orders refunded, ${p.remaining} left.`
         : 'No paid orders: nothing to refund.';
-      failed.textContent = p.failed ? `${p.failed} refunds got no answer from the payment provider yet. Cancelling again asks once more.` : '';
+      failed.textContent = p.failed ? `${p.failed} refunds failed: the payment provider refused them or did not answer. Those orders are still paid.` : '';
+      retry.hidden = !p.failed;
       if (p.remaining > 0) timer = setTimeout(poll, 1000);
     } catch (err) {
       failed.textContent = problemText(err);
