@@ -113,14 +113,15 @@ func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure st
 	if err := t.ShareMoneyLock(ctx, eventID); err != nil {
 		return false, err
 	}
-	// Locked in share mode, the order cannot be refunded until this
-	// commits: a refund after it finds the failure and un-counts it.
+	// A refund of the order racing this one meets it on the cancel_refunds
+	// row: if it comes second, it reads the failure (FOR UPDATE reads the
+	// latest row) and un-counts it; if first, this matches no row.
 	var failed bool
 	err = t.tx.QueryRow(ctx, `
-		WITH paid AS (SELECT 1 FROM orders WHERE id = $1 AND status = 'paid' FOR SHARE),
-		failed AS (
+		WITH failed AS (
 			UPDATE cancel_refunds SET status = 'failed', failure = $3, updated_at = now()
-			WHERE order_id = $1 AND status = 'asked' AND asked = $2 AND EXISTS (SELECT 1 FROM paid)
+			WHERE order_id = $1 AND status = 'asked' AND asked = $2
+			  AND EXISTS (SELECT 1 FROM orders WHERE id = $1 AND status = 'paid')
 			RETURNING event_id
 		), counted AS (
 			UPDATE cancel_refund_counts k SET failed = failed + 1 FROM failed f WHERE k.event_id = f.event_id
