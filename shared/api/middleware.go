@@ -69,9 +69,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID.MatchString(id) {
-			b := make([]byte, 8)
-			rand.Read(b)
-			id = hex.EncodeToString(b)
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}

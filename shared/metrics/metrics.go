@@ -42,7 +42,7 @@ type key struct{}
 
 // With returns a context that collects metrics into a new set.
 func With(ctx context.Context) (context.Context, *Set) {
-	s := &Set{vals: map[string]float64{}}
+	s := &Set{} // most requests add nothing: the map comes with the first Add
 	return context.WithValue(ctx, key{}, s), s
 }
 
@@ -56,6 +56,9 @@ func Add(ctx context.Context, name string, v float64) {
 // Add adds v to a metric.
 func (s *Set) Add(name string, v float64) {
 	s.mu.Lock()
+	if s.vals == nil {
+		s.vals = map[string]float64{}
+	}
 	s.vals[name] += v
 	s.mu.Unlock()
 }
