@@ -234,3 +234,24 @@ func TestEmailsWithInvisibleCharactersAreRefused(t *testing.T) {
 			fmt.Sprintf("Invalid account data: %q has an invisible character; type the address again.", email), "/email")
 	}
 }
+
+// A PATCH that sets a limit to 0 is refused as the message says: it read
+// as "left out" and put back the default (6 tickets, 480 s holds), the
+// opposite of an organizer sending 0 to stop sales.
+func TestPatchedLimitsOfZeroAreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Zero Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Limits", false))
+	for field, detail := range map[string]string{
+		"max_per_account":  "max_per_account and max_per_hold must be between 1 and 1000.",
+		"max_per_hold":     "max_per_account and max_per_hold must be between 1 and 1000.",
+		"hold_ttl_seconds": "hold_ttl_seconds must be between 1 and 3600.",
+	} {
+		requireRefusal(t, ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{field: 0}), http.StatusBadRequest, "invalid-event", detail, "/"+field)
+	}
+	e := ana.do(http.MethodGet, "/api/organizer/events/"+id, nil).Body
+	require.EqualValues(t, 6, e["max_per_account"])
+	require.EqualValues(t, 4, e["max_per_hold"])
+	require.EqualValues(t, 480, e["hold_ttl_seconds"])
+}

@@ -108,11 +108,11 @@ func (spec *EventSpec) validate() error {
 	case spec.Currency != "" && !isCurrency(spec.Currency):
 		return bad("/currency", "Currency must be an ISO 4217 code such as BRL.")
 	case spec.MaxPerAccount < 0 || spec.MaxPerAccount > maxTickets:
-		return bad("/max_per_account", fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d.", maxTickets))
+		return limitRefusal("max_per_account")
 	case spec.MaxPerHold < 0 || spec.MaxPerHold > maxTickets:
-		return bad("/max_per_hold", fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d.", maxTickets))
+		return limitRefusal("max_per_hold")
 	case spec.HoldTTL < 0 || spec.HoldTTL > maxHoldTTL:
-		return bad("/hold_ttl_seconds", fmt.Sprintf("hold_ttl_seconds must be between 1 and %d.", maxHoldTTL))
+		return limitRefusal("hold_ttl_seconds")
 	case spec.Shard < 0:
 		return bad("/shard", "Shard must be positive.")
 	}
@@ -136,6 +136,15 @@ func (spec *EventSpec) validate() error {
 	}
 	roomDefaults(&spec.WaitingRoom)
 	return validRoom("/waiting_room", spec.WaitingRoom)
+}
+
+// limitRefusal refuses a ticket limit or hold time out of its bounds.
+func limitRefusal(field string) error {
+	msg := fmt.Sprintf("max_per_account and max_per_hold must be between 1 and %d.", maxTickets)
+	if field == "hold_ttl_seconds" {
+		msg = fmt.Sprintf("hold_ttl_seconds must be between 1 and %d.", maxHoldTTL)
+	}
+	return reject.New(ErrInvalidEvent, "/"+field, msg)
 }
 
 // roomDefaults fills the waiting-room settings left out (0).
@@ -500,6 +509,13 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p
 	e, err := s.changeable(ctx, organizerID, eventID)
 	if err != nil {
 		return event.Event{}, err
+	}
+	// 0 stands for "left out" in a new event; a patch leaves a field out
+	// by not sending it, so a 0 it sends is out of bounds.
+	for field, v := range map[string]*int{"max_per_account": p.MaxPerAccount, "max_per_hold": p.MaxPerHold, "hold_ttl_seconds": p.HoldTTL} {
+		if v != nil && *v == 0 {
+			return event.Event{}, limitRefusal(field)
+		}
 	}
 	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
 		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
