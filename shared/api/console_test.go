@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -72,17 +70,7 @@ func TestConsoleListsAreScopedToTheOrganizer(t *testing.T) {
 // postCSV sends a seat list as text/csv with f's session.
 func postCSV(t *testing.T, f *fan, path, body string) response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "text/csv; charset=utf-8")
-	res, err := f.client.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	require.NoError(t, json.Unmarshal(raw, &out.Body), string(raw))
-	return out
+	return f.send(http.MethodPost, path, "text/csv; charset=utf-8", body)
 }
 
 const seatList = "section,row,seat,x,y,price_level\n101,A,1,10,10,A\n101,A,2,15,10,A\n102,A,1,40,10,B\n"
