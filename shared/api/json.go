@@ -26,7 +26,7 @@ import (
 // bodies over the size cap.
 func decode(r *http.Request, dst any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+	if err != nil || mt != "application/json" {
 		return problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type",
 			"Send the request body as JSON with the header Content-Type: application/json.")
 	}
