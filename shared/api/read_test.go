@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
@@ -313,6 +314,18 @@ func TestStreamPushesSweptHolds(t *testing.T) {
 	require.Len(t, data, 1)
 	require.Contains(t, data[0], `"state":"available"`)
 	require.Contains(t, data[0], `"seats":[4,5]`)
+}
+
+// TestSearchRelevanceByKindFromIndex runs the relevance pins against the
+// in-memory search index (production's path) rather than PostgreSQL.
+func TestSearchRelevanceByKindFromIndex(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1, func(c *config.Config) { c.SearchIndex = true })
+	srv := serve(t, a)
+	catalog(t, a)
+	require.NoError(t, a.SearchIndex.Refresh(context.Background()))
+	require.True(t, a.SearchIndex.Ready())
+	searchRelevanceByKind(t, newFan(t, srv))
 }
 
 // searchRelevanceByKind pins the top result for each kind of query the

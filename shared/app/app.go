@@ -29,6 +29,7 @@ import (
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -44,6 +45,7 @@ type App struct {
 	Sessions     *token.Signer
 	Admissions   *token.Signer
 	Events       *event.Directory
+	SearchIndex  *searchindex.Index // serves Events' searches when enabled (nil otherwise)
 	Inventory    *inventory.Service
 	Organizer    *organizer.Service
 	Room         *queue.Room
@@ -110,6 +112,10 @@ func (a *App) services(ctx context.Context) error {
 		return err
 	}
 	a.Events = event.NewDirectory(a.CatalogRO)
+	if cfg.SearchIndex {
+		a.SearchIndex = searchindex.New(a.CatalogRO, searchindex.Options{})
+		a.Events = a.Events.WithSearchIndex(a.SearchIndex)
+	}
 	a.Organizer = organizer.New(a.Catalog, a.Shards)
 	a.Room = queue.New(a.Redis, cfg.RedisPrefix)
 	a.ReadCache = cache.New(a.Redis, cfg.RedisPrefix)

@@ -102,11 +102,15 @@ type Readers struct {
 	CatalogReadDSN string
 	// ShardReads maps shard id to a reader DSN; missing ids use the primary.
 	ShardReads map[int]string
+	// SearchIndex answers event search from an in-memory index in each
+	// instance, refreshed from the catalog reader (docs/read-path.md).
+	SearchIndex bool
 }
 
 func (p *Readers) read(r *reader) {
 	p.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", "")
 	p.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
+	p.SearchIndex = r.boolean("CATRACA_SEARCH_INDEX", true)
 }
 
 // Redis is the waiting room's, the caches' and the limiters' store.

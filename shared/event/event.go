@@ -7,9 +7,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/catraca/catraca/shared/searchindex"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -89,10 +92,20 @@ func (e Event) OnSale(t time.Time) bool {
 }
 
 // Directory reads events from the catalog.
-type Directory struct{ db *pgxpool.Pool }
+type Directory struct {
+	db    *pgxpool.Pool
+	index *searchindex.Index
+}
 
 // NewDirectory returns a directory over a catalog pool (a reader is fine).
 func NewDirectory(db *pgxpool.Pool) *Directory { return &Directory{db: db} }
+
+// WithSearchIndex returns a directory that answers searches from an
+// in-memory index while it is loaded and fresh, PostgreSQL otherwise
+// (docs/read-path.md).
+func (d *Directory) WithSearchIndex(x *searchindex.Index) *Directory {
+	return &Directory{db: d.db, index: x}
+}
 
 const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
 	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
@@ -228,6 +241,13 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 	if len([]rune(query)) > 200 {
 		query = string([]rune(query)[:200])
 	}
+	if d.index != nil {
+		ids, ok := d.index.Search(searchindex.Query{Text: query, City: f.City, Category: f.Category, From: f.From, To: f.To,
+			OnSaleNow: f.OnSaleNow, Offset: offset, Limit: f.Limit})
+		if ok {
+			return d.byIDs(ctx, ids, offset, f.Limit)
+		}
+	}
 	var inName, anywhere *string
 	if err := d.db.QueryRow(ctx, `SELECT search_query($1, 'A')::text, search_query($1, '')::text`, query).Scan(&inName, &anywhere); err != nil {
 		return Page{}, fmt.Errorf("search query: %w", err)
@@ -253,6 +273,31 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 		p.Events = events[:f.Limit]
 		p.Next = base64.RawURLEncoding.EncodeToString([]byte("w" + strconv.Itoa(offset+f.Limit)))
 	}
+	return p, nil
+}
+
+// byIDs reads the events the index found, in its order: one round trip
+// by primary key, so the rows are as fresh as the catalog's.
+func (d *Directory) byIDs(ctx context.Context, ids []int64, offset, limit int) (Page, error) {
+	p := Page{Events: []Event{}}
+	if len(ids) > limit {
+		ids = ids[:limit]
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte("w" + strconv.Itoa(offset+limit)))
+	}
+	if len(ids) == 0 {
+		return p, nil
+	}
+	events, err := collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE e.id = ANY($1) AND e.status <> 'draft'`, []any{ids})
+	if err != nil {
+		return Page{}, err
+	}
+	at := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	sort.Slice(events, func(i, j int) bool { return at[events[i].ID] < at[events[j].ID] })
+	p.Events = events
 	return p, nil
 }
 

@@ -1,0 +1,339 @@
+// Package searchindex is an in-memory full-text index of the catalog's
+// events, one per API instance, that answers event search in microseconds
+// with the same rules as the catalog's PostgreSQL search (search_query,
+// catalog migration 5): the same lexemes (read from search_vec), the same
+// vocabulary and word correction, the same order. It returns event ids;
+// the caller reads those rows from the catalog, so what a fan sees of an
+// event is never older than the row.
+//
+// The catalog is read-mostly: after one full load the index re-reads only
+// the events changed since its watermark (events.updated_at, indexed), at
+// most once per Interval, triggered by searches. Until it is loaded, or
+// when its last refresh is older than MaxStale, Search says so and the
+// caller asks PostgreSQL.
+package searchindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Querier reads the catalog (a pool on a reader is fine).
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Options tune an Index; zero values take the defaults.
+type Options struct {
+	// Interval is the most often searches trigger a refresh (1 s).
+	Interval time.Duration
+	// MaxStale: a refresh older than this sends searches to PostgreSQL (10 s).
+	MaxStale time.Duration
+	// Overlap re-reads changes this far behind the watermark, for
+	// transactions that commit after rows they wrote were stamped (5 s).
+	Overlap time.Duration
+	// MaxEvents bounds memory: a catalog larger than this is not loaded
+	// and PostgreSQL keeps answering (2,000,000).
+	MaxEvents int
+	// Now is the clock (time.Now).
+	Now func() time.Time
+}
+
+// Index is one instance's search index. Its zero value is not usable; use New.
+type Index struct {
+	db  Querier
+	opt Options
+
+	refreshMu  sync.Mutex  // one refresh at a time
+	refreshing atomic.Bool // a triggered refresh is under way
+	tooBig     atomic.Bool // the catalog outgrew MaxEvents: never loaded
+
+	mu        sync.RWMutex
+	st        *state
+	fresh     time.Time // when the last successful refresh began
+	watermark time.Time // latest updated_at read
+}
+
+// New returns an index over the catalog; it loads on the first Refresh.
+func New(db Querier, opt Options) *Index {
+	if opt.Interval <= 0 {
+		opt.Interval = time.Second
+	}
+	if opt.MaxStale <= 0 {
+		opt.MaxStale = 10 * time.Second
+	}
+	if opt.Overlap <= 0 {
+		opt.Overlap = 5 * time.Second
+	}
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = 2_000_000
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	return &Index{db: db, opt: opt}
+}
+
+// ErrTooBig means the catalog holds more events than MaxEvents.
+var ErrTooBig = errors.New("searchindex: catalog larger than MaxEvents")
+
+// Query is one search: typed text, filters and the window of results.
+type Query struct {
+	Text           string
+	City, Category string // City is compared folded, Category exactly
+	From, To       time.Time
+	OnSaleNow      bool
+	Offset, Limit  int
+}
+
+// Search returns the ids of the matching events from Offset, at most
+// Limit+1 of them (one more tells there is a next page): events holding
+// every word in their name or category first, then those matching through
+// the city, venue or description, soonest first within each. ok is false
+// when the index cannot answer (not loaded, or stale) and the caller must
+// ask PostgreSQL; Search then triggers a refresh.
+func (x *Index) Search(q Query) (ids []int64, ok bool) {
+	now := x.opt.Now()
+	x.mu.RLock()
+	st, age := x.st, now.Sub(x.fresh)
+	x.mu.RUnlock()
+	if age >= x.opt.Interval || st == nil {
+		x.trigger()
+	}
+	if st == nil || age > x.opt.MaxStale {
+		return nil, false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.st.search(q, now), true
+}
+
+// trigger starts a refresh in the background unless one is under way.
+func (x *Index) trigger() {
+	if x.tooBig.Load() || !x.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer x.refreshing.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = x.Refresh(ctx) // the next search retries; past MaxStale PostgreSQL answers
+	}()
+}
+
+// Ready tells whether the index would answer a search now.
+func (x *Index) Ready() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.st != nil && x.opt.Now().Sub(x.fresh) <= x.opt.MaxStale
+}
+
+// bulk is how many changed events one refresh applies in place; more and
+// it reloads everything (a bulk import, a renamed venue with many events).
+const bulk = 2000
+
+// Refresh loads the catalog the first time, then applies the events
+// changed since the watermark.
+func (x *Index) Refresh(ctx context.Context) error {
+	x.refreshMu.Lock()
+	defer x.refreshMu.Unlock()
+	began := x.opt.Now()
+	x.mu.RLock()
+	st, since := x.st, x.watermark.Add(-x.opt.Overlap)
+	x.mu.RUnlock()
+	if st == nil {
+		return x.load(ctx, began)
+	}
+	rows, err := x.read(ctx, `WHERE e.updated_at > $1`, since)
+	if err != nil {
+		return err
+	}
+	if len(rows) > bulk {
+		return x.load(ctx, began)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, r := range rows {
+		if slot, ok := x.st.slots[r.id]; ok && x.st.docs[slot].updated == r.updated {
+			continue // read again inside the overlap
+		}
+		x.st.put(r, false)
+		x.advance(r.updated)
+	}
+	x.fresh = began
+	return nil
+}
+
+func (x *Index) advance(updated int64) {
+	if t := time.UnixMicro(updated); t.After(x.watermark) {
+		x.watermark = t
+	}
+}
+
+// load reads every event and swaps in a new state.
+func (x *Index) load(ctx context.Context, began time.Time) error {
+	st := newState()
+	vocab, err := x.db.Query(ctx, `SELECT word FROM search_words`)
+	if err != nil {
+		return fmt.Errorf("search index vocabulary: %w", err)
+	}
+	known, err := pgx.CollectRows(vocab, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("search index vocabulary: %w", err)
+	}
+	for _, w := range known {
+		st.wordID(w, true)
+	}
+	rows, err := x.read(ctx, ``)
+	if err != nil {
+		return err
+	}
+	if len(rows) > x.opt.MaxEvents {
+		x.tooBig.Store(true)
+		return ErrTooBig
+	}
+	// In search order, every posting list is built by appending.
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].starts < rows[j].starts || rows[i].starts == rows[j].starts && rows[i].id < rows[j].id
+	})
+	var watermark time.Time
+	for _, r := range rows {
+		st.put(r, true)
+		if t := time.UnixMicro(r.updated); t.After(watermark) {
+			watermark = t
+		}
+	}
+	st.sortWords()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.st, x.fresh, x.watermark = st, began, watermark
+	return nil
+}
+
+// read returns events as search sees them: the lexemes of search_vec
+// split by weight, the folded city (search_normalize, as the filter
+// compares), start and sale times, status.
+func (x *Index) read(ctx context.Context, where string, args ...any) ([]row, error) {
+	rs, err := x.db.Query(ctx, `SELECT e.id, e.starts_at, e.sale_starts_at, e.sale_ends_at, e.updated_at, e.status,
+		search_normalize(e.city), e.category,
+		ARRAY(SELECT u.lexeme FROM unnest(e.search_vec) u WHERE 'A' = ANY (u.weights)),
+		ARRAY(SELECT u.lexeme FROM unnest(e.search_vec) u WHERE NOT 'A' = ANY (u.weights))
+		FROM events e `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search index read: %w", err)
+	}
+	var out []row
+	var starts, saleStarts, saleEnds, updated time.Time
+	for rs.Next() {
+		var r row
+		if err := rs.Scan(&r.id, &starts, &saleStarts, &saleEnds, &updated, &r.status, &r.city, &r.category, &r.name, &r.other); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("search index read: %w", err)
+		}
+		r.starts, r.saleStarts, r.saleEnds, r.updated = starts.UnixMicro(), saleStarts.UnixMicro(), saleEnds.UnixMicro(), updated.UnixMicro()
+		out = append(out, r)
+		if len(out) > x.opt.MaxEvents {
+			rs.Close()
+			break
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("search index read: %w", err)
+	}
+	return out, nil
+}
+
+// search answers q over the loaded events at time now.
+func (s *state) search(q Query, now time.Time) []int64 {
+	terms, ok := s.parse(q.Text)
+	if !ok {
+		return nil
+	}
+	keep, ok := s.filter(q, now)
+	if !ok {
+		return nil
+	}
+	// Walk the term with the fewest postings; check the others per doc.
+	drive, size := 0, -1
+	for i, t := range terms {
+		n := 0
+		for _, l := range s.lists(t, false) {
+			n += len(l)
+		}
+		if size < 0 || n < size {
+			drive, size = i, n
+		}
+	}
+	need := q.Offset + q.Limit + 1
+	matches := func(d *doc, inName bool) bool {
+		for i, t := range terms {
+			if i != drive && !s.has(d, t, inName) {
+				return false
+			}
+		}
+		return true
+	}
+	var named []int32
+	for w := s.walk(s.lists(terms[drive], true)); len(named) < need; {
+		slot, more := w.next()
+		if !more {
+			break
+		}
+		if d := &s.docs[slot]; keep(d) && matches(d, true) {
+			named = append(named, slot)
+		}
+	}
+	var others []int32
+	for w := s.walk(s.lists(terms[drive], false)); len(named)+len(others) < need; {
+		slot, more := w.next()
+		if !more {
+			break
+		}
+		d := &s.docs[slot]
+		if keep(d) && matches(d, false) && !(s.has(d, terms[drive], true) && matches(d, true)) {
+			others = append(others, slot)
+		}
+	}
+	all := append(named, others...)
+	if q.Offset >= len(all) {
+		return nil
+	}
+	all = all[q.Offset:]
+	ids := make([]int64, len(all))
+	for i, slot := range all {
+		ids[i] = s.docs[slot].id
+	}
+	return ids
+}
+
+// filter compiles the listing filters; ok is false when none can match.
+func (s *state) filter(q Query, now time.Time) (func(*doc) bool, bool) {
+	city, category := uint32(0), uint32(0)
+	var ok bool
+	if q.City != "" {
+		if city, ok = s.strs["city:"+Fold(q.City)]; !ok {
+			return nil, false
+		}
+	}
+	if q.Category != "" {
+		if category, ok = s.strs["cat:"+q.Category]; !ok {
+			return nil, false
+		}
+	}
+	from, to, at := q.From.UnixMicro(), q.To.UnixMicro(), now.UnixMicro()
+	return func(d *doc) bool {
+		return d.status != "draft" &&
+			(q.City == "" || d.city == city) &&
+			(q.Category == "" || d.category == category) &&
+			(q.From.IsZero() || d.starts >= from) &&
+			(q.To.IsZero() || d.starts < to) &&
+			(!q.OnSaleNow || d.status == "on_sale" && at >= d.saleStarts && at < d.saleEnds)
+	}, true
+}
