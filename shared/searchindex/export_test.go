@@ -3,7 +3,8 @@ package searchindex
 import "strings"
 
 // TSQuery renders how the index reads typed text, in the text form of
-// the catalog's search_query(text, '')::text ("" when nothing can match).
+// the catalog's search_query with no weight, cast to text (empty when
+// nothing can match).
 func (x *Index) TSQuery(text string) string {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -20,3 +21,6 @@ func (x *Index) TSQuery(text string) string {
 	}
 	return strings.Join(parts, " & ")
 }
+
+// Lexemes is lexemes, for the test that compares it with PostgreSQL.
+var Lexemes = lexemes

@@ -51,7 +51,7 @@ func newCatalog(t *testing.T) catalogDB {
 
 type genEvent struct {
 	name, category, city, description, status string
-	venue, startMinute, saleFrom, saleTo    int
+	venue, startMinute, saleFrom, saleTo      int
 }
 
 func (c catalogDB) insert(ctx context.Context, e genEvent) (int64, error) {
@@ -267,9 +267,40 @@ func TestIndexFollowsTheCatalog(t *testing.T) {
 	require.Equal(t, []string{"Samba de Roda/cancelled"}, search("samba pernambuco"))
 	require.Empty(t, search("samba maracana"))
 
+	// More changes than one refresh applies in place: a reload.
+	_, err = c.pool.Exec(ctx, `INSERT INTO events (venue_id, layout_version, shard_id, name, category, city, starts_at, sale_starts_at, sale_ends_at, status)
+		SELECT $1, $2, 1, 'Bulk Import ' || g, 'music', 'Recife', now(), now(), now() + interval '1 day', 'scheduled'
+		FROM generate_series(1, 2500) g`, c.venues[1].VenueID, c.venues[1].Version)
+	require.NoError(t, err)
+	require.NoError(t, x.Refresh(ctx))
+	require.Equal(t, []string{"Bulk Import 2500/scheduled"}, search("bulk import 2500"))
+	require.Equal(t, []string{"Samba de Roda/cancelled"}, search("samba"))
+
 	// Past MaxStale (refreshes failing or not run), PostgreSQL answers.
 	advance(11 * time.Second)
 	_, ok = x.Search(searchindex.Query{Text: "samba", Limit: 20})
 	require.False(t, ok)
 	require.Equal(t, []string{"Samba de Roda/cancelled"}, search("samba"))
+}
+
+// TestLexemesAsPostgreSQLSplitsThem reads tsvector text as PostgreSQL's
+// own unnest() does: quotes and backslashes, weights, no positions.
+func TestLexemesAsPostgreSQLSplitsThem(t *testing.T) {
+	t.Parallel()
+	c := newCatalog(t)
+	for _, v := range []string{
+		`setweight(to_tsvector('simple', 'Aurora Tour 2024 stand-up'), 'A') || to_tsvector('simple', 'aurora de verão')`,
+		`$$'it''s':1A 'back\\slash':2B 'plain' 'two':3,4A 'é':5C$$::tsvector`,
+		`''::tsvector`,
+	} {
+		var text string
+		var name, other []string
+		require.NoError(t, c.pool.QueryRow(context.Background(), `SELECT (`+v+`)::text,
+			ARRAY(SELECT u.lexeme FROM unnest(`+v+`) u WHERE 'A' = ANY (u.weights)),
+			ARRAY(SELECT u.lexeme FROM unnest(`+v+`) u WHERE NOT coalesce('A' = ANY (u.weights), false))`).Scan(&text, &name, &other))
+		gotName, gotOther, err := searchindex.Lexemes(text)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(name), fmt.Sprint(gotName), text)
+		require.Equal(t, fmt.Sprint(other), fmt.Sprint(gotOther), text)
+	}
 }

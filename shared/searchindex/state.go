@@ -21,6 +21,7 @@ type state struct {
 	// trigramWords lists the known words (no digits) holding each trigram.
 	trigramWords map[string][]uint32
 	strs         map[string]uint32 // interned folded cities and categories
+	cities       map[string]uint32 // city as stored → its folded id in strs
 	// corrections caches correct's answers ("" = none).
 	cmu         sync.Mutex
 	corrections map[string]string
@@ -49,7 +50,7 @@ type word struct {
 
 func newState() *state {
 	return &state{slots: map[int64]int32{}, ids: map[string]uint32{}, trigramWords: map[string][]uint32{},
-		strs: map[string]uint32{}, corrections: map[string]string{}}
+		strs: map[string]uint32{}, cities: map[string]uint32{}, corrections: map[string]string{}}
 }
 
 // before orders docs as search returns them.
@@ -100,6 +101,17 @@ func (s *state) intern(v string) uint32 {
 	return id
 }
 
+// city folds a city name once per distinct name; the filter folds what
+// was typed the same way.
+func (s *state) city(stored string) uint32 {
+	if id, ok := s.cities[stored]; ok {
+		return id
+	}
+	id := s.intern("city:" + Fold(stored))
+	s.cities[stored] = id
+	return id
+}
+
 // row is one event as the catalog stores it for search.
 type row struct {
 	id                           int64
@@ -120,7 +132,7 @@ func (s *state) put(r row, bulk bool) {
 		s.slots[r.id] = slot
 	}
 	d := doc{id: r.id, starts: r.starts, saleStarts: r.saleStarts, saleEnds: r.saleEnds, updated: r.updated,
-		status: r.status, city: s.intern("city:" + r.city), category: s.intern("cat:" + r.category)}
+		status: r.status, city: s.city(r.city), category: s.intern("cat:" + r.category)}
 	d.lex = make([]uint32, 0, len(r.name)+len(r.other))
 	for _, l := range r.name {
 		d.lex = append(d.lex, s.wordID(l, bulk)|nameFlag)
@@ -154,6 +166,9 @@ func (s *state) position(list []int32, slot int32) int {
 }
 
 func (s *state) insert(list []int32, slot int32) []int32 {
+	if len(list) == 0 || s.before(list[len(list)-1], slot) {
+		return append(list, slot) // a load, or an event later than all
+	}
 	i := s.position(list, slot)
 	if i < len(list) && list[i] == slot {
 		return list
