@@ -137,6 +137,11 @@ func insertHold(h NewHold) step {
 // items, and returns the items, each row carrying the order id and total.
 // Its checks call ensure() only to fail: a CASE keeps the plpgsql call (a
 // per-transaction evaluation context) off the path of a hold that passes.
+// The limit check names the event on the hold, not on the order: with
+// o.event_id in the query, the generic plan a connection caches (planned on
+// a shard with few orders) walked orders_event, every order of the event
+// filtered by buyer, so each hold of an on-sale cost more than the one
+// before; the buyer's orders come from orders_user.
 // The items are returned from src, not from the insert: a data-modifying
 // CTE runs to completion whether or not the query reads it, and src's rows
 // are the items' rows one for one.
@@ -153,7 +158,7 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 			SELECT CASE WHEN coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + ` THEN true ELSE ensure(false, 'CT002',
 				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event') END AS ok
 			FROM orders o JOIN holds h ON h.id = o.hold_id
-			WHERE o.user_id = ` + p(2) + ` AND o.event_id = ` + p(1) + `
+			WHERE o.user_id = ` + p(2) + ` AND h.event_id = ` + p(1) + `
 			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))
 		), ` + ctes + `,
 		o AS (

@@ -1,0 +1,87 @@
+package shardstore
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// TestLimitCheckReadsTheBuyersOrders: the limit checks' generic plans
+// (the shard caches one per connection, planned when the connection is
+// warmed, often on a shard with few orders) find the buyer's orders through
+// orders_user. Planned on a fresh shard, the limit check used to walk
+// orders_event instead, every order of the event filtered by buyer, so each
+// hold of an on-sale cost more than the one before.
+func TestLimitCheckReadsTheBuyersOrders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbs := testenv.NewDatabases(t, 1)
+	conn, err := pgx.Connect(ctx, dbs.DSN(dbs.Shards[1]))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	h := NewHold{EventID: 1, Account: 7, TTL: 60, Key: "k", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 4}
+	steps := map[string]step{
+		"seats":   takeSeats(h, []int64{1, 2}),
+		"ga":      takeGAFast(h, Pool{ID: 1, Slots: 4}, 1),
+		"ordered": orderStep(h, seatSource, []any{h.EventID, []int64{1}}, 1, seatsTaken),
+		"payment": {ticketsKept, []any{h.Account, h.EventID, int64(0)}},
+	}
+	for _, fill := range []string{"empty", "one event's orders, analyzed"} {
+		if fill != "empty" {
+			_, err = conn.Exec(ctx, `WITH h AS (
+					INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+					SELECT 1, g, now() + interval '1 minute', 'k', '\x00' FROM generate_series(1, 3000) g RETURNING id, account_id)
+				INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency) SELECT 1, account_id, id, 1, 100, 'BRL' FROM h`)
+			require.NoError(t, err)
+			_, err = conn.Exec(ctx, `ANALYZE holds, orders`)
+			require.NoError(t, err)
+		}
+		for name, s := range steps {
+			plan := explain(t, conn, s)
+			require.Contains(t, plan, "orders_user", "%s, %s: the limit check looks the buyer up\n%s", fill, name, plan)
+			require.NotContains(t, plan, "orders_event", "%s, %s: not every order of the event\n%s", fill, name, plan)
+		}
+	}
+}
+
+// explain prepares s and returns its generic plan, the arguments written
+// as literals (EXPLAIN takes no parameters).
+func explain(t *testing.T, conn *pgx.Conn, s step) string {
+	t.Helper()
+	ctx := context.Background()
+	_, err := conn.Prepare(ctx, "p", s.sql)
+	require.NoError(t, err)
+	defer conn.Deallocate(ctx, "p")
+	lits := make([]string, len(s.args))
+	for i, a := range s.args {
+		switch v := a.(type) {
+		case int:
+			lits[i] = strconv.Itoa(v)
+		case int64:
+			lits[i] = strconv.FormatInt(v, 10)
+		case string:
+			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case []byte:
+			lits[i] = `'\x` + hex.EncodeToString(v) + `'`
+		case []int64:
+			lits[i] = "'{" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]") + "}'"
+		default:
+			t.Fatalf("no literal for %T", a)
+		}
+	}
+	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE p(`+strings.Join(lits, ", ")+`)`, pgx.QueryExecModeSimpleProtocol)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
