@@ -24,3 +24,10 @@ func (x *Index) TSQuery(text string) string {
 
 // Lexemes is lexemes, for the test that compares it with PostgreSQL.
 var Lexemes = lexemes
+
+// Fold folds s as the loaded index folds what people type.
+func (x *Index) Fold(s string) string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.st.fold.fold(s)
+}

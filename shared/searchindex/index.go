@@ -210,7 +210,11 @@ func (x *Index) advance(updated int64) {
 
 // load reads every event and swaps in a new state.
 func (x *Index) load(ctx context.Context, began time.Time) error {
-	st := newState()
+	f, err := x.folder(ctx)
+	if err != nil {
+		return err
+	}
+	st := newState(f)
 	vocab, err := x.db.Query(ctx, `SELECT word FROM search_words`)
 	if err != nil {
 		return fmt.Errorf("search index vocabulary: %w", err)
@@ -246,6 +250,33 @@ func (x *Index) load(ctx context.Context, began time.Time) error {
 	defer x.mu.Unlock()
 	x.st, x.fresh, x.watermark = st, began, watermark
 	return nil
+}
+
+// folder reads how the catalog folds each code point of foldRanges,
+// keeping those it changes.
+func (x *Index) folder(ctx context.Context) (folder, error) {
+	var from, to []int32
+	for _, rg := range foldRanges {
+		from, to = append(from, rg[0]), append(to, rg[1])
+	}
+	rs, err := x.db.Query(ctx, `SELECT c, search_normalize(chr(c)) FROM unnest($1::int[], $2::int[]) AS r(a, b),
+		generate_series(r.a, r.b) AS c`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("search index folding: %w", err)
+	}
+	f := folder{}
+	var c int32
+	var folded string
+	_, err = pgx.ForEachRow(rs, []any{&c, &folded}, func() error {
+		if folded != string(rune(c)) {
+			f[rune(c)] = folded
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search index folding: %w", err)
+	}
+	return f, nil
 }
 
 // read returns events as search sees them: the lexemes of search_vec
@@ -353,7 +384,7 @@ func (s *state) filter(q Query, now time.Time) (func(*doc) bool, bool) {
 	city, category := uint32(0), uint32(0)
 	var ok bool
 	if q.City != "" {
-		if city, ok = s.strs["city:"+Fold(q.City)]; !ok {
+		if city, ok = s.strs["city:"+s.fold.fold(q.City)]; !ok {
 			return nil, false
 		}
 	}

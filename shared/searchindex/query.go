@@ -4,32 +4,42 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 )
 
-// Fold lower-cases s and drops its accents, as the catalog's
-// search_normalize (lower(unaccent(s))) does for the letters people type.
-func Fold(s string) string {
+// folder folds text as the catalog's search_normalize does
+// (lower(unaccent(...))): for the letters and marks of Latin, Greek and
+// Cyrillic, by a table read from the catalog itself when the index loads
+// (the unaccent rules are the database's, not Go's: "Ǣ" stays a letter
+// there, "ħ" becomes "h"); elsewhere Go's lower case.
+type folder map[rune]string
+
+// foldRanges are the code points whose folding the index asks the catalog.
+var foldRanges = [][2]rune{{0x80, 0x4ff}, {0x1e00, 0x1eff}}
+
+func (f folder) fold(s string) string {
 	var b strings.Builder
-	for _, r := range norm.NFD.String(s) {
-		if unicode.Is(unicode.Mn, r) {
-			continue
-		}
-		if m, ok := unaccentSpecial[r]; ok {
+	for _, r := range s {
+		switch m, ok := f[r]; {
+		case ok:
 			b.WriteString(m)
-			continue
+		case r < 0x80:
+			b.WriteRune(unicode.ToLower(r))
+		case inFoldRanges(r):
+			b.WriteRune(r) // the catalog leaves it as it is
+		default:
+			b.WriteRune(unicode.ToLower(r))
 		}
-		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
 }
 
-// unaccentSpecial are letters unaccent rewrites that do not decompose
-// into a base letter and marks.
-var unaccentSpecial = map[rune]string{
-	'ß': "ss", 'Æ': "ae", 'æ': "ae", 'Œ': "oe", 'œ': "oe", 'Ø': "o", 'ø': "o",
-	'Đ': "d", 'đ': "d", 'Ł': "l", 'ł': "l", 'Þ': "th", 'þ': "th",
+func inFoldRanges(r rune) bool {
+	for _, rg := range foldRanges {
+		if r >= rg[0] && r <= rg[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // words splits folded text like search_query: on every run of characters
@@ -54,7 +64,7 @@ type term struct {
 // trigrams (similarity ≥ 0.3). ok is false when nothing searchable was
 // typed or a word can match nothing.
 func (s *state) parse(text string) (terms []term, ok bool) {
-	ws := words(Fold(text))
+	ws := words(s.fold.fold(text))
 	for i, w := range ws {
 		last := i == len(ws)-1
 		switch {

@@ -22,6 +22,7 @@ type state struct {
 	trigramWords map[string][]uint32
 	strs         map[string]uint32 // interned folded cities and categories
 	cities       map[string]uint32 // city as stored → its folded id in strs
+	fold         folder
 	// corrections caches correct's answers ("" = none).
 	cmu         sync.Mutex
 	corrections map[string]string
@@ -48,8 +49,8 @@ type word struct {
 	all      []int32 // docs with the word anywhere, in order
 }
 
-func newState() *state {
-	return &state{slots: map[int64]int32{}, ids: map[string]uint32{}, trigramWords: map[string][]uint32{},
+func newState(f folder) *state {
+	return &state{fold: f, slots: map[int64]int32{}, ids: map[string]uint32{}, trigramWords: map[string][]uint32{},
 		strs: map[string]uint32{}, cities: map[string]uint32{}, corrections: map[string]string{}}
 }
 
@@ -107,7 +108,7 @@ func (s *state) city(stored string) uint32 {
 	if id, ok := s.cities[stored]; ok {
 		return id
 	}
-	id := s.intern("city:" + Fold(stored))
+	id := s.intern("city:" + s.fold.fold(stored))
 	s.cities[stored] = id
 	return id
 }
