@@ -255,3 +255,20 @@ func TestPatchedLimitsOfZeroAreRefused(t *testing.T) {
 	require.EqualValues(t, 4, e["max_per_hold"])
 	require.EqualValues(t, 480, e["hold_ttl_seconds"])
 }
+
+// Entry rules replace the event's as a whole, so PUT sends every member
+// (found by FuzzAPI): {"max_transfers": 3} alone also turned transfers off.
+func TestEntryRulesAreSentWhole(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Door Arena", "Recife", 20, 5))
+	path := "/api/events/" + itoa(createEvent(t, ana, venueID, "Doors", false)) + "/entry"
+	for body, missing := range map[string]string{`{}`: "doors_open_at", `{"max_transfers":3,"doors_open_at":null}`: "static_codes",
+		`{"doors_open_at":null,"static_codes":true,"max_transfers":3}`: "transfers_allowed"} {
+		requireRefusal(t, ana.send(http.MethodPut, path, "application/json", body), http.StatusBadRequest, "invalid-settings",
+			`Send "`+missing+`": the entry rules are replaced as a whole (doors_open_at may be null).`, "/"+missing)
+	}
+	r := ana.send(http.MethodPut, path, "application/json", `{"doors_open_at":null,"static_codes":false,"transfers_allowed":true,"max_transfers":3}`)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3.0}, r.Body)
+}

@@ -283,7 +283,7 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 		"PUT /api/events/{id}/price-levels": []map[string]any{{"code": "A", "price_cents": 1}},
 		"PUT /api/events/{id}/waiting-room": map[string]any{"enabled": true, "ceiling": 5, "active_ttl_seconds": 60, "admission_ttl_seconds": 60},
 		"PUT /api/events/{id}/admission":    map[string]any{"paused": true, "ceiling": 5},
-		"PUT /api/events/{id}/entry":        map[string]any{"max_transfers": 3},
+		"PUT /api/events/{id}/entry":        map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
 		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
 		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/token"
 )
 
@@ -111,16 +113,32 @@ func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// entrySettings are entry rules as PUT sends them: they replace the
+// event's as a whole, so every member is sent (doors_open_at may be null);
+// {"max_transfers": 3} alone would also turn transfers off.
+type entrySettings entry.Settings
+
+func (*entrySettings) checkMembers(sent map[string]json.RawMessage) error {
+	for _, m := range []string{"doors_open_at", "static_codes", "transfers_allowed", "max_transfers"} {
+		if _, ok := sent[m]; !ok {
+			return refused(reject.New(entry.ErrBadSettings, "/"+m, fmt.Sprintf(
+				"Send %q: the entry rules are replaced as a whole (doors_open_at may be null).", m)), http.StatusBadRequest, "invalid-settings")
+		}
+	}
+	return nil
+}
+
 func (s *Server) setEntrySettings(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.sessionAndID(r)
 	if err != nil {
 		return err
 	}
-	var v entry.Settings
-	if err := decode(r, &v); err != nil {
+	var body entrySettings
+	if err := decode(r, &body); err != nil {
 		return err
 	}
-	if v, err = s.entry.SetSettings(r.Context(), id, sess.Account, v); err != nil {
+	v, err := s.entry.SetSettings(r.Context(), id, sess.Account, entry.Settings(body))
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, v)

@@ -76,8 +76,11 @@ func TestDoorOverHTTP(t *testing.T) {
 	require.Equal(t, "already-used", r.Body["outcome"])
 	require.Equal(t, "North", r.Body["first_gate"])
 	requireProblem(t, door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[1], "scan_id": "3"}), http.StatusBadRequest, "invalid-gate")
-	requireProblem(t, org.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": -1}), http.StatusBadRequest, "invalid-settings")
-	requireProblem(t, door.do(http.MethodPut, ev+"/entry", map[string]any{"max_transfers": 2}), http.StatusNotFound, "event-not-found")
+	rules := func(maxTransfers int) map[string]any {
+		return map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": maxTransfers}
+	}
+	requireProblem(t, org.do(http.MethodPut, ev+"/entry", rules(-1)), http.StatusBadRequest, "invalid-settings")
+	requireProblem(t, door.do(http.MethodPut, ev+"/entry", rules(2)), http.StatusNotFound, "event-not-found")
 	st := door.do(http.MethodGet, ev+"/checkins", nil)
 	require.NotContains(t, st.Body, "settings", "the rules are the organizer's")
 	require.Equal(t, float64(1), st.Body["checked_in"])

@@ -39,9 +39,11 @@ func decode(r *http.Request, dst any) error {
 		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shape+".")
 	}
 	if err == nil {
-		if _, patch := dst.(patchBody); patch {
-			if k := nullMember(body); k != "" {
-				return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", k))
+		if c, ok := dst.(memberChecker); ok {
+			var sent map[string]json.RawMessage
+			json.Unmarshal(body, &sent)
+			if err := c.checkMembers(sent); err != nil {
+				return err
 			}
 		}
 		if hasNUL(body) {
@@ -77,20 +79,10 @@ func decode(r *http.Request, dst any) error {
 	return problem.New(http.StatusBadRequest, "malformed-json", "The body could not be read as JSON.").Wrap(err)
 }
 
-// patchBody is a body whose members left out keep their value; null, which
-// would read as left out, is refused rather than guessed at.
-type patchBody interface{ patch() }
-
-// nullMember returns a top-level member of the JSON object b that is null.
-func nullMember(b []byte) string {
-	var members map[string]json.RawMessage
-	json.Unmarshal(b, &members)
-	for k, v := range members {
-		if string(v) == "null" {
-			return k
-		}
-	}
-	return ""
+// memberChecker is a body that checks its top-level members as sent, which
+// a Go struct cannot tell apart: left out, null or zero.
+type memberChecker interface {
+	checkMembers(sent map[string]json.RawMessage) error
 }
 
 // shapeOf names the JSON value dst takes: an object or an array.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -205,7 +206,15 @@ type eventPatch struct {
 	WaitingRoom *roomSettings `json:"waiting_room"`
 }
 
-func (*eventPatch) patch() {}
+// checkMembers refuses null, which would read as left out (keep the value).
+func (*eventPatch) checkMembers(sent map[string]json.RawMessage) error {
+	for k, v := range sent {
+		if string(v) == "null" {
+			return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", k))
+		}
+	}
+	return nil
+}
 
 func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, body eventPatch) (event.Event, error) {
 	p := body.EventPatch

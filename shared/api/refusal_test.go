@@ -93,7 +93,7 @@ func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 			400, "invalid-event", `Price level "Z" is not one of this event's.`, "/1/code"},
 		{"room ttl", o, "PUT", ev + "/waiting-room", map[string]any{"enabled": true, "ceiling": 10, "active_ttl_seconds": -1, "admission_ttl_seconds": 60}, nil,
 			400, "invalid-event", "Ceiling must be between 1 and 1000000, active_ttl_seconds and admission_ttl_seconds between 1 and 86400.", "/active_ttl_seconds"},
-		{"entry rules", o, "PUT", ev + "/entry", map[string]any{"max_transfers": 101}, nil,
+		{"entry rules", o, "PUT", ev + "/entry", map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 101}, nil,
 			400, "invalid-settings", "These entry rules cannot be saved: max_transfers must be between 0 and 100.", "/max_transfers"},
 		{"hold quantity", buyer, "POST", ev + "/holds", map[string]any{"pool": "FLOOR", "quantity": -1}, []string{"Idempotency-Key", "q"},
 			400, "invalid-hold", "Invalid hold request: quantity must be at least 1.", "/quantity"},
