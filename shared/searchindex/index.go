@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,8 @@ type Options struct {
 	MaxEvents int
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// Log receives failed refreshes (slog.Default()).
+	Log *slog.Logger
 }
 
 // Index is one instance's search index. Its zero value is not usable; use New.
@@ -79,6 +82,9 @@ func New(db Querier, opt Options) *Index {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Log == nil {
+		opt.Log = slog.Default()
+	}
 	return &Index{db: db, opt: opt}
 }
 
@@ -103,16 +109,14 @@ type Query struct {
 func (x *Index) Search(q Query) (ids []int64, ok bool) {
 	now := x.opt.Now()
 	x.mu.RLock()
-	st, age := x.st, now.Sub(x.fresh)
-	x.mu.RUnlock()
-	if age >= x.opt.Interval || st == nil {
+	defer x.mu.RUnlock()
+	age := now.Sub(x.fresh)
+	if x.st == nil || age >= x.opt.Interval {
 		x.trigger()
 	}
-	if st == nil || age > x.opt.MaxStale {
+	if x.st == nil || age > x.opt.MaxStale {
 		return nil, false
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
 	return x.st.search(q, now), true
 }
 
@@ -125,7 +129,9 @@ func (x *Index) trigger() {
 		defer x.refreshing.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_ = x.Refresh(ctx) // the next search retries; past MaxStale PostgreSQL answers
+		if err := x.Refresh(ctx); err != nil {
+			x.opt.Log.Warn("search index refresh failed: the next search retries, PostgreSQL answers once the index is stale", "err", err)
+		}
 	}()
 }
 
