@@ -30,11 +30,18 @@ const axeRun = `(async () => {
     v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')));
 })()`
 
+// shownHidden lists elements marked hidden that a style rule still shows
+// (a display rule beats the hidden attribute's user-agent style).
+const shownHidden = `[...document.querySelectorAll('[hidden]')]
+  .filter((e) => getComputedStyle(e).display !== 'none')
+  .map((e) => e.outerHTML.slice(0, 100))`
+
 // accessible fails the test on any axe-core violation of the page as it is
-// now, at desktop and at phone size; the viewport is left as it was found
-// when the page was on a desktop.
+// now, at desktop and at phone size, and on any hidden element still on
+// show; the viewport is left as it was found when the page was on a desktop.
 func accessible(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
+	require.Empty(t, evaluate[[]string](t, ctx, shownHidden), "hidden elements shown on %s", page)
 	src, err := axeSource()
 	require.NoError(t, err, "axe-core is missing: run make test-browser (npm ci in edge/)")
 	width := evaluate[int](t, ctx, `window.innerWidth`)
