@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -154,4 +155,27 @@ func TestPaymentsRacingTheCancelAreRefunded(t *testing.T) {
 	}
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestReconcileFinishesACancellationItsShardMissed: the catalog committed
+// a cancellation but the process died before the shard asked the refunds
+// (here: the status is set in the catalog alone). The reconciler asks
+// them, once: a second run asks nothing more of the PSP.
+func TestReconcileFinishesACancellationItsShardMissed(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	s.paidOrder(t, "ana-crash@example.com", s.seats[0])
+	s.paidOrder(t, "bia-crash@example.com", s.seats[1])
+	org := s.organizer(t)
+	s.catalog(t, `UPDATE events SET status = 'cancelled' WHERE id = $1`)
+
+	ctx := context.Background()
+	_, err := s.app.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	s.waitRefunds(t, org, 2, 2, 0, 0, nil)
+	asked := s.refundCalls.Load()
+	_, err = s.app.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, asked, s.refundCalls.Load(), "a cancellation its shard heard of is not asked again")
+	s.requireMoneyConserved(t)
 }

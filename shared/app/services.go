@@ -59,9 +59,10 @@ func NewOrders(o Orders) *order.Service {
 		tickets = order.NewSigner(o.TicketKey[0].Secret)
 	}
 	room, hub := queue.New(o.Redis, o.Prefix), live.New(o.Redis, o.Prefix)
+	catalog := event.NewDirectory(o.DB.Catalog)
 	return order.New(order.Config{Shards: o.DB.Shards, PSP: psp.NewClient(o.PSP.PSPURL, o.PSP.PSPAPIKey),
 		Limiter: ratelimit.New(o.Redis, o.Prefix), Queue: o.Queue, Rate: o.PSP.PSPRate, PublicURL: o.PublicURL,
-		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: event.NewDirectory(o.DB.Catalog).Get,
+		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)

@@ -357,6 +357,14 @@ func (d *Directory) MarkRoomPublished(ctx context.Context, id int64) error {
 	return err
 }
 
+// CancelledSince lists the events cancelled (or last changed, once
+// cancelled) at or after since, oldest first: the reconciler makes sure
+// each cancellation reached its shard.
+func (d *Directory) CancelledSince(ctx context.Context, since time.Time) ([]Event, error) {
+	return collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE e.status = 'cancelled' AND e.updated_at >= $1 ORDER BY e.updated_at, e.id LIMIT 1000`, []any{since})
+}
+
 // ByCreator lists the events an organizer created, drafts and cancelled
 // ones included, latest start first (the organizer console's list).
 func (d *Directory) ByCreator(ctx context.Context, organizer int64) ([]Event, error) {

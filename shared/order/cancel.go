@@ -2,6 +2,9 @@ package order
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/catraca/catraca/shared/event"
 )
@@ -21,6 +24,46 @@ func (s *Service) RefundEvent(ctx context.Context, e event.Event) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return st.RequestEventRefunds(ctx, e.ID, CancelReason)
+}
+
+// cancellationWindow is how far back Reconcile looks for cancellations
+// that never reached their shard: days of its runs, every few minutes.
+const cancellationWindow = 7 * 24 * time.Hour
+
+// finishCancellations asks the refunds of every event cancelled in the
+// catalog whose shard never asked them: the organizer's call commits the
+// cancellation in the catalog, then asks on the shard, and a crash in
+// between would leave the paid orders paid. Cancellations that did reach
+// their shard are left alone (their failed refunds wait for the
+// organizer's retry). It returns how many refunds it asked for.
+func (s *Service) finishCancellations(ctx context.Context) (int, error) {
+	if s.cancelled == nil {
+		return 0, nil
+	}
+	events, err := s.cancelled(ctx, s.now().Add(-cancellationWindow))
+	if err != nil {
+		return 0, fmt.Errorf("cancelled events: %w", err)
+	}
+	var asked int
+	var errs []error
+	for _, e := range events {
+		n, err := s.finishCancellation(ctx, e)
+		asked += n
+		errs = append(errs, err)
+	}
+	return asked, errors.Join(errs...)
+}
+
+func (s *Service) finishCancellation(ctx context.Context, e event.Event) (int, error) {
+	st, err := s.shards.Primary(e.Shard)
+	if err != nil {
+		return 0, err
+	}
+	if done, err := st.CancellationAsked(ctx, e.ID); err != nil || done {
+		return 0, err
+	}
+	s.log.Warn("cancellation never reached its shard: asking its refunds", "event", e.ID, "shard", e.Shard)
 	return st.RequestEventRefunds(ctx, e.ID, CancelReason)
 }
 

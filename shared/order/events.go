@@ -310,5 +310,6 @@ func (s *Service) Reconcile(ctx context.Context, since time.Time) (int, error) {
 			errs = append(errs, err)
 		}
 	}
-	return len(events), errors.Join(errs...)
+	_, err = s.finishCancellations(ctx)
+	return len(events), errors.Join(append(errs, err)...)
 }

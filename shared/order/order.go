@@ -75,6 +75,7 @@ type Service struct {
 	mailer    Mailer
 	addresses func(ctx context.Context, account int64) (string, error)
 	events    func(ctx context.Context, id int64) (event.Event, error)
+	cancelled func(ctx context.Context, since time.Time) ([]event.Event, error)
 	log       *slog.Logger
 	now       func() time.Time
 	paid      func(eventID, account int64, seats []int)
@@ -96,7 +97,10 @@ type Config struct {
 	// Events reads an event's current rules (sale window, limit, waiting
 	// room) for payments that arrive after their hold ended.
 	Events func(ctx context.Context, id int64) (event.Event, error)
-	Log    *slog.Logger
+	// Cancelled lists the events cancelled since a time: Reconcile asks
+	// the refunds of any whose shard never heard of it.
+	Cancelled func(ctx context.Context, since time.Time) ([]event.Event, error)
+	Log       *slog.Logger
 	// Paid, if set, is told about every sale (to free the fan's
 	// waiting-room slot and push the sold seats to watchers).
 	Paid func(eventID, account int64, seats []int)
@@ -114,7 +118,7 @@ func New(c Config) *Service {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
 	return &Service{shards: shardstore.Open(c.Shards), psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
-		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, log: c.Log, now: time.Now,
+		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, pspFailed: c.PSPFailed}
 }
 

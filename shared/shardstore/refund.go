@@ -84,6 +84,14 @@ func (s *Store) RequestEventRefunds(ctx context.Context, eventID int64, reason s
 	return asked, nil
 }
 
+// CancellationAsked tells whether RequestEventRefunds ran for an event
+// (it leaves the event's counts row).
+func (r reads) CancellationAsked(ctx context.Context, eventID int64) (bool, error) {
+	var asked bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cancel_refund_counts WHERE event_id = $1)`, eventID).Scan(&asked)
+	return asked, err
+}
+
 // refunded records, after RefundPaid refunded an order of an event, that a
 // refund its cancellation asked for (failed or not) is done.
 func (t Tx) refunded(ctx context.Context, orderID, eventID int64) error {
