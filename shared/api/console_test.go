@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -317,4 +318,104 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "Ana Hidden Show", r.Body["name"])
 	require.Equal(t, "on_sale", r.Body["status"])
+}
+
+// TestEventChangesAreGuardedByETag: the event's read gives its version as
+// ETag; a settings change sent with If-Match of an older version (the edit
+// form opened before the control room changed the ceiling) is refused with
+// 412 naming what changed, and changes nothing. Without If-Match a change
+// applies as before.
+func TestEventChangesAreGuardedByETag(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	anaVenue := importVenue(t, ana, venue.Stadium("Version Arena", "Recife", 20, 5))
+	id := createEvent(t, ana, anaVenue, "Version Show", true)
+	path := "/api/events/" + itoa(id)
+	read := func() response {
+		r := ana.do(http.MethodGet, "/api/organizer/events/"+itoa(id), nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.NotEmpty(t, r.Header.Get("ETag"))
+		return r
+	}
+	form := read()
+	opened := form.Header.Get("ETag")
+	require.Equal(t, opened, read().Header.Get("ETag"), "reading changes nothing")
+
+	// The control room lowers the ceiling while the form is open.
+	r := ana.do(http.MethodGet, path+"/control-room", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, opened, r.Body["event_etag"])
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": false, "ceiling": 300}, "If-Match", opened)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	lowered := r.Header.Get("ETag")
+	require.NotEqual(t, opened, lowered)
+	same := ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": false, "ceiling": 300}, "If-Match", lowered)
+	require.Equal(t, lowered, same.Header.Get("ETag"), "a write that changes nothing keeps the version")
+
+	// The form saves what it loaded: refused, nothing saved.
+	edit := map[string]any{"name": "Version Show Renamed", "waiting_room": map[string]any{"enabled": true, "ceiling": 1000}}
+	r = ana.do(http.MethodPatch, path, edit, "If-Match", opened)
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/waiting_room/ceiling", "detail": "The waiting room's ceiling changed: now 300."})
+	require.Contains(t, r.Body["detail"], "Reload the event")
+	require.Len(t, r.Body["errors"], 3, "what happened, the one change, what to do: %s", r.Raw)
+	now := read()
+	require.Equal(t, "Version Show", now.Body["name"])
+	require.EqualValues(t, 300, now.Body["waiting_room"].(map[string]any)["ceiling"])
+	require.Equal(t, lowered, now.Header.Get("ETag"))
+
+	// Reloaded, the same edit goes through; so does a script without If-Match.
+	r = ana.do(http.MethodPatch, path, edit, "If-Match", lowered)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	saved := r.Header.Get("ETag")
+	require.Equal(t, saved, read().Header.Get("ETag"))
+	r = ana.do(http.MethodPatch, path, map[string]any{"description": "Doors at 19h."})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, http.StatusOK, ana.do(http.MethodPatch, path, map[string]any{"description": "Doors at 20h."}, "If-Match", "*").Status)
+
+	// Prices and the sale's status are versioned too; a pause from a stale
+	// control room is refused.
+	current := read().Header.Get("ETag")
+	r = ana.do(http.MethodPut, path+"/price-levels", []map[string]any{{"code": "A", "price_cents": 9900}}, "If-Match", current)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": true, "ceiling": 300}, "If-Match", current)
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/price_levels", "detail": "The prices changed."})
+	current = read().Header.Get("ETag")
+	require.Equal(t, http.StatusOK, ana.do(http.MethodPut, path+"/status", map[string]any{"status": "closed"}).Status)
+	r = ana.do(http.MethodPut, path+"/waiting-room", map[string]any{"enabled": false}, "If-Match", current)
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/status", "detail": "The status changed: now closed."})
+
+	// Tags are compared strongly; a value that is no tag at all is a 400.
+	current = read().Header.Get("ETag")
+	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", "W/"+current), http.StatusPreconditionFailed, "event-changed")
+	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", strings.Trim(current, `"`)), http.StatusBadRequest, "invalid-if-match")
+	require.Equal(t, http.StatusOK, ana.do(http.MethodPatch, path, edit, "If-Match", `"0", `+current).Status, "any tag of a list may match")
+}
+
+// TestConcurrentEditsOfOneVersion: of several writes based on the same
+// version sent at once, one applies and every other is told it is stale.
+func TestConcurrentEditsOfOneVersion(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	id := createEvent(t, ana, importVenue(t, ana, venue.Stadium("Race Arena", "Recife", 20, 5)), "Race Show", true)
+	r := ana.do(http.MethodGet, "/api/organizer/events/"+itoa(id), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	tag := r.Header.Get("ETag")
+	const writers = 8
+	statuses := make(chan int, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			statuses <- ana.do(http.MethodPut, "/api/events/"+itoa(id)+"/admission", map[string]any{"paused": false, "ceiling": 100 + i}, "If-Match", tag).Status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for s := range statuses {
+		count[s]++
+	}
+	require.Equal(t, map[int]int{http.StatusOK: 1, http.StatusPreconditionFailed: writers - 1}, count)
 }

@@ -76,9 +76,15 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 
 // setAdmission serves PUT /api/events/{id}/admission: pause or resume
 // admission and set the ceiling; the admission controller applies it at
-// its next tick (it re-reads events every second).
+// its next tick (it re-reads events every second). The ceiling is also an
+// event setting, so If-Match (the control room's event_etag) guards it as
+// it guards the event's edit.
 func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.organizerAndID(r)
+	if err != nil {
+		return err
+	}
+	versions, err := ifMatch(r)
 	if err != nil {
 		return err
 	}
@@ -92,11 +98,11 @@ func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
 	if body.Paused == nil || body.Ceiling == nil {
 		return problem.New(http.StatusBadRequest, "invalid-admission", `Send both "paused" (true or false) and "ceiling" (the most active shoppers).`)
 	}
-	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, organizer.Admission{Paused: *body.Paused, Ceiling: *body.Ceiling})
+	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, versions, organizer.Admission{Paused: *body.Paused, Ceiling: *body.Ceiling})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, e)
+	writeEvent(w, http.StatusOK, e)
 	return nil
 }
 

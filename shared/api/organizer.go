@@ -10,6 +10,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/event"
@@ -150,7 +152,7 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", "/api/events/"+itoa(e.ID))
-	writeJSON(w, http.StatusCreated, e)
+	writeEvent(w, http.StatusCreated, e)
 	return nil
 }
 
@@ -176,7 +178,7 @@ func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, e)
+	writeEvent(w, http.StatusOK, e)
 	return nil
 }
 
@@ -216,7 +218,7 @@ func (*eventPatch) checkMembers(sent map[string]json.RawMessage) error {
 	return nil
 }
 
-func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, body eventPatch) (event.Event, error) {
+func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body eventPatch) (event.Event, error) {
 	p := body.EventPatch
 	if body.WaitingRoom != nil {
 		w, err := body.WaitingRoom.settings("/waiting_room")
@@ -225,24 +227,29 @@ func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, bo
 		}
 		p.WaitingRoom = &w
 	}
-	return s.organizer.UpdateEvent(ctx, organizerID, eventID, p)
+	return s.organizer.UpdateEvent(ctx, organizerID, eventID, ifMatch, p)
 }
 
 // setWaitingRoom is PUT /api/events/{id}/waiting-room's change.
-func (s *Server) setWaitingRoom(ctx context.Context, organizerID, eventID int64, body roomSettings) (event.Event, error) {
+func (s *Server) setWaitingRoom(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body roomSettings) (event.Event, error) {
 	w, err := body.settings("")
 	if err != nil {
 		return event.Event{}, err
 	}
-	return s.organizer.SetWaitingRoom(ctx, organizerID, eventID, w)
+	return s.organizer.SetWaitingRoom(ctx, organizerID, eventID, ifMatch, w)
 }
 
 // eventChange serves an organizer's change to one of their events: it
-// decodes the body, applies it and answers the event (PUT price-levels and
-// waiting-room, PATCH /api/events/{id}).
-func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, eventID int64, body B) (event.Event, error)) handlerFunc {
+// decodes the body, applies it if the event is still at the version of
+// If-Match (when sent) and answers the event with its new ETag (PUT
+// price-levels and waiting-room, PATCH /api/events/{id}).
+func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body B) (event.Event, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sess, id, err := s.organizerAndID(r)
+		if err != nil {
+			return err
+		}
+		versions, err := ifMatch(r)
 		if err != nil {
 			return err
 		}
@@ -250,13 +257,47 @@ func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, 
 		if err := decode(r, &body); err != nil {
 			return err
 		}
-		e, err := apply(r.Context(), sess.Account, id, body)
+		e, err := apply(r.Context(), sess.Account, id, versions, body)
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, e)
+		writeEvent(w, http.StatusOK, e)
 		return nil
 	}
+}
+
+// ifMatch reads If-Match (RFC 9110, 13.1.1) as the event versions a write
+// may apply to. It is optional: without it (or with "*") a write applies to
+// the event as it is, and only the fields it sends change, which keeps
+// scripts simple; the console sends it on every settings change, so an
+// edit based on a stale read is refused (412) instead of overwriting what
+// changed meanwhile. A weak tag never matches (strong comparison).
+func ifMatch(r *http.Request) (organizer.IfMatch, error) {
+	h := strings.TrimSpace(strings.Join(r.Header.Values("If-Match"), ","))
+	if h == "" || h == "*" {
+		return nil, nil
+	}
+	versions := organizer.IfMatch{}
+	for _, tag := range strings.Split(h, ",") {
+		tag = strings.TrimSpace(tag)
+		weak := strings.HasPrefix(tag, "W/")
+		tag = strings.TrimPrefix(tag, "W/")
+		if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
+			return nil, problem.New(http.StatusBadRequest, "invalid-if-match",
+				`If-Match takes the ETag that reading the event answered, quotes included, like If-Match: "7".`)
+		}
+		if v, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64); err == nil && !weak {
+			versions = append(versions, v)
+		}
+	}
+	return versions, nil
+}
+
+// writeEvent answers an event with its version as ETag, for the If-Match
+// of the next change.
+func writeEvent(w http.ResponseWriter, status int, e event.Event) {
+	w.Header().Set("ETag", e.ETag())
+	writeJSON(w, status, e)
 }
 
 // organizerError maps organizer and venue sentinels to problems.
@@ -267,6 +308,8 @@ func organizerError(err error) error {
 		return problem.New(http.StatusBadRequest, "invalid-layout", lines.Detail()).With("errors", lines.Lines)
 	case errors.Is(err, organizer.ErrInvalidEvent), errors.Is(err, venue.ErrInvalidLayout):
 		return refused(err, http.StatusBadRequest, "invalid-event")
+	case errors.Is(err, organizer.ErrStale):
+		return refused(err, http.StatusPreconditionFailed, "event-changed")
 	case errors.Is(err, venue.ErrNotFound):
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	case errors.Is(err, organizer.ErrShardTaken):
@@ -334,7 +377,7 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, e)
+	writeEvent(w, http.StatusOK, e)
 	return nil
 }
 

@@ -40,13 +40,16 @@ func New(room *queue.Room, shards *shard.Router) *Service {
 
 // View is the control room of one event at one moment.
 type View struct {
-	EventID  int64        `json:"event_id"`
-	Name     string       `json:"name"`
-	Status   event.Status `json:"status"`
-	Currency string       `json:"currency"`
-	Now      time.Time    `json:"now"`
-	Queue    Queue        `json:"queue"`
-	Series   Series       `json:"series"`
+	EventID int64        `json:"event_id"`
+	Name    string       `json:"name"`
+	Status  event.Status `json:"status"`
+	// EventETag is the event's ETag as these figures saw it: the If-Match
+	// of the room's admission changes.
+	EventETag string    `json:"event_etag"`
+	Currency  string    `json:"currency"`
+	Now       time.Time `json:"now"`
+	Queue     Queue     `json:"queue"`
+	Series    Series    `json:"series"`
 	shardstore.Summary
 }
 
@@ -94,7 +97,7 @@ type Series struct {
 
 // Build reads the control room of e now.
 func (s *Service) Build(ctx context.Context, e event.Event) (View, error) {
-	v := View{EventID: e.ID, Name: e.Name, Status: e.Status, Currency: e.Currency, Now: time.Now().UTC()}
+	v := View{EventID: e.ID, Name: e.Name, Status: e.Status, EventETag: e.ETag(), Currency: e.Currency, Now: time.Now().UTC()}
 	st, err := s.shards.Reader(e.Shard)
 	if err != nil {
 		return View{}, err

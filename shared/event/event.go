@@ -46,6 +46,9 @@ type Event struct {
 	Shard         int          `json:"-"`
 	WaitingRoom   WaitingRoom  `json:"waiting_room"`
 	PriceLevels   []PriceLevel `json:"price_levels,omitempty"`
+	// Version grows with every change organizers can see (a catalog
+	// trigger bumps it); the API sends it as the event's ETag.
+	Version int64 `json:"-"`
 }
 
 // Status is where an event stands in its life (events.status in the
@@ -86,6 +89,10 @@ type PriceLevel struct {
 	Color string `json:"color,omitempty"`
 }
 
+// ETag is the event's version as an HTTP entity tag (RFC 9110): a strong
+// one, since every change bumps the version.
+func (e Event) ETag() string { return `"` + strconv.FormatInt(e.Version, 10) + `"` }
+
 // OnSale tells whether sales are open at t.
 func (e Event) OnSale(t time.Time) bool {
 	return (e.Status == OnSale || e.Status == Scheduled) && !t.Before(e.SaleStartsAt) && t.Before(e.SaleEndsAt)
@@ -110,14 +117,14 @@ func (d *Directory) WithSearchIndex(x *searchindex.Index) *Directory {
 const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
 	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
 	e.hold_ttl_seconds, e.hold_cap_seconds, e.shard_id, e.waiting_room, e.prequeue_opens_at, e.queue_ceiling,
-	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at, e.admission_paused`
+	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at, e.admission_paused, e.version`
 
 func scan(row pgx.Row) (Event, error) {
 	var e Event
 	err := row.Scan(&e.ID, &e.Name, &e.Category, &e.City, &e.Description, &e.VenueID, &e.VenueName, &e.LayoutVersion,
 		&e.StartsAt, &e.SaleStartsAt, &e.SaleEndsAt, &e.Status, &e.Currency, &e.MaxPerAccount, &e.MaxPerHold,
 		&e.HoldTTL, &e.HoldCap, &e.Shard, &e.WaitingRoom.Enabled, &e.WaitingRoom.PrequeueOpensAt, &e.WaitingRoom.Ceiling,
-		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt, &e.WaitingRoom.Paused)
+		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt, &e.WaitingRoom.Paused, &e.Version)
 	return e, err
 }
 

@@ -29,18 +29,17 @@ type Admission struct {
 // SetAdmission pauses or resumes admission and sets the ceiling of active
 // shoppers. The admission controller re-reads events every second, so the
 // change applies at its next tick.
-func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, a Admission) (event.Event, error) {
-	if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
-		return event.Event{}, reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
-	}
-	if _, err := s.changeable(ctx, organizerID, eventID); err != nil {
-		return event.Event{}, err
-	}
-	if _, err := s.catalog.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,
-		eventID, a.Paused, a.Ceiling); err != nil {
-		return event.Event{}, fmt.Errorf("set admission of event %d: %w", eventID, err)
-	}
-	return s.events.Get(ctx, eventID)
+func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, a Admission) (event.Event, error) {
+	return s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, _ event.Event) error {
+		if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
+			return reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,
+			eventID, a.Paused, a.Ceiling); err != nil {
+			return fmt.Errorf("set admission of event %d: %w", eventID, err)
+		}
+		return nil
+	})
 }
 
 // Buyer is the account behind an order.

@@ -394,29 +394,30 @@ func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
 // SetPriceLevels changes prices of an event. Seats and places not yet held
 // take the new price; held and sold ones keep the price copied into their
 // orders.
-func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, levels []event.PriceLevel) (event.Event, error) {
-	e, err := s.changeable(ctx, organizerID, eventID)
-	if err != nil {
-		return event.Event{}, err
-	}
-	if err := changeablePrices("", e, levels); err != nil {
-		return event.Event{}, err
-	}
-	if err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		for _, p := range levels {
-			if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name),
-				color = coalesce(nullif($5, ''), color) WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name, p.Color); err != nil {
-				return fmt.Errorf("price level %s: %w", p.Code, err)
-			}
+func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, levels []event.PriceLevel) (event.Event, error) {
+	if _, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		if err := changeablePrices("", e, levels); err != nil {
+			return err
 		}
-		return nil
+		return updatePrices(ctx, tx, eventID, levels)
 	}); err != nil {
-		return event.Event{}, fmt.Errorf("set prices of event %d: %w", eventID, err)
+		return event.Event{}, err
 	}
 	if err := s.pushPrices(ctx, eventID); err != nil {
 		return event.Event{}, err
 	}
 	return s.events.Get(ctx, eventID)
+}
+
+// updatePrices writes new prices of an event's levels in the catalog.
+func updatePrices(ctx context.Context, tx pgx.Tx, eventID int64, levels []event.PriceLevel) error {
+	for _, p := range levels {
+		if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name),
+			color = coalesce(nullif($5, ''), color) WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name, p.Color); err != nil {
+			return fmt.Errorf("set price level %s of event %d: %w", p.Code, eventID, err)
+		}
+	}
+	return nil
 }
 
 // pushPrices copies every price level of an event from the catalog to its
@@ -450,20 +451,19 @@ func (s *Service) pushPrices(ctx context.Context, eventID int64) error {
 
 // SetWaitingRoom changes an event's waiting-room settings; the admission
 // controller publishes them to Redis on its next pass.
-func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64, w event.WaitingRoom) (event.Event, error) {
-	if _, err := s.changeable(ctx, organizerID, eventID); err != nil {
-		return event.Event{}, err
-	}
-	roomDefaults(&w)
-	if err := validRoom("", w); err != nil {
-		return event.Event{}, err
-	}
-	if _, err := s.catalog.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
-		active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,
-		eventID, w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
-		return event.Event{}, fmt.Errorf("set waiting room of event %d: %w", eventID, err)
-	}
-	return s.events.Get(ctx, eventID)
+func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, w event.WaitingRoom) (event.Event, error) {
+	return s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, _ event.Event) error {
+		roomDefaults(&w)
+		if err := validRoom("", w); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
+			active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,
+			eventID, w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+			return fmt.Errorf("set waiting room of event %d: %w", eventID, err)
+		}
+		return nil
+	})
 }
 
 // Event returns an event of the organizer's, drafts included; another
@@ -473,16 +473,6 @@ func (s *Service) Event(ctx context.Context, organizerID, eventID int64) (event.
 		return event.Event{}, err
 	}
 	return s.events.Get(ctx, eventID)
-}
-
-// changeable returns an event of the organizer's that may still change:
-// not cancelled (its orders are being refunded).
-func (s *Service) changeable(ctx context.Context, organizerID, eventID int64) (event.Event, error) {
-	e, err := s.Event(ctx, organizerID, eventID)
-	if err == nil && e.Status == event.Cancelled {
-		err = reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
-	}
-	return e, err
 }
 
 // EventPatch changes some settings of an event; a field left out (nil)
@@ -505,56 +495,58 @@ type EventPatch struct {
 
 // UpdateEvent applies a patch to an event of the organizer's, validated
 // as a whole like a new event. Prices change as SetPriceLevels does.
-func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, p EventPatch) (event.Event, error) {
-	e, err := s.changeable(ctx, organizerID, eventID)
-	if err != nil {
-		return event.Event{}, err
-	}
-	// 0 stands for "left out" in a new event; a patch leaves a field out
-	// by not sending it, so a 0 it sends is out of bounds.
-	for field, v := range map[string]*int{"max_per_account": p.MaxPerAccount, "max_per_hold": p.MaxPerHold, "hold_ttl_seconds": p.HoldTTL} {
-		if v != nil && *v == 0 {
-			return event.Event{}, limitRefusal(field)
+func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, p EventPatch) (event.Event, error) {
+	e, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		// 0 stands for "left out" in a new event; a patch leaves a field out
+		// by not sending it, so a 0 it sends is out of bounds.
+		for field, v := range map[string]*int{"max_per_account": p.MaxPerAccount, "max_per_hold": p.MaxPerHold, "hold_ttl_seconds": p.HoldTTL} {
+			if v != nil && *v == 0 {
+				return limitRefusal(field)
+			}
 		}
+		spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
+			Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
+			Currency: e.Currency, PriceLevels: e.PriceLevels, MaxPerAccount: e.MaxPerAccount, MaxPerHold: e.MaxPerHold,
+			HoldTTL: e.HoldTTL, WaitingRoom: e.WaitingRoom}
+		set(&spec.Name, p.Name)
+		set(&spec.City, p.City)
+		set(&spec.Category, p.Category)
+		set(&spec.Description, p.Description)
+		set(&spec.StartsAt, p.StartsAt)
+		set(&spec.SaleStartsAt, p.SaleStartsAt)
+		set(&spec.SaleEndsAt, p.SaleEndsAt)
+		set(&spec.MaxPerAccount, p.MaxPerAccount)
+		set(&spec.MaxPerHold, p.MaxPerHold)
+		set(&spec.HoldTTL, p.HoldTTL)
+		set(&spec.WaitingRoom, p.WaitingRoom)
+		if err := spec.validate(); err != nil {
+			return err
+		}
+		if strings.TrimSpace(spec.City) == "" {
+			return reject.New(ErrInvalidEvent, "/city", "City must be 1 to 100 characters.")
+		}
+		if err := changeablePrices("/price_levels", e, p.PriceLevels); err != nil {
+			return err
+		}
+		w := spec.WaitingRoom
+		if _, err := tx.Exec(ctx, `UPDATE events SET name = $2, city = $3, category = $4, description = $5, starts_at = $6,
+			sale_starts_at = $7, sale_ends_at = $8, max_per_account = $9, max_per_hold = $10, hold_ttl_seconds = $11,
+			hold_cap_seconds = $11 * 2, waiting_room = $12, prequeue_opens_at = $13, queue_ceiling = $14,
+			active_ttl_seconds = $15, admission_ttl_seconds = $16, updated_at = now() WHERE id = $1`,
+			eventID, spec.Name, strings.TrimSpace(spec.City), spec.Category, spec.Description, spec.StartsAt, spec.SaleStartsAt,
+			spec.SaleEndsAt, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
+			w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+			return fmt.Errorf("update event %d: %w", eventID, err)
+		}
+		return updatePrices(ctx, tx, eventID, p.PriceLevels)
+	})
+	if err != nil || p.PriceLevels == nil {
+		return e, err
 	}
-	spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
-		Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
-		Currency: e.Currency, PriceLevels: e.PriceLevels, MaxPerAccount: e.MaxPerAccount, MaxPerHold: e.MaxPerHold,
-		HoldTTL: e.HoldTTL, WaitingRoom: e.WaitingRoom}
-	set(&spec.Name, p.Name)
-	set(&spec.City, p.City)
-	set(&spec.Category, p.Category)
-	set(&spec.Description, p.Description)
-	set(&spec.StartsAt, p.StartsAt)
-	set(&spec.SaleStartsAt, p.SaleStartsAt)
-	set(&spec.SaleEndsAt, p.SaleEndsAt)
-	set(&spec.MaxPerAccount, p.MaxPerAccount)
-	set(&spec.MaxPerHold, p.MaxPerHold)
-	set(&spec.HoldTTL, p.HoldTTL)
-	set(&spec.WaitingRoom, p.WaitingRoom)
-	if err := spec.validate(); err != nil {
+	if err := s.pushPrices(ctx, eventID); err != nil {
 		return event.Event{}, err
 	}
-	if strings.TrimSpace(spec.City) == "" {
-		return event.Event{}, reject.New(ErrInvalidEvent, "/city", "City must be 1 to 100 characters.")
-	}
-	if err := changeablePrices("/price_levels", e, p.PriceLevels); err != nil {
-		return event.Event{}, err
-	}
-	w := spec.WaitingRoom
-	if _, err := s.catalog.Exec(ctx, `UPDATE events SET name = $2, city = $3, category = $4, description = $5, starts_at = $6,
-		sale_starts_at = $7, sale_ends_at = $8, max_per_account = $9, max_per_hold = $10, hold_ttl_seconds = $11,
-		hold_cap_seconds = $11 * 2, waiting_room = $12, prequeue_opens_at = $13, queue_ceiling = $14,
-		active_ttl_seconds = $15, admission_ttl_seconds = $16, updated_at = now() WHERE id = $1`,
-		eventID, spec.Name, strings.TrimSpace(spec.City), spec.Category, spec.Description, spec.StartsAt, spec.SaleStartsAt,
-		spec.SaleEndsAt, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
-		w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
-		return event.Event{}, fmt.Errorf("update event %d: %w", eventID, err)
-	}
-	if p.PriceLevels != nil {
-		return s.SetPriceLevels(ctx, organizerID, eventID, p.PriceLevels)
-	}
-	return s.events.Get(ctx, eventID)
+	return e, nil
 }
 
 // set overwrites *dst with a patch's value, if the patch has one.

@@ -119,7 +119,7 @@ func TestPricesSurviveACrashBetweenTheDatabases(t *testing.T) {
 		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'shard down'; END $$;
 		CREATE TRIGGER down BEFORE UPDATE ON event_seats FOR EACH STATEMENT EXECUTE FUNCTION refuse();`)
 	require.NoError(t, err)
-	_, err = org.SetPriceLevels(ctx, owner, e.ID, []event.PriceLevel{{Code: "A", PriceCents: 350}})
+	_, err = org.SetPriceLevels(ctx, owner, e.ID, nil, []event.PriceLevel{{Code: "A", PriceCents: 350}})
 	require.Error(t, err, "the shard step failed")
 	catalog, seats, _ := prices("A")
 	require.Equal(t, 350, catalog, "the catalog, written first, has the new price")
@@ -127,7 +127,7 @@ func TestPricesSurviveACrashBetweenTheDatabases(t *testing.T) {
 
 	_, err = shardDB.Exec(ctx, `DROP TRIGGER down ON event_seats`)
 	require.NoError(t, err)
-	_, err = org.SetPriceLevels(ctx, owner, e.ID, []event.PriceLevel{{Code: "GA", PriceCents: 70}})
+	_, err = org.SetPriceLevels(ctx, owner, e.ID, nil, []event.PriceLevel{{Code: "GA", PriceCents: 70}})
 	require.NoError(t, err)
 	catalog, seats, _ = prices("A")
 	require.Equal(t, catalog, seats, "the next change, of another level, repaired level A")

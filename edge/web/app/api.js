@@ -22,8 +22,10 @@ const retryable = (s) => s === 429 || s === 502 || s === 503 || s === 504;
 // api performs one call. Writes are retried up to 3 times on network errors
 // and on 429/502/503/504, with the same Idempotency-Key, honouring Retry-After.
 // A body is sent as JSON unless a contentType says it is text already;
-// raw answers the Response itself (a CSV page) once it is a success.
-export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType, raw } = {}) {
+// raw answers the Response itself (a CSV page) once it is a success. With
+// withETag the answer is { data, etag }: the resource's version, for the
+// If-Match header of the next change (a stale change is a 412).
+export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType, raw, withETag } = {}) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
   const write = method !== 'GET' && method !== 'HEAD';
   if (write) {
@@ -54,7 +56,7 @@ export async function api(method, path, body, { idempotencyKey, headers = {}, re
     const type = res.headers.get('Content-Type') || '';
     const data = type.includes('json') ? await res.json().catch(() => null) : null;
     if (!res.ok) throw new Problem(res.status, data);
-    return data;
+    return withETag ? { data, etag: res.headers.get('ETag') } : data;
   }
 }
 

@@ -47,7 +47,7 @@ export async function create(main) {
 }
 
 export async function show(main, [id]) {
-  const e = await api('GET', `/api/organizer/events/${id}`);
+  const { data: e, etag } = await api('GET', `/api/organizer/events/${id}`, undefined, { withETag: true });
   const body = frame(main, 'events', e.name);
   const refunds = h('div', { class: 'refunds' });
   body.append(
@@ -57,7 +57,7 @@ export async function show(main, [id]) {
         ' · ', h('a', { href: `/organizer/events/${e.id}/live` }, 'Control room')] : ''),
     controls(e), refunds);
   if (e.status === 'cancelled') return watchRefunds(refunds, e.id);
-  body.append(h('h2', {}, 'Settings'), await eventForm(e, null));
+  body.append(h('h2', {}, 'Settings'), await eventForm(e, null, etag));
 }
 
 // controls are the buttons that move the sale along.
@@ -144,9 +144,13 @@ function local(iso) {
 const iso = (v) => (v ? new Date(v).toISOString() : undefined);
 
 // eventForm creates an event (e null: a draft on a chosen venue layout) or
-// edits one.
-async function eventForm(e, venues) {
+// edits the one whose version etag is: a save sends it as If-Match, so
+// settings changed meanwhile (the control room's ceiling, another tab) are
+// not overwritten; the API answers 412 and the form says what changed,
+// keeping what the organizer typed until they choose to reload.
+async function eventForm(e, venues, etag) {
   const error = h('p', { class: 'error', role: 'alert' });
+  const stale = h('div', { class: 'notice bad', hidden: true });
   const levels = h('tbody');
   const venue = venues && h('select', { id: 'f-layout', name: 'layout', required: true },
     venues.flatMap((v) => v.versions.map((x) => h('option', { value: `${v.id}/${x.version}`, 'data-city': v.city },
@@ -180,12 +184,18 @@ async function eventForm(e, venues) {
         const [v, ver] = venue.value.split('/');
         Object.assign(body, { venue_id: Number(v), layout_version: Number(ver), draft: true });
       }
+      stale.hidden = true;
       save.disabled = true;
       try {
-        const out = e ? await api('PATCH', `/api/events/${e.id}`, body) : await api('POST', '/api/events', body);
+        const out = e ? await api('PATCH', `/api/events/${e.id}`, body, { headers: { 'If-Match': etag } }) : await api('POST', '/api/events', body);
         toast(e ? 'Saved.' : 'Draft created. Publish it when it is ready.');
         navigate(`/organizer/events/${out.id}`, { replace: !!e });
       } catch (err) {
+        if (err.status === 412) {
+          showStale(stale, err);
+          stale.scrollIntoView({ block: 'center' });
+          return;
+        }
         error.textContent = problemText(err);
         error.scrollIntoView({ block: 'center' });
       } finally {
@@ -214,8 +224,23 @@ async function eventForm(e, venues) {
       h('div', { class: 'inline' },
         field('Pre-queue opens', { name: 'prequeue_opens_at', type: 'datetime-local', value: local(w.prequeue_opens_at) }),
         field('Ceiling (shoppers at once)', { name: 'ceiling', type: 'number', min: 1, max: 1000000, value: w.ceiling }))),
-    error, save);
+    stale, error, save);
   return form;
+}
+
+// showStale explains a save refused because the event changed since the
+// form was loaded: what changed (the API's errors), that the organizer's
+// values are still in the form, and a reload that says it discards them.
+function showStale(box, err) {
+  const changed = (err.body.errors || []).filter((x) => x.pointer);
+  box.replaceChildren(
+    h('p', { role: 'alert' }, h('strong', {}, 'Not saved: this event changed since you opened it.'),
+      ' Your values are still in the form below.'),
+    changed.length ? h('ul', {}, changed.map((x) => h('li', {}, x.detail))) : '',
+    h('p', {}, 'Reload to see the event as it is now, then make your changes again.'),
+    h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: () => navigate(location.pathname, { replace: true }) },
+      'Reload the event (discards your changes)')));
+  box.hidden = false;
 }
 
 // collect reads the form into the API's shape (an edit sends it all: the

@@ -89,12 +89,17 @@ export async function room(main, [id]) {
     try {
       const out = await call();
       say(done(out));
-      await poll();
     } catch (err) {
-      say(problemText(err), 'bad');
+      // 412: the event changed since these figures (the settings form, another
+      // tab); the API says what, and the next poll brings the new version.
+      say(err.status === 412 ? `${problemText(err)} The figures below are now up to date; try again.` : problemText(err), 'bad');
     }
+    await poll();
   };
-  const admission = (paused, ceiling) => api('PUT', `/api/events/${e.id}/admission`, { paused, ceiling });
+  // The ceiling is also an event setting: If-Match keeps a pause or a new
+  // ceiling from overwriting a change made since the figures were read.
+  const admission = (paused, ceiling) =>
+    api('PUT', `/api/events/${e.id}/admission`, { paused, ceiling }, { headers: { 'If-Match': view.event_etag } });
   pauseBtn.addEventListener('click', () => {
     const paused = !view.queue.paused;
     act({ title: paused ? 'Pause admission?' : 'Resume admission?',

@@ -1,0 +1,132 @@
+package organizer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/reject"
+)
+
+// ErrStale means a write was based on a version of the event that is no
+// longer current (HTTP If-Match): someone changed it meanwhile.
+var ErrStale = errors.New("event changed since it was read")
+
+// IfMatch is what a write requires of the event's version: nil requires
+// nothing (the write applies to the event as it is); otherwise the version
+// must be one of those listed (an empty list matches none).
+type IfMatch []int64
+
+// watched are the event's columns a catalog trigger versions (migration
+// 00008), with where each is in the API's event and what a person calls it.
+var watched = []struct{ column, pointer, label string }{
+	{"name", "/name", "the name"},
+	{"city", "/city", "the city"},
+	{"category", "/category", "the category"},
+	{"description", "/description", "the description"},
+	{"starts_at", "/starts_at", "the start"},
+	{"sale_starts_at", "/sale_starts_at", "the sale's opening"},
+	{"sale_ends_at", "/sale_ends_at", "the sale's end"},
+	{"status", "/status", "the status"},
+	{"max_per_account", "/max_per_account", "the tickets per account"},
+	{"max_per_hold", "/max_per_hold", "the tickets per hold"},
+	{"hold_ttl_seconds", "/hold_ttl_seconds", "the hold time"},
+	{"waiting_room", "/waiting_room/enabled", "the waiting room (on or off)"},
+	{"prequeue_opens_at", "/waiting_room/prequeue_opens_at", "the pre-queue opening"},
+	{"queue_ceiling", "/waiting_room/ceiling", "the waiting room's ceiling"},
+	{"active_ttl_seconds", "/waiting_room/active_ttl_seconds", "the shopping time"},
+	{"admission_ttl_seconds", "/waiting_room/admission_ttl_seconds", "the admission time"},
+	{"admission_paused", "/waiting_room/paused", "admission paused"},
+	{"price_levels", "/price_levels", "the prices"},
+}
+
+// write runs change in a transaction that holds the event's row lock, if
+// the organizer owns the event, it is not cancelled (its orders are being
+// refunded) and its version satisfies ifMatch; it returns the event as
+// changed. The lock orders concurrent writes, so a second write based on
+// the same version finds it stale.
+func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
+	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
+		var owner *int64
+		var version int64
+		var changed map[string]int64
+		err := tx.QueryRow(ctx, `SELECT created_by, version, changed FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&owner, &version, &changed)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
+			return fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		e, err := s.events.Get(ctx, eventID)
+		if err != nil {
+			return err
+		}
+		if ifMatch != nil && !slices.Contains(ifMatch, version) {
+			return stale(e, ifMatch, changed)
+		}
+		if e.Status == event.Cancelled {
+			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
+		}
+		return change(tx, e)
+	})
+	if err != nil {
+		return event.Event{}, err
+	}
+	return s.events.Get(ctx, eventID)
+}
+
+// stale explains a refused write: what changed after the newest version
+// it was based on, each with its value now.
+func stale(now event.Event, ifMatch IfMatch, changed map[string]int64) error {
+	var since int64
+	if len(ifMatch) > 0 {
+		since = slices.Max(ifMatch)
+	}
+	doc, err := json.Marshal(now)
+	if err != nil {
+		return err
+	}
+	var current map[string]any
+	if err := json.Unmarshal(doc, &current); err != nil {
+		return err
+	}
+	r := &reject.Error{Kind: ErrStale, Reasons: []reject.Reason{{Detail: fmt.Sprintf(
+		"This event changed since you loaded it (version %d, now %d), so nothing was saved.", since, now.Version)}}}
+	for _, w := range watched {
+		if changed[w.column] <= since {
+			continue
+		}
+		detail := strings.ToUpper(w.label[:1]) + w.label[1:] + " changed"
+		if v, ok := at(current, w.pointer); ok {
+			detail += ": now " + v
+		}
+		r.Reasons = append(r.Reasons, reject.Reason{Pointer: w.pointer, Detail: detail + "."})
+	}
+	r.Reasons = append(r.Reasons, reject.Reason{Detail: "Reload the event to see its current settings, then make your changes again."})
+	return r
+}
+
+// at reads a scalar of a decoded JSON document by its pointer, as text.
+func at(doc map[string]any, pointer string) (string, bool) {
+	var v any = doc
+	for _, key := range strings.Split(pointer, "/")[1:] {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = m[key]
+	}
+	switch v := v.(type) {
+	case string, float64, bool:
+		return fmt.Sprint(v), true
+	case nil:
+		return "none", true
+	}
+	return "", false
+}
