@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -26,6 +28,19 @@ func TestLayoutErrorReachesTheClientWhole(t *testing.T) {
 		}}}}
 	requireRefusal(t, o.do(http.MethodPost, "/api/venues", l), http.StatusBadRequest, "invalid-event",
 		"Section A row 3: seat 7 appears twice.", "/sections/0/rows/2/seats/2/n")
+
+	// Several mistakes come back together, each with where it is.
+	l.Height = 0
+	l.Sections[0].Rows[1].Label = "1"
+	r := o.do(http.MethodPost, "/api/venues?dry_run=true", l)
+	requireProblem(t, r, http.StatusBadRequest, "invalid-event")
+	require.Equal(t, []any{
+		map[string]any{"pointer": "/height", "detail": "Width and height must be between 1 and 100000."},
+		map[string]any{"pointer": "/sections/0/rows/1", "detail": "Section A: rows need unique labels and at least one seat."},
+		map[string]any{"pointer": "/sections/0/rows/2/seats/2/n", "detail": "Section A row 3: seat 7 appears twice."},
+	}, r.Body["errors"])
+	require.Equal(t, "Width and height must be between 1 and 100000 (and 2 more mistakes: each is listed in errors with where it is). Fix them all and send the layout again.",
+		r.Body["detail"])
 }
 
 // TestRefusalsReachTheClientUnchanged sends one request per kind of domain

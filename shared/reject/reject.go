@@ -24,6 +24,9 @@ type Reason struct {
 type Error struct {
 	Kind    error
 	Reasons []Reason
+	// Summary, when set, is the message instead of every reason's detail
+	// (a refusal with many reasons names the first and counts the rest).
+	Summary string
 }
 
 // New returns a refusal of kind for one reason; pointer may be empty.
@@ -35,8 +38,11 @@ func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail() }
 
 func (e *Error) Unwrap() error { return e.Kind }
 
-// Detail returns every reason's detail as one message.
+// Detail returns the summary, or every reason's detail as one message.
 func (e *Error) Detail() string {
+	if e.Summary != "" {
+		return e.Summary
+	}
 	details := make([]string, len(e.Reasons))
 	for i, r := range e.Reasons {
 		details[i] = r.Detail

@@ -77,27 +77,27 @@ func (l *Layout) SeatCount() int {
 }
 
 // Validate checks a layout before import and numbers its seats densely.
-// A refusal points at the value it concerns in the layout's JSON.
+// It reports every mistake (the first maxMistakes of them, each pointing
+// at the value it concerns in the layout's JSON), so a venue fixes them all
+// at once, as with a CSV seat list.
 func (l *Layout) Validate() error {
-	bad := func(pointer, format string, a ...any) error {
-		return reject.New(ErrInvalidLayout, pointer, fmt.Sprintf(format, a...))
-	}
+	var m mistakes
 	const nameCity = "Name (up to 200 characters) and city (up to 100) are required."
 	const size = "Width and height must be between 1 and 100000."
 	if strings.TrimSpace(l.Name) == "" || len(l.Name) > 200 {
-		return bad("/name", nameCity)
+		m.add("/name", nameCity)
 	}
 	if strings.TrimSpace(l.City) == "" || len(l.City) > 100 {
-		return bad("/city", nameCity)
+		m.add("/city", nameCity)
 	}
 	if l.Width <= 0 || l.Width > 100000 {
-		return bad("/width", size)
+		m.add("/width", size)
 	}
 	if l.Height <= 0 || l.Height > 100000 {
-		return bad("/height", size)
+		m.add("/height", size)
 	}
 	if len(l.Sections) == 0 {
-		return bad("/sections", "A layout needs at least one section.")
+		m.add("/sections", "A layout needs at least one section.")
 	}
 	codes := map[string]bool{}
 	index := 0
@@ -105,14 +105,14 @@ func (l *Layout) Validate() error {
 		s := &l.Sections[i]
 		at := func(path ...any) string { return reject.Pointer(append([]any{"sections", i}, path...)...) }
 		if s.Code == "" || codes[s.Code] {
-			return bad(at("code"), "Section %d: code must be present and unique.", i)
+			m.add(at("code"), "Section %d: code must be present and unique.", i)
 		}
 		codes[s.Code] = true
 		if s.PriceLevel == "" {
-			return bad(at("price_level"), "Section %s: price_level is required.", s.Code)
+			m.add(at("price_level"), "Section %s: price_level is required.", s.Code)
 		}
 		if len(s.Code) > 20 || len(s.PriceLevel) > 20 || len(s.Name) > 100 {
-			return bad(at(), "Section %d: code and price_level must be at most 20 characters, name at most 100.", i)
+			m.add(at(), "Section %d: code and price_level must be at most 20 characters, name at most 100.", i)
 		}
 		if s.Name == "" {
 			s.Name = s.Code
@@ -121,33 +121,32 @@ func (l *Layout) Validate() error {
 			s.Shape = [][2]int{} // the map draws rows alone
 		}
 		if !fits(s.Rank) || !fits(s.Capacity) {
-			return bad(at(), "Section %s: rank and capacity must be between 0 and %d.", s.Code, maxInt4)
+			m.add(at(), "Section %s: rank and capacity must be between 0 and %d.", s.Code, maxInt4)
 		}
 		switch s.Kind {
 		case "standing":
 			if s.Capacity <= 0 || len(s.Rows) > 0 {
-				return bad(at(), "Standing section %s needs a positive capacity and no rows.", s.Code)
+				m.add(at(), "Standing section %s needs a positive capacity and no rows.", s.Code)
 			}
 		case "seated":
 			if len(s.Rows) == 0 || s.Capacity != 0 {
-				return bad(at(), "Seated section %s needs rows and no capacity.", s.Code)
+				m.add(at(), "Seated section %s needs rows and no capacity.", s.Code)
 			}
 			rows := map[string]bool{}
 			for j, r := range s.Rows {
 				if r.Label == "" || rows[r.Label] || len(r.Seats) == 0 {
-					return bad(at("rows", j), "Section %s: rows need unique labels and at least one seat.", s.Code)
+					m.add(at("rows", j), "Section %s: rows need unique labels and at least one seat.", s.Code)
 				}
 				rows[r.Label] = true
 				if len(r.Label) > 20 || !fits(r.Rank) {
-					return bad(at("rows", j), "Section %s row %s: labels are at most 20 characters, ranks between 0 and %d.", s.Code, r.Label, maxInt4)
+					m.add(at("rows", j), "Section %s row %s: labels are at most 20 characters, ranks between 0 and %d.", s.Code, r.Label, maxInt4)
 				}
 				nums := map[int]bool{}
 				for k := range r.Seats {
 					if !fits(r.Seats[k].Number) {
-						return bad(at("rows", j, "seats", k, "n"), "Section %s row %s: seat numbers must be between 0 and %d.", s.Code, r.Label, maxInt4)
-					}
-					if nums[r.Seats[k].Number] {
-						return bad(at("rows", j, "seats", k, "n"), "Section %s row %s: seat %d appears twice.", s.Code, r.Label, r.Seats[k].Number)
+						m.add(at("rows", j, "seats", k, "n"), "Section %s row %s: seat numbers must be between 0 and %d.", s.Code, r.Label, maxInt4)
+					} else if nums[r.Seats[k].Number] {
+						m.add(at("rows", j, "seats", k, "n"), "Section %s row %s: seat %d appears twice.", s.Code, r.Label, r.Seats[k].Number)
 					}
 					nums[r.Seats[k].Number] = true
 					r.Seats[k].Index = index
@@ -155,10 +154,45 @@ func (l *Layout) Validate() error {
 				}
 			}
 		default:
-			return bad(at("kind"), "Section %s: kind must be seated or standing.", s.Code)
+			m.add(at("kind"), "Section %s: kind must be seated or standing.", s.Code)
 		}
 	}
-	return nil
+	return m.err()
+}
+
+// maxMistakes caps the mistakes a refused layout lists, as maxLineErrors
+// does a seat list's.
+const maxMistakes = maxLineErrors
+
+// mistakes collects what is wrong with a layout.
+type mistakes struct {
+	reasons []reject.Reason
+	total   int
+}
+
+func (m *mistakes) add(pointer, format string, a ...any) {
+	m.total++
+	if len(m.reasons) < maxMistakes {
+		m.reasons = append(m.reasons, reject.Reason{Pointer: pointer, Detail: fmt.Sprintf(format, a...)})
+	}
+}
+
+// err is the refusal, nil when nothing is wrong: one mistake is its own
+// message; several are summed up by the first and a count.
+func (m *mistakes) err() error {
+	if m.total == 0 {
+		return nil
+	}
+	r := &reject.Error{Kind: ErrInvalidLayout, Reasons: m.reasons}
+	if m.total > 1 {
+		listed := "each is listed in errors with where it is"
+		if m.total > len(m.reasons) {
+			listed = fmt.Sprintf("the first %d are listed in errors with where each is", len(m.reasons))
+		}
+		r.Summary = fmt.Sprintf("%s (and %d more mistakes: %s). Fix them all and send the layout again.",
+			strings.TrimSuffix(m.reasons[0].Detail, "."), m.total-1, listed)
+	}
+	return r
 }
 
 // maxInt4 is the largest value of the catalog's INT columns.

@@ -95,12 +95,23 @@ async function request(form, f) {
   };
 }
 
-// showError lists every bad line of a CSV beside its text, or the one
-// problem a JSON layout has.
+// showError lists every bad line of a CSV beside its text, or every
+// mistake of a JSON layout beside where it is (its JSON pointer).
 function showError(box, err, text) {
   const lines = (err.body && err.body.errors) || [];
   if (!lines.length) {
     box.append(h('p', { class: 'notice bad' }, problemText(err)));
+    return;
+  }
+  if (!lines.some((l) => l.line)) {
+    box.append(
+      h('p', { class: 'notice bad' }, `${lines.length === 1 ? 'The layout has a mistake' : `The layout has ${lines.length} mistakes`}: fix ${lines.length === 1 ? 'it' : 'them'} and check again. Nothing was saved.`),
+      h('table', { class: 'grid line-errors' },
+        h('caption', { class: 'sr-only' }, 'Mistakes in the layout'),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Where'), h('th', { scope: 'col' }, 'Mistake'))),
+        h('tbody', {}, lines.map((l) => h('tr', { 'data-pointer': l.pointer || '' },
+          h('th', { scope: 'row' }, l.pointer ? h('code', {}, l.pointer) : 'The whole layout'),
+          h('td', { class: 'error' }, l.detail))))));
     return;
   }
   const source = text.split(/\r?\n/);
