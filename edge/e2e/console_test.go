@@ -43,7 +43,9 @@ func (s *site) consoleShot(t *testing.T, ctx context.Context, name string) {
 }
 
 // The console is behind the organizer role at the edge: a fan's session
-// goes to the log-in page; an organizer finds it in the account menu.
+// is told the account is not an organizer (not sent to a log-in page that
+// looks like a failed log-in) and can switch accounts from there; an
+// organizer finds the console in the account menu.
 func TestConsoleIsForOrganizers(t *testing.T) {
 	s := newSite(t)
 	s.event(t, "Console Night", false, 480)
@@ -51,10 +53,32 @@ func TestConsoleIsForOrganizers(t *testing.T) {
 	s.signUp(t, ctx, "/")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.st.URL+"/organizer/events"),
-		chromedp.WaitVisible(`//h1[. = "Log in"]`),
+		chromedp.WaitVisible(`//h1[. = "This account is not an organizer"]`),
 	))
-	require.Equal(t, "/login", evaluate[string](t, ctx, `location.pathname`))
+	require.Equal(t, "/not-an-organizer", evaluate[string](t, ctx, `location.pathname`))
+	require.Contains(t, text(t, ctx, `main`), "You are logged in as fan-", "the page names the account")
 	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('#nav a[href="/organizer"]').length`), "fans have no console link")
+	accessible(t, ctx, "not an organizer")
+
+	// A fan whose page was loaded past the edge (or whose role was taken
+	// away) gets the same page from the API's refusal.
+	evaluate[bool](t, ctx, `(history.pushState(null, '', '/organizer/venues'), dispatchEvent(new PopStateEvent('popstate')))`)
+	moved, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.pathname + location.search === '/not-an-organizer?next=%2Forganizer%2Fvenues'`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	require.True(t, moved)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//h1[. = "This account is not an organizer"]`)))
+
+	// Switching to an organizer account leads back to the console.
+	require.NoError(t, pgstore.New(s.st.App.Catalog).SetRole(context.Background(), s.organizer, account.RoleOrganizer))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Log in with another account"]`),
+		chromedp.WaitVisible(`//h1[. = "Log in"]`),
+		chromedp.SendKeys(chromedp.CSS(`#f-email`), "org-e2e@catraca.dev"),
+		chromedp.SendKeys(chromedp.CSS(`#f-password`), "organizer-password"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(`//h1[. = "Venues"]`),
+	))
 
 	org := s.tabOf(t, s.newBrowser(t))
 	s.logInOrganizer(t, org, "/")

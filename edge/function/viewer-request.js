@@ -61,10 +61,15 @@ async function handler(event) {
   if (!needSession) return r;
 
   const session = await first(tokens(r, 'catraca_session'), 'catraca-session', 's:');
-  if (!session || (organizer && session.role !== 'organizer')) {
+  if (!session) {
     return api
       ? problem(401, 'unauthenticated', 'Log in first.', {})
       : redirect('/login?next=' + encodeURIComponent(uri + search(r.querystring)));
+  }
+  if (organizer && session.role !== 'organizer') {
+    // Signed in, but not as an organizer: a page that says so (the log-in
+    // page would look like a failed log-in).
+    return redirect('/not-an-organizer?next=' + encodeURIComponent(uri + search(r.querystring)));
   }
   if (gateEvent && (await gated(gateEvent))) {
     const adm = await first(tokens(r, 'catraca_admission', 'x-admission-token'), 'catraca-admission', 'a:');

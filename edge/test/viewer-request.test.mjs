@@ -74,20 +74,25 @@ test('pages that need a session redirect to the login page with the way back', a
   assert.equal(res.headers.location.value, '/login?next=' + encodeURIComponent('/orders/12?paid=1'));
 });
 
-test('console pages need an organizer session; a fan or no session goes to the login page', async () => {
+test('console pages need an organizer session: no session goes to the login page, a fan to a page that says so', async () => {
   const { handler } = setup();
   for (const uri of ['/organizer', '/organizer/', '/organizer/events/3']) {
-    for (const cookies of [{}, { catraca_session: session() }, { catraca_session: session('42', { role: undefined }) }]) {
-      const res = await handler(request({ uri, cookies }));
+    const anon = await handler(request({ uri }));
+    assert.equal(anon.statusCode, 302, uri);
+    assert.equal(anon.headers.location.value, '/login?next=' + encodeURIComponent(uri));
+    for (const cookies of [{ catraca_session: session() }, { catraca_session: session('42', { role: undefined }) }]) {
+      const res = await handler(request({ uri, cookies, query: { tab: 'live' } }));
       assert.equal(res.statusCode, 302, uri);
-      assert.equal(res.headers.location.value, '/login?next=' + encodeURIComponent(uri));
+      assert.equal(res.headers.location.value, '/not-an-organizer?next=' + encodeURIComponent(uri + '?tab=live'));
     }
     const forged = jwt(randomSecret(), { sub: '42', aud: ['catraca-session'], exp: now() + 600, role: 'organizer' });
-    assert.equal((await handler(request({ uri, cookies: { catraca_session: forged } }))).statusCode, 302, 'a forged role');
+    const refused = await handler(request({ uri, cookies: { catraca_session: forged } }));
+    assert.equal(refused.headers.location.value, '/login?next=' + encodeURIComponent(uri), 'a forged role is no session');
     const ok = await handler(request({ uri, cookies: { catraca_session: session('42', { role: 'organizer' }) } }));
     assert.equal(ok.uri, '/index.html', uri);
   }
   assert.equal((await handler(request({ uri: '/organizers' }))).uri, '/index.html', 'only the /organizer tree');
+  assert.equal((await handler(request({ uri: '/not-an-organizer' }))).uri, '/index.html', 'the page a fan is sent to is public');
   assert.equal((await handler(request({ uri: '/api/organizer/events' }))).statusCode, 401);
   const api = await handler(request({ uri: '/api/organizer/events', cookies: { catraca_session: session() } }));
   assert.equal(api.uri, '/api/organizer/events', 'the API checks the role itself (it reads the catalog)');

@@ -51,3 +51,32 @@ export function signup(main, _p, query) {
     signedIn(await api('POST', '/api/accounts', v), query);
   }, h('p', {}, 'Already have an account? ', h('a', { href: '/login' + location.search }, 'Log in'))));
 }
+
+// notOrganizer is where a signed-in account that is not an organizer lands
+// when it opens the console (the edge sends it here, and so does the
+// router when the API refuses the role): it says so, instead of a log-in
+// page that would look like a failed log-in, and offers the way to an
+// organizer account.
+export function notOrganizer(main, _p, query) {
+  const s = session.get();
+  const back = next(query);
+  const error = h('p', { class: 'error', role: 'alert' });
+  const switchAccount = async () => {
+    try {
+      await api('DELETE', '/api/session');
+      session.clear();
+      navigate('/login?next=' + encodeURIComponent(back), { replace: true });
+    } catch (err) {
+      error.textContent = explain(err);
+    }
+  };
+  main.append(
+    h('h1', {}, 'This account is not an organizer'),
+    h('p', {}, s ? ['You are logged in as ', h('strong', {}, s.email || s.name), ', '] : 'This account is ',
+      'a fan account. The organizer console is only for accounts that run events.'),
+    h('p', {}, 'To manage events, log in with an organizer account. If this account has just been made an organizer, log in again with it.'),
+    h('p', { class: 'actions' },
+      h('button', { type: 'button', onclick: switchAccount }, 'Log in with another account'),
+      ' ', h('a', { class: 'button secondary', href: '/' }, 'See upcoming events')),
+    error);
+}

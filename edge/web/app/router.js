@@ -28,6 +28,7 @@ const routes = [
   [/^\/events\/(\d+)\/door$/, () => import('./door.js')],
   [/^\/login$/, page(() => import('./auth.js'), 'login')],
   [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
+  [/^\/not-an-organizer$/, page(() => import('./auth.js'), 'notOrganizer')],
   // Organizer console.
   [/^\/organizer(\/events)?\/?$/, page(() => import('./organizer/events.js'), 'list')],
   [/^\/organizer\/events\/new$/, page(() => import('./organizer/events.js'), 'create')],
@@ -70,6 +71,10 @@ export async function render() {
       if (err.status === 401) {
         session.clear();
         return requireLogin();
+      }
+      if (err.status === 403 && err.code === 'organizer-only') {
+        // The role is gone (or the page was reached without the edge).
+        return navigate('/not-an-organizer?next=' + encodeURIComponent(path + location.search), { replace: true });
       }
       main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', { class: 'error' }, explain(err)));
     }
