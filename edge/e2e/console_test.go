@@ -16,6 +16,7 @@ import (
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/dev/demo"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -92,6 +93,41 @@ func TestConsoleIsForOrganizers(t *testing.T) {
 		chromedp.Click(`//nav[@aria-label="Organizer console"]//a[. = "Venues"]`),
 		chromedp.WaitVisible(`//h1[. = "Venues"]`),
 	))
+}
+
+// An edit saved after the event changed elsewhere (the control room's
+// ceiling) is refused: the form says what changed, keeps what was typed,
+// and reloads only when asked.
+func TestStaleEditIsExplainedAndKeepsTypedValues(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Stale Night", true, 480)
+	ctx := s.tab(t)
+	s.logInOrganizer(t, ctx, fmt.Sprintf("/organizer/events/%d", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//h1[. = "Stale Night"]`),
+		chromedp.WaitVisible(chromedp.CSS(`#f-ceiling`)),
+	))
+	_, err := s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Ceiling: 300})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#f-name`), "Stale Night, late show"),
+		chromedp.Click(`//button[. = "Save changes"]`),
+		chromedp.WaitVisible(`//p[strong[. = "Not saved: this event changed since you opened it."]]`),
+	))
+	require.Contains(t, text(t, ctx, `.event-form .notice`), "The waiting room's ceiling changed: now 300.")
+	require.Equal(t, "Stale Night, late show", evaluate[string](t, ctx, `document.getElementById('f-name').value`), "the typed name stays")
+	e, err := s.st.App.Events.Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, "Stale Night", e.Name, "nothing saved")
+	require.Equal(t, 300, e.WaitingRoom.Ceiling, "the control room's ceiling stands")
+	accessible(t, ctx, "stale edit")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Reload the event (discards your changes)"]`),
+		chromedp.WaitNotPresent(`//p[strong[. = "Not saved: this event changed since you opened it."]]`),
+	))
+	require.Equal(t, "300", evaluate[string](t, ctx, `document.getElementById('f-ceiling').value`))
+	require.Equal(t, "Stale Night", evaluate[string](t, ctx, `document.getElementById('f-name').value`))
 }
 
 // seatCSV is a small hall as a venue hands it over: two sections of two
