@@ -107,7 +107,8 @@ func TestStaleEditIsExplainedAndKeepsTypedValues(t *testing.T) {
 		chromedp.WaitVisible(`//h1[. = "Stale Night"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#f-ceiling`)),
 	))
-	_, err := s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Ceiling: 300})
+	ceiling := 300 // the control room's change, made while the form is open
+	_, err := s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Ceiling: &ceiling})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#f-name`), "Stale Night, late show"),
@@ -125,6 +126,7 @@ func TestStaleEditIsExplainedAndKeepsTypedValues(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(`//button[. = "Reload the event (discards your changes)"]`),
 		chromedp.WaitNotPresent(`//p[strong[. = "Not saved: this event changed since you opened it."]]`),
+		chromedp.WaitVisible(chromedp.CSS(`#f-ceiling`)), // the page drawn again
 	))
 	require.Equal(t, "300", evaluate[string](t, ctx, `document.getElementById('f-ceiling').value`))
 	require.Equal(t, "Stale Night", evaluate[string](t, ctx, `document.getElementById('f-name').value`))

@@ -392,6 +392,12 @@ func TestEventChangesAreGuardedByETag(t *testing.T) {
 	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", "W/"+current), http.StatusPreconditionFailed, "event-changed")
 	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", strings.Trim(current, `"`)), http.StatusBadRequest, "invalid-if-match")
 	require.Equal(t, http.StatusOK, ana.do(http.MethodPatch, path, edit, "If-Match", `"0", `+current).Status, "any tag of a list may match")
+
+	// A pause sends only "paused": it keeps whatever ceiling is set now.
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": true})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"enabled": true, "ceiling": 1000.0, "paused": true, "active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0},
+		r.Body["waiting_room"])
 }
 
 // TestConcurrentEditsOfOneVersion: of several writes based on the same

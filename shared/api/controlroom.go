@@ -76,9 +76,11 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 
 // setAdmission serves PUT /api/events/{id}/admission: pause or resume
 // admission and set the ceiling; the admission controller applies it at
-// its next tick (it re-reads events every second). The ceiling is also an
-// event setting, so If-Match (the control room's event_etag) guards it as
-// it guards the event's edit.
+// its next tick (it re-reads events every second). Each field is
+// optional: a pause sends only "paused" and cannot overwrite a ceiling set
+// meanwhile. The ceiling is also an event setting, so If-Match (the
+// control room's event_etag) guards its change as it guards the event's
+// edit.
 func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.organizerAndID(r)
 	if err != nil {
@@ -88,17 +90,15 @@ func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Paused  *bool `json:"paused"`
-		Ceiling *int  `json:"ceiling"`
-	}
+	var body organizer.Admission
 	if err := decode(r, &body); err != nil {
 		return err
 	}
-	if body.Paused == nil || body.Ceiling == nil {
-		return problem.New(http.StatusBadRequest, "invalid-admission", `Send both "paused" (true or false) and "ceiling" (the most active shoppers).`)
+	if body.Paused == nil && body.Ceiling == nil {
+		return problem.New(http.StatusBadRequest, "invalid-admission",
+			`Send "paused" (true or false), "ceiling" (the most active shoppers) or both; what you leave out keeps its value.`)
 	}
-	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, versions, organizer.Admission{Paused: *body.Paused, Ceiling: *body.Ceiling})
+	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, versions, body)
 	if err != nil {
 		return err
 	}

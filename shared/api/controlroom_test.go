@@ -61,7 +61,7 @@ func TestControlRoomOverHTTP(t *testing.T) {
 	requireProblem(t, g.o.do(http.MethodGet, "/api/events/999999/control-room", nil), http.StatusNotFound, "event-not-found")
 
 	admission := base + "/admission"
-	requireProblem(t, g.o.do(http.MethodPut, admission, map[string]any{"paused": true}), http.StatusBadRequest, "invalid-admission")
+	requireProblem(t, g.o.do(http.MethodPut, admission, map[string]any{}), http.StatusBadRequest, "invalid-admission")
 	requireRefusal(t, g.o.do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 0}), http.StatusBadRequest, "invalid-event",
 		"The ceiling must be between 1 and 1000000 shoppers at once.", "/ceiling")
 	requireProblem(t, other.do(http.MethodPut, admission, map[string]any{"paused": true, "ceiling": 5}), http.StatusNotFound, "event-not-found")

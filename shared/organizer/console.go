@@ -20,22 +20,26 @@ func (s *Service) EventIDs(ctx context.Context, organizerID int64) ([]int64, err
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// Admission is the live control of an event's waiting room.
+// Admission is the live control of an event's waiting room; a field left
+// nil keeps its value, so a pause never touches the ceiling.
 type Admission struct {
-	Paused  bool `json:"paused"`
-	Ceiling int  `json:"ceiling"`
+	Paused  *bool `json:"paused"`
+	Ceiling *int  `json:"ceiling"`
 }
 
 // SetAdmission pauses or resumes admission and sets the ceiling of active
 // shoppers. The admission controller re-reads events every second, so the
 // change applies at its next tick.
 func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, a Admission) (event.Event, error) {
-	return s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, _ event.Event) error {
-		if a.Ceiling <= 0 || a.Ceiling > maxCeiling {
+	return s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		paused, ceiling := e.WaitingRoom.Paused, e.WaitingRoom.Ceiling
+		set(&paused, a.Paused)
+		set(&ceiling, a.Ceiling)
+		if ceiling <= 0 || ceiling > maxCeiling {
 			return reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
 		}
 		if _, err := tx.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,
-			eventID, a.Paused, a.Ceiling); err != nil {
+			eventID, paused, ceiling); err != nil {
 			return fmt.Errorf("set admission of event %d: %w", eventID, err)
 		}
 		return nil

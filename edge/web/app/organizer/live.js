@@ -96,10 +96,11 @@ export async function room(main, [id]) {
     }
     await poll();
   };
-  // The ceiling is also an event setting: If-Match keeps a pause or a new
-  // ceiling from overwriting a change made since the figures were read.
-  const admission = (paused, ceiling) =>
-    api('PUT', `/api/events/${e.id}/admission`, { paused, ceiling }, { headers: { 'If-Match': view.event_etag } });
+  // A pause sends only "paused", so it never overwrites the ceiling. A new
+  // ceiling sends If-Match: if the event changed since these figures (the
+  // settings form, another tab), the API refuses it and says what changed.
+  const admission = (body, ifMatch) =>
+    api('PUT', `/api/events/${e.id}/admission`, body, ifMatch ? { headers: { 'If-Match': ifMatch } } : {});
   pauseBtn.addEventListener('click', () => {
     const paused = !view.queue.paused;
     act({ title: paused ? 'Pause admission?' : 'Resume admission?',
@@ -107,7 +108,7 @@ export async function room(main, [id]) {
         ? 'Nobody new is let in from the waiting room until you resume. Fans keep their places; fans already shopping keep buying.'
         : 'The waiting room starts letting fans in again within a second, up to the ceiling.',
       action: paused ? 'Pause admission' : 'Resume admission' },
-    () => admission(paused, view.queue.ceiling_configured),
+    () => admission({ paused }),
     (ev) => (ev.waiting_room.paused ? 'Admission paused: nobody new is let in.' : 'Admission resumed.'));
   });
   async function setCeiling() {
@@ -116,7 +117,7 @@ export async function room(main, [id]) {
     act({ title: `Set the ceiling to ${ceiling}?`,
       text: `At most ${ceiling} fans will shop at once. A lower ceiling applies at the next admission; nobody shopping is sent back.`,
       action: 'Set ceiling' },
-    () => admission(view.queue.paused, ceiling),
+    () => admission({ ceiling }, view.event_etag),
     (ev) => `Ceiling set to ${ev.waiting_room.ceiling}.`);
   }
   stopBtn.addEventListener('click', () => act({ title: 'Stop the sale?',
