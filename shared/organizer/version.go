@@ -24,7 +24,7 @@ var ErrStale = errors.New("event changed since it was read")
 type IfMatch []int64
 
 // watched are the event's columns a catalog trigger versions (migration
-// 00008), with where each is in the API's event and what a person calls it.
+// 00009), with where each is in the API's event and what a person calls it.
 var watched = []struct{ column, pointer, label string }{
 	{"name", "/name", "the name"},
 	{"city", "/city", "the city"},
