@@ -120,6 +120,8 @@ func TestBodiesOfTheWrongShapeAreNamed(t *testing.T) {
 		`{"price_levels":{"code":"A"}}`:         `Field "price_levels" must be an array.`,
 		`{"starts_at":"10000-01-02T20:00:00Z"}`: `"10000-01-02T20:00:00Z" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
 		`{"name": null }`:                       `Field "name" cannot be null: leave it out to keep its value.`,
+		`{"nAme":"x"}`:                          `Unknown field "nAme": field names are case-sensitive.`,
+		`{"waiting_room":{"Enabled":true}}`:     `Unknown field "Enabled": field names are case-sensitive.`,
 		`{"waiting_room":null}`:                 `Field "waiting_room" cannot be null: leave it out to keep its value.`,
 		`{"starts_at":"2031-01-02"}`:            `"2031-01-02" is not a date-time: write it as RFC 3339, like 2031-01-02T20:00:00Z.`,
 	} {

@@ -39,6 +39,9 @@ func decode(r *http.Request, dst any) error {
 		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shape+".")
 	}
 	if err == nil {
+		if k := inexactKey(body, reflect.TypeOf(dst)); k != "" {
+			return problem.New(http.StatusBadRequest, "unknown-field", fmt.Sprintf("Unknown field %q: field names are case-sensitive.", k))
+		}
 		if c, ok := dst.(memberChecker); ok {
 			var sent map[string]json.RawMessage
 			json.Unmarshal(body, &sent)
@@ -77,6 +80,71 @@ func decode(r *http.Request, dst any) error {
 			"Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
 	}
 	return problem.New(http.StatusBadRequest, "malformed-json", "The body could not be read as JSON.").Wrap(err)
+}
+
+// inexactKey returns an object key of b that names a field of t only when
+// case is ignored, as encoding/json matches it (the document does not), or "".
+func inexactKey(b []byte, t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(b, &members) != nil {
+			return ""
+		}
+		fields := jsonFields(t, map[string]reflect.Type{})
+		for k, v := range members {
+			ft, ok := fields[k]
+			if !ok {
+				return k
+			}
+			if bad := inexactKey(v, ft); bad != "" {
+				return bad
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		json.Unmarshal(b, &items)
+		for _, v := range items {
+			if bad := inexactKey(v, t.Elem()); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// jsonFields adds t's JSON field names and types to fields; an embedded
+// struct's fields count unless a shallower field has the name.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]reflect.Type {
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			embedded = append(embedded, f.Type)
+		case f.IsExported():
+			if name == "" {
+				name = f.Name
+			}
+			fields[name] = f.Type
+		}
+	}
+	for _, e := range embedded {
+		for k, v := range jsonFields(e, map[string]reflect.Type{}) {
+			if _, ok := fields[k]; !ok {
+				fields[k] = v
+			}
+		}
+	}
+	return fields
 }
 
 // memberChecker is a body that checks its top-level members as sent, which
