@@ -242,6 +242,9 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &body); err != nil {
 		return err
 	}
+	if body.Gate == "" || body.Scans == nil {
+		return problem.New(http.StatusBadRequest, "invalid-sync", `Send "gate" (the gate's name) and "scans" (the scans made offline, maybe none).`)
+	}
 	scans := make([]entry.Scan, len(body.Scans))
 	for i, sc := range body.Scans {
 		scans[i] = entry.Scan{ID: sc.ScanID, Code: sc.Code, At: sc.ScannedAt}
