@@ -27,7 +27,7 @@ import (
 
 func (s *Server) consoleRoutes() {
 	s.route("GET /api/events/{id}/control-room", s.controlRoom)
-	s.route("PUT /api/events/{id}/admission", s.setAdmission)
+	s.route("PUT /api/events/{id}/admission", eventChange(s, s.setAdmission))
 	s.route("GET /api/organizer/orders", s.searchOrders)
 	s.route("GET /api/organizer/orders/{id}", s.organizerOrder)
 	s.route("POST /api/orders/{id}/refund", s.refundOrder)
@@ -81,29 +81,12 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 // meanwhile. The ceiling is also an event setting, so If-Match (the
 // control room's event_etag) guards its change as it guards the event's
 // edit.
-func (s *Server) setAdmission(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
-	}
-	versions, err := ifMatch(r)
-	if err != nil {
-		return err
-	}
-	var body organizer.Admission
-	if err := decode(r, &body); err != nil {
-		return err
-	}
+func (s *Server) setAdmission(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body organizer.Admission) (event.Event, error) {
 	if body.Paused == nil && body.Ceiling == nil {
-		return problem.New(http.StatusBadRequest, "invalid-admission",
+		return event.Event{}, problem.New(http.StatusBadRequest, "invalid-admission",
 			`Send "paused" (true or false), "ceiling" (the most active shoppers) or both; what you leave out keeps its value.`)
 	}
-	e, err := s.organizer.SetAdmission(r.Context(), sess.Account, id, versions, body)
-	if err != nil {
-		return err
-	}
-	writeEvent(w, http.StatusOK, e)
-	return nil
+	return s.organizer.SetAdmission(ctx, organizerID, eventID, ifMatch, body)
 }
 
 // orderHit is one search result.

@@ -369,11 +369,7 @@ func (s *Server) organizerEvents(w http.ResponseWriter, r *http.Request) error {
 // organizerEvent serves GET /api/organizer/events/{id}: an event of the
 // caller's, drafts included.
 func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
-	}
-	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
 	}
@@ -384,11 +380,7 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 // eventRefunds serves GET /api/events/{id}/refunds: how far the refunds of
 // a cancelled event are.
 func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
-	if err != nil {
-		return err
-	}
-	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspI
 // webhook (which locks the payment, then the order) cannot deadlock with
 // the refund that caused it.
 func (t Tx) LockRefunds(ctx context.Context, orderID int64) (status OrderStatus, found bool, err error) {
-	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "refund:"+strconv.FormatInt(orderID, 10)); err != nil {
+	if err := t.lock(ctx, "refund:"+strconv.FormatInt(orderID, 10), false); err != nil {
 		return "", false, err
 	}
 	found, err = one(t.tx.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, orderID), &status)

@@ -34,8 +34,7 @@ func moneyLockKey(eventID int64) string { return "money:" + strconv.FormatInt(ev
 // the event cancelled (the catalog commits the cancellation first) and
 // gives the money back.
 func (t Tx) ShareMoneyLock(ctx context.Context, eventID int64) error {
-	_, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, moneyLockKey(eventID))
-	return err
+	return t.lock(ctx, moneyLockKey(eventID), true)
 }
 
 // RequestEventRefunds asks, through the outbox, for the refund of every
@@ -48,7 +47,7 @@ func (s *Store) RequestEventRefunds(ctx context.Context, eventID int64, reason s
 	err := s.WithTx(ctx, func(tx Tx) error {
 		// Alone: no payment or refund of the event is between its reads
 		// and its commit, so the counts are exact.
-		if _, err := tx.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, moneyLockKey(eventID)); err != nil {
+		if err := tx.lock(ctx, moneyLockKey(eventID), false); err != nil {
 			return err
 		}
 		if err := tx.tx.QueryRow(ctx, `

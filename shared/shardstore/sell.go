@@ -10,7 +10,17 @@ import (
 // LockAccount takes an account's limit lock on an event (see LimitLockKey)
 // until the transaction ends.
 func (t Tx) LockAccount(ctx context.Context, account, eventID int64) error {
-	_, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, LimitLockKey(account, eventID))
+	return t.lock(ctx, LimitLockKey(account, eventID), false)
+}
+
+// lock takes the advisory lock named key until the transaction ends,
+// alone or (shared) with other sharers.
+func (t Tx) lock(ctx context.Context, key string, shared bool) error {
+	q := `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+	if shared {
+		q = `SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`
+	}
+	_, err := t.tx.Exec(ctx, q, key)
 	return err
 }
 
