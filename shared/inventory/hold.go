@@ -6,6 +6,7 @@ package inventory
 // explained, a retried request replays the first result.
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -230,6 +231,13 @@ func takeBest(ctx context.Context, st *shardstore.Store, nh shardstore.NewHold, 
 			}
 			if len(cands) < shardstore.BestWindow {
 				break
+			}
+		}
+		if b.Section != "" {
+			// Only when nothing was found: a section the venue lacks is the
+			// fan's mistake to correct, not a sold-out one.
+			if known, err := tx.HasSection(ctx, nh.EventID, b.Section); err != nil || !known {
+				return shardstore.Taken{}, cmp.Or(err, invalid("/best/section", "this event has no section %q", b.Section))
 			}
 		}
 		return shardstore.Taken{}, fmt.Errorf("%w: no %d adjacent seats available", ErrSoldOut, b.Quantity)

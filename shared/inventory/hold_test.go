@@ -69,6 +69,8 @@ func TestHoldLimits(t *testing.T) {
 	require.ErrorIs(t, err, inventory.ErrInvalidRequest)
 	_, _, err = f.app.Inventory.Hold(ctx, f.event, inventory.Request{Account: 1, Key: "e", Pool: "FLOOR", Quantity: 1, Seats: f.seats[:1]})
 	require.ErrorIs(t, err, inventory.ErrInvalidRequest, "two shapes at once")
+	_, _, err = f.app.Inventory.Hold(ctx, f.event, inventory.Request{Account: 1, Key: "s", Best: &inventory.Best{Quantity: 1, Section: "NOPE"}})
+	require.ErrorIs(t, err, inventory.ErrInvalidRequest, "a section the venue lacks is a mistake, not sold out")
 
 	require.NoError(t, hold(1, "f", f.seats[:4]...))
 	require.NoError(t, hold(1, "g", f.seats[4:8]...))

@@ -361,6 +361,13 @@ func (t Tx) BestCandidates(ctx context.Context, eventID int64, section string, p
 	})
 }
 
+// HasSection tells whether an event has seats in section.
+func (t Tx) HasSection(ctx context.Context, eventID int64, section string) (bool, error) {
+	var known bool
+	err := t.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM event_seats WHERE event_id = $1 AND section_code = $2)`, eventID, section).Scan(&known)
+	return known, err
+}
+
 // bestClaim holds seats $1 for hold $2 until $3 only if all $4 of them are
 // free and not locked by another buyer.
 const bestClaim = `WITH claim AS (
