@@ -11,7 +11,10 @@ func TestVerdict(t *testing.T) {
 			"BenchmarkX/a/clients=64": {"ops/s": {900, 1000, 1100}},
 			"BenchmarkX/b/clients=64": {"ops/s": {200, 180, 220}},
 		},
-		local: {"BenchmarkW": {"p50-ms": {10}, "p99-ms": {120}}},
+		local: {
+			"BenchmarkW":               {"p50-ms": {10}, "p99-ms": {120}},
+			"BenchmarkY/ab/clients=16": {"a-ops/s": {100, 300, 200}, "b-ops/s": {110, 150, 200}, "a/b": {0.9, 0.95, 1.1}},
+		},
 	}}
 	ratio := comparison{subject: "BenchmarkX/a/clients=%d", base: "BenchmarkX/b/clients=%d", metric: "ops/s", want: 5, at: []int{64}}
 	if met, got := ratio.verdict(r, aurora); !met || got != "5.00× at 64 clients" {
@@ -27,6 +30,11 @@ func TestVerdict(t *testing.T) {
 	tail := comparison{subject: "BenchmarkW", base: "BenchmarkW", metric: "p99-ms", baseMetric: "p50-ms", want: 10, atMost: true, at: []int{16}}
 	if met, got := tail.verdict(r, local); met || got != "12.00× at 16 clients" {
 		t.Errorf("p99 12× p50 against ≤ 10×: met %v, %q", met, got)
+	}
+	paired := comparison{subject: "BenchmarkY/ab/clients=%d", base: "BenchmarkY/ab/clients=%d", metric: "a-ops/s", baseMetric: "b-ops/s",
+		ratioMetric: "a/b", want: 0.9, at: []int{16}}
+	if met, got := paired.verdict(r, local); !met || got != "0.95× at 16 clients" {
+		t.Errorf("paired ratios 0.9, 0.95, 1.1 (medians 200 vs 150) against ≥ 0.9×: met %v, %q", met, got)
 	}
 	missing := comparison{subject: "BenchmarkNone", base: "BenchmarkW", metric: "p99-ms", want: 10, atMost: true, at: []int{16}}
 	if met, _ := missing.verdict(r, local); met {

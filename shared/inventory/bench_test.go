@@ -3,8 +3,10 @@ package inventory_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/loadstat"
@@ -17,60 +19,120 @@ const benchOps = 1000
 
 var clientCounts = []int{1, 16, 64}
 
+// seatRounds and seatOps size BenchmarkSeatHolds: every sample runs each
+// variant seatRounds times for seatOps operations, interleaved.
+const (
+	seatRounds = 5
+	seatOps    = 2000
+)
+
 // BenchmarkSeatHolds compares seat holds (two seats each, all distinct, so
-// every hold succeeds) with a baseline of plain single-statement UPDATEs
-// that make the same change to the same rows (two seats flipped to held),
-// without the hold's checks, order and idempotency record; same database,
-// same run. writes-only adds the hold, order and item rows to the baseline
-// but none of the checks: no correct hold can beat it.
+// every hold succeeds) with two baselines that make the same change to the
+// same rows: update, plain single-statement UPDATEs flipping two seats to
+// held, and bound, which adds the hold, order and item rows but none of the
+// hold's checks, order or idempotency record: no correct hold can beat it.
+// The three run interleaved in one sample (see interleave), so that a
+// ratio compares figures measured seconds apart, not minutes.
 func BenchmarkSeatHolds(b *testing.B) {
 	f := newFixture(b, 50000, 10, func(s *organizer.EventSpec) { s.MaxPerAccount, s.MaxPerHold = 4, 4 })
 	apptest.OpenShardConns(b, f.app)
 	ctx := context.Background()
 	run := 0
-	reset := func() {
+	reset := func() error {
 		_, err := f.shard.Exec(ctx, `TRUNCATE order_items, orders, hold_ga, holds CASCADE`)
 		if err == nil {
 			_, err = f.shard.Exec(ctx, `UPDATE event_seats SET status = 'available', hold_id = NULL, held_until = NULL WHERE status <> 'available'`)
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
+		return err
+	}
+	variants := []variant{
+		{"update", func(seq int) error {
+			_, err := f.shard.Exec(ctx, `UPDATE event_seats SET status = 'held', hold_id = $3, held_until = now() + interval '5 minutes'
+				WHERE event_id = $1 AND seat_id = ANY($2)`, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1))
+			return err
+		}},
+		{"bound", func(seq int) error {
+			_, err := f.shard.Exec(ctx, holdWrites, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1), strconv.Itoa(seq))
+			return err
+		}},
+		{"hold", func(seq int) error {
+			_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
+				Account: int64(run*1_000_000 + seq), Key: strconv.Itoa(seq), Seats: f.seats[seq*2 : seq*2+2]})
+			return err
+		}},
 	}
 	for _, clients := range clientCounts {
-		b.Run(fmt.Sprintf("baseline-update/clients=%d", clients), func(b *testing.B) {
+		b.Run(fmt.Sprintf("interleaved/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
-				reset()
-				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
-					_, err := f.shard.Exec(ctx, `UPDATE event_seats SET status = 'held', hold_id = $3, held_until = now() + interval '5 minutes'
-						WHERE event_id = $1 AND seat_id = ANY($2)`, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1))
-					return err
-				})
-			}
-		})
-		// The rows any hold must write (hold, seats, order, items) in one
-		// statement with no check: the ceiling a hold can reach here.
-		b.Run(fmt.Sprintf("writes-only/clients=%d", clients), func(b *testing.B) {
-			for range b.N {
-				reset()
-				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
-					_, err := f.shard.Exec(ctx, holdWrites, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1), strconv.Itoa(seq))
-					return err
-				})
-			}
-		})
-		b.Run(fmt.Sprintf("hold/clients=%d", clients), func(b *testing.B) {
-			for range b.N {
-				reset()
-				run++
-				measureCPU(b, f.shard, "ops", clients, func(seq int) error {
-					_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
-						Account: int64(run*1_000_000 + seq), Key: strconv.Itoa(seq), Seats: f.seats[seq*2 : seq*2+2]})
-					return err
-				})
+				interleave(b, f.shard, clients, seatRounds, seatOps, func() error { run++; return reset() }, variants,
+					[2]string{"hold", "bound"}, [2]string{"bound", "update"})
 			}
 		})
 	}
+}
+
+// variant is one operation a benchmark compares; seq is unique within a run.
+type variant struct {
+	name string
+	op   func(seq int) error
+}
+
+// interleave runs every variant rounds times for ops operations each over
+// clients, alternating them (round r starts with variant r, so none always
+// runs right after the reset or last), with reset before each run. It
+// reports, per variant, the median over rounds of throughput ("<name>-ops/s"),
+// latency and CPU per operation, and for each pair {a, b} the median of the
+// rounds' a/b throughput ratios ("a/b"): each ratio compares two runs
+// seconds apart, so the machine's load, which swings over minutes, weighs on
+// both sides alike.
+func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, reset func() error, variants []variant, pairs ...[2]string) {
+	ctx := context.Background()
+	type sample struct{ perSec, p50, p99, dbCPU, goCPU float64 }
+	got := map[string][]sample{}
+	for r := range rounds {
+		for i := range variants {
+			v := variants[(r+i)%len(variants)]
+			if err := reset(); err != nil {
+				b.Fatal(err)
+			}
+			cpu := loadstat.StartCPU(ctx, shard)
+			res := loadstat.Run(clients, ops, v.op)
+			c := cpu.Stop(ctx)
+			if res.Errors > 0 {
+				b.Fatalf("%s: %d of %d operations failed", v.name, res.Errors, ops)
+			}
+			got[v.name] = append(got[v.name], sample{res.PerSec, ms(res.P50), ms(res.P99), ms(c.DB) / float64(ops), ms(c.Go) / float64(ops)})
+		}
+	}
+	med := func(name string, f func(sample) float64) float64 {
+		var xs []float64
+		for _, s := range got[name] {
+			xs = append(xs, f(s))
+		}
+		return median(xs)
+	}
+	for _, v := range variants {
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.perSec }), v.name+"-ops/s")
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.p50 }), v.name+"-p50-ms")
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.p99 }), v.name+"-p99-ms")
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.dbCPU }), v.name+"-db-cpu-ms/op")
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.goCPU }), v.name+"-go-cpu-ms/op")
+	}
+	for _, p := range pairs {
+		var ratios []float64
+		for r := range rounds {
+			ratios = append(ratios, got[p[0]][r].perSec/got[p[1]][r].perSec)
+		}
+		b.ReportMetric(median(ratios), p[0]+"/"+p[1])
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // measureCPU runs op benchOps times over clients and reports throughput,
