@@ -28,7 +28,20 @@ type Result struct {
 // unique sequence number. Failed ops count as errors and are excluded from
 // latencies.
 func Run(clients, total int, op func(seq int) error) Result {
-	var next atomic.Int64
+	return run(clients, func(seq int) bool { return seq < total }, op)
+}
+
+// RunFor calls op over clients goroutines until d has passed, so that
+// strategies of very different speeds are sampled for the same time; ops
+// in flight at the deadline finish and count.
+func RunFor(clients int, d time.Duration, op func(seq int) error) Result {
+	deadline := time.Now().Add(d)
+	return run(clients, func(int) bool { return time.Now().Before(deadline) }, op)
+}
+
+// run calls op with sequence numbers from 0 while more allows.
+func run(clients int, more func(seq int) bool, op func(seq int) error) Result {
+	var next, done atomic.Int64
 	lat := make([][]time.Duration, clients)
 	var errs atomic.Int64
 	var wg sync.WaitGroup
@@ -37,9 +50,10 @@ func Run(clients, total int, op func(seq int) error) Result {
 		wg.Go(func() {
 			for {
 				seq := int(next.Add(1)) - 1
-				if seq >= total {
+				if !more(seq) {
 					return
 				}
+				done.Add(1)
 				t0 := time.Now()
 				if err := op(seq); err != nil {
 					errs.Add(1)
@@ -53,7 +67,8 @@ func Run(clients, total int, op func(seq int) error) Result {
 	elapsed := time.Since(start)
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	r := Result{Ops: total, Errors: int(errs.Load()), Elapsed: elapsed, PerSec: float64(total) / elapsed.Seconds()}
+	ops := int(done.Load())
+	r := Result{Ops: ops, Errors: int(errs.Load()), Elapsed: elapsed, PerSec: float64(ops) / elapsed.Seconds()}
 	if len(all) > 0 {
 		r.P50 = all[len(all)*50/100]
 		r.P99 = all[min(len(all)-1, len(all)*99/100)]

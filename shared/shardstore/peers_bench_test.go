@@ -1,0 +1,285 @@
+package shardstore
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/loadstat"
+	"github.com/catraca/catraca/shared/dev/testenv"
+)
+
+// The peers benchmark samples every strategy for the same time, round after
+// round, in an order that rotates each round, so that a swing of the
+// machine's load falls on all of them alike; it reports each one's medians.
+const (
+	peerSample = time.Second
+	peerRounds = 3
+	peerEvent  = 1
+)
+
+// peerClients are the client counts the peers are compared at.
+var peerClients = []int{16, 64}
+
+// peerTables are what the peers keep that catraca does not: alf.io's one
+// row per sellable unit (its ticket table: status, and the reservation that
+// holds it), with an index of the free units in the order its query takes
+// them, which alf.io lacks (its indexes are on single columns: the planner
+// walked the primary key past every taken unit, tens of milliseconds a
+// hold), and the index a quota count reads the pool's order items through
+// (pretix counts order positions by item).
+const peerTables = `
+	CREATE TABLE peer_units (id BIGSERIAL PRIMARY KEY, pool_id BIGINT NOT NULL, state TEXT NOT NULL, hold_id BIGINT);
+	CREATE INDEX ON peer_units (id) WHERE state = 'FREE';
+	CREATE INDEX ON order_items (pool_id);`
+
+// peerReset gives every place back before a sample, so every strategy
+// starts from the same state: no holds or orders, every slot and unit free
+// and vacuumed.
+var peerReset = []string{
+	`TRUNCATE order_items, orders, hold_ga, holds CASCADE`,
+	`UPDATE peer_units SET state = 'FREE', hold_id = NULL WHERE state <> 'FREE'`,
+	`UPDATE ga_slots s SET remaining = p.capacity / p.slots FROM ga_pools p WHERE p.id = s.pool_id AND s.remaining <> p.capacity / p.slots`,
+	`VACUUM ANALYZE peer_units, ga_slots`,
+}
+
+// pretixLock is the hold's insert (insertHold: the account's limit lock,
+// the idempotency key) with pretix's locks for a sale from one quota
+// (pretix 2023.8 and later, PostgreSQL advisory locks): shared on the
+// event, exclusive on the quota ($7), held to the commit. They are taken
+// in this first statement so that the count in the next one, whose snapshot
+// comes later, sees every earlier holder's commit; pretix also locks right
+// before it counts.
+func pretixLock(h NewHold, quota int64) step {
+	ins := insertHold(h)
+	return step{`WITH ins AS (` + ins.sql + `)
+		SELECT ins.id, ins.expires_at FROM ins, (SELECT pg_advisory_xact_lock_shared(hashtextextended('event:' || $1, 0)),
+			pg_advisory_xact_lock(hashtextextended('quota:' || $7::bigint, 0))) AS quota`,
+		append(ins.args, quota)}
+}
+
+// pretixCount is pretix's take: count what the quota's holds and orders
+// use (pretix counts the positions of pending and paid orders and the cart
+// positions not yet expired) and order the places if the quota has room.
+func pretixCount(h NewHold, p Pool, quantity int) step {
+	return orderStep(h, `used AS (
+			SELECT coalesce(sum(i.quantity), 0) AS n FROM order_items i JOIN orders po ON po.id = i.order_id JOIN holds ph ON ph.id = po.hold_id
+			WHERE (SELECT ok FROM lim) AND i.pool_id = $1
+			  AND (po.status = 'paid' OR (po.status = 'pending' AND ph.status = 'active' AND ph.expires_at > now()))
+		), src AS (SELECT `+poolColumns("p", "$2::int")+` FROM ga_pools p, used WHERE p.id = $1 AND used.n + $2 <= p.capacity)`,
+		[]any{p.ID, quantity}, quantity, noSlot)
+}
+
+// alfioUnits is alf.io's take: lock the first free unit rows it can get
+// without waiting (FOR UPDATE SKIP LOCKED, lowest ids first), mark them
+// pending for this hold, and order as many places as it marked. The limit
+// is written into the statement, as alf.io's update names its ids: with a
+// parameter, the generic plan expects a tenth of the table and hashes all
+// of it to update one row.
+func alfioUnits(h NewHold, p Pool, quantity int) step {
+	return orderStep(h, `free AS (
+			SELECT id FROM peer_units WHERE (SELECT ok FROM lim) AND pool_id = $1 AND state = 'FREE' ORDER BY id LIMIT `+strconv.Itoa(quantity)+` FOR UPDATE SKIP LOCKED
+		), marked AS (
+			UPDATE peer_units u SET state = 'PENDING', hold_id = `+curHold+` FROM free WHERE u.id = free.id RETURNING u.id
+		), src AS (SELECT `+poolColumns("p", "m.n")+` FROM ga_pools p, (SELECT count(*)::int AS n FROM marked) m WHERE p.id = $1 AND m.n > 0)`,
+		[]any{p.ID}, quantity, noSlot)
+}
+
+// peerStrategy is one way to take a GA place, inside the same hold.
+type peerStrategy struct {
+	name string
+	take func(ctx context.Context, h NewHold) error
+}
+
+// peerFixture is a shard with one pool per strategy.
+type peerFixture struct {
+	db      *pgxpool.Pool
+	st      *Store
+	retries atomic.Int64 // catraca's takes again after finding no free slot
+}
+
+func newPeerFixture(b testing.TB) (*peerFixture, []peerStrategy) {
+	ctx := context.Background()
+	dbs := testenv.NewDatabases(b, 1)
+	cfg, err := pgxpool.ParseConfig(dbs.DSN(dbs.Shards[1]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxConns = 32 // as the tests' and benchmarks' app (testenv.BaseConfig)
+	cfg.AfterConnect = Warm
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	f := &peerFixture{db: db, st: New(db)}
+	pools := map[string]Pool{}
+	for _, p := range []NewPool{
+		{Code: "SLOTTED", Capacity: 64_000_000, Slots: 64},
+		{Code: "COUNTER", Capacity: 10_000_000, Slots: 1},
+		{Code: "QUOTA", Capacity: 10_000_000, Slots: 1},
+		{Code: "UNITS", Capacity: 200_000, Slots: 1},
+	} {
+		p.Name, p.PriceLevel, p.PriceCents = "Floor", "GA", 50
+		err := f.st.WithTx(ctx, func(tx Tx) error { return tx.CreatePool(ctx, peerEvent, p) })
+		if err == nil {
+			pools[p.Code], _, err = f.st.PoolOf(ctx, peerEvent, p.Code)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, peerTables); err == nil {
+		_, err = db.Exec(ctx, `INSERT INTO peer_units (pool_id, state) SELECT $1, 'FREE' FROM generate_series(1, 200000)`, pools["UNITS"].ID)
+	} else {
+		b.Fatal(err)
+	}
+	return f, []peerStrategy{
+		{"catraca-slotted", func(ctx context.Context, h NewHold) error { return f.catraca(ctx, h, pools["SLOTTED"]) }},
+		{"pretix-quota-lock", func(ctx context.Context, h NewHold) error {
+			_, err := f.st.pipeline(ctx, pretixLock(h, pools["QUOTA"].ID), pretixCount(h, pools["QUOTA"], 1))
+			return err
+		}},
+		{"alfio-skip-locked", func(ctx context.Context, h NewHold) error {
+			_, err := f.st.pipeline(ctx, insertHold(h), alfioUnits(h, pools["UNITS"], 1))
+			return err
+		}},
+		{"naive-counter", func(ctx context.Context, h NewHold) error {
+			_, err := f.st.TakeGA(ctx, h, pools["COUNTER"], 1)
+			return err
+		}},
+	}
+}
+
+// catraca is the production GA hold as inventory runs it: the one-round-trip
+// take, again after a short pause when every slot it tried was locked.
+func (f *peerFixture) catraca(ctx context.Context, h NewHold, p Pool) error {
+	for try := 0; ; try++ {
+		_, err := f.st.TakeGA(ctx, h, p, 1)
+		if !errors.Is(err, ErrNoSlot) || try == 20 {
+			return err
+		}
+		f.retries.Add(1)
+		time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
+	}
+}
+
+// peerResult is what one sample of a strategy measured.
+type peerResult struct {
+	loadstat.Result
+	cpu     loadstat.CPU
+	retries int64
+}
+
+// TestPeersDoTheSameJob: every strategy of the peers benchmark holds a
+// place under the same rules as catraca's: a second hold with the same key
+// is refused as a used key, a hold past the account's limit as over the
+// limit, and each writes the hold, its pending order and the item.
+func TestPeersDoTheSameJob(t *testing.T) {
+	t.Parallel()
+	f, strategies := newPeerFixture(t)
+	ctx := context.Background()
+	for i, s := range strategies {
+		h := NewHold{EventID: peerEvent, Account: int64(i + 1), TTL: 300, Key: "a", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 1}
+		require.NoError(t, s.take(ctx, h), s.name)
+		require.ErrorIs(t, s.take(ctx, h), ErrKeyUsed, s.name)
+		h.Key = "b"
+		require.ErrorIs(t, s.take(ctx, h), ErrOverLimit, s.name)
+	}
+	var holds, orders, items int
+	require.NoError(t, f.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM holds), (SELECT count(*) FROM orders WHERE status = 'pending'),
+		(SELECT count(*) FROM order_items)`).Scan(&holds, &orders, &items))
+	require.Equal(t, []int{4, 4, 4}, []int{holds, orders, items})
+}
+
+// sample resets the shard and runs s over clients for peerSample, each hold
+// by a new buyer with the same rules: a limit of 4 per account, a
+// five-minute hold, an idempotency key with the request's fingerprint.
+func (f *peerFixture) sample(b *testing.B, s peerStrategy, clients, id int) peerResult {
+	ctx := context.Background()
+	for _, q := range peerReset {
+		if _, err := f.db.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.retries.Store(0)
+	cpu := loadstat.StartCPU(ctx, f.db)
+	r := loadstat.RunFor(clients, peerSample, func(seq int) error {
+		account := int64(id)*10_000_000 + int64(seq)
+		sum := sha256.Sum256([]byte("e=1;pool=GA;q=1;account=" + strconv.FormatInt(account, 10)))
+		return s.take(ctx, NewHold{EventID: peerEvent, Account: account, TTL: 300, Key: "ga", Hash: sum[:],
+			Currency: "BRL", MaxPerAccount: 4})
+	})
+	return peerResult{Result: r, cpu: cpu.Stop(ctx), retries: f.retries.Load()}
+}
+
+// BenchmarkPeers runs catraca's GA hold beside the strategies the
+// open-source peers use to take a place, in the same database and run.
+// Every strategy does the same job through the same code: the hold row
+// with the account's limit lock and idempotency key, the per-account limit
+// check, the pending order and its item, one round trip; only the take
+// differs (docs/inventory.md). All samples are taken before the results
+// are reported, interleaved, whatever -bench selects.
+func BenchmarkPeers(b *testing.B) {
+	f, strategies := newPeerFixture(b)
+	for i, s := range strategies { // connections open and warm, plans cached
+		f.sample(b, s, 64, i+1)
+	}
+	samples := map[string][]peerResult{}
+	id := len(strategies)
+	for round := range peerRounds {
+		for _, clients := range peerClients {
+			for i := range strategies {
+				s := strategies[(i+round)%len(strategies)]
+				id++
+				key := fmt.Sprintf("%s/clients=%d", s.name, clients)
+				samples[key] = append(samples[key], f.sample(b, s, clients, id))
+			}
+		}
+	}
+	for _, s := range strategies {
+		for _, clients := range peerClients {
+			key := fmt.Sprintf("%s/clients=%d", s.name, clients)
+			b.Run(key, func(b *testing.B) {
+				for range b.N {
+					reportPeer(b, samples[key])
+				}
+			})
+		}
+	}
+}
+
+// reportPeer reports the medians of a strategy's samples, and the spread
+// of its throughput between the slowest and the fastest.
+func reportPeer(b *testing.B, rs []peerResult) {
+	med := func(f func(peerResult) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	perSec := med(func(r peerResult) float64 { return r.PerSec })
+	byRate := func(a, b peerResult) int { return cmp.Compare(a.PerSec, b.PerSec) }
+	lo, hi := slices.MinFunc(rs, byRate), slices.MaxFunc(rs, byRate)
+	b.ReportMetric(perSec, "holds/s")
+	b.ReportMetric((hi.PerSec-lo.PerSec)/perSec*100, "spread-%")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.P50.Microseconds()) / 1000 }), "p50-ms")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.P99.Microseconds()) / 1000 }), "p99-ms")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.cpu.DB.Microseconds()) / float64(r.Ops) / 1000 }), "db-cpu-ms/op")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.cpu.Go.Microseconds()) / float64(r.Ops) / 1000 }), "go-cpu-ms/op")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.Errors) }), "errors")
+	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.retries) / float64(r.Ops) }), "retries/op")
+}
