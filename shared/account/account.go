@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/catraca/catraca/shared/reject"
 )
@@ -133,7 +136,49 @@ func validateEmail(email string) error {
 	if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
 		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q is not an email address.", email))
 	}
+	// Look-alikes: the Kelvin sign or a fullwidth letter reads (and, for
+	// the catalog's lower(), matches) as another address.
+	if plain := norm.NFKC.String(email); plain != email {
+		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q has characters that only look like letters (%s); type it as %q.",
+			email, lookAlikes(email), plain))
+	}
+	for _, word := range strings.FieldsFunc(email, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsMark(r) }) {
+		if mixedScripts(word) {
+			return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q mixes letters of different alphabets in %q; type the address again.", email, word))
+		}
+	}
 	return nil
+}
+
+// lookAlikes names the code points NFKC changes, as "U+212A, U+FF54".
+func lookAlikes(s string) string {
+	var names []string
+	for _, r := range s {
+		if name := fmt.Sprintf("%U", r); !norm.NFKC.IsNormalString(string(r)) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// confusable are the alphabets whose letters look alike (Cyrillic "а",
+// Greek "ο" and Latin "a", "o").
+var confusable = []*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek}
+
+// mixedScripts tells whether a word has letters of two confusable alphabets.
+func mixedScripts(word string) bool {
+	seen := -1
+	for _, r := range word {
+		for i, script := range confusable {
+			if unicode.Is(script, r) {
+				if seen >= 0 && seen != i {
+					return true
+				}
+				seen = i
+			}
+		}
+	}
+	return false
 }
 
 // common holds a few passwords that pass the length rule yet are guessed first.
