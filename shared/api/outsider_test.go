@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -40,4 +41,20 @@ func TestEmailsWithLookAlikeCharactersAreRefused(t *testing.T) {
 	}
 	require.Equal(t, http.StatusCreated, signUp("kate@example.com").Status, "nobody took her address")
 	require.Equal(t, http.StatusCreated, signUp("jo\u00e3o@example.com").Status, "accented Latin is one alphabet")
+}
+
+// A name is one line of visible text: a name with a line break wrote
+// headers of its own into the mail that tells a ticket's recipient who sent
+// it ("Subject: Eve\r\nBcc: …"), and a direction override showed it
+// backwards in the organizer's console.
+func TestNamesWithControlCharactersAreRefused(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, apptest.New(t, 1))
+	for i, name := range []string{"Eve\r\nBcc: all@example.com", "Eve\nMallory", "Eve\tTab", "\u202eevE", "Eve\u2066x", "Eve\x1b[31m"} {
+		r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": fmt.Sprintf("eve%d@example.com", i), "password": "a long enough password", "name": name})
+		requireRefusal(t, r, http.StatusBadRequest, "invalid-account",
+			fmt.Sprintf("Invalid account data: name %q has a line break or control character; write it on one line.", name), "/name")
+	}
+	r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": "family@example.com", "password": "a long enough password", "name": "Ana \U0001F468\u200d\U0001F469\u200d\U0001F467"})
+	require.Equal(t, http.StatusCreated, r.Status, "an emoji sequence joins with U+200D: %s", r.Raw)
 }
