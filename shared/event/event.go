@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -241,7 +242,8 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 		if err != nil || len(b) < 2 || (b[0] != 'w' && b[0] != 't') {
 			return Page{}, ErrBadCursor
 		}
-		if offset, err = strconv.Atoi(string(b[1:])); err != nil || offset < 0 {
+		// An offset no page of ours reaches would overflow LIMIT below.
+		if offset, err = strconv.Atoi(string(b[1:])); err != nil || offset < 0 || offset > math.MaxInt32 {
 			return Page{}, ErrBadCursor
 		}
 	}
