@@ -468,15 +468,18 @@ func peerName(strategy string, n int) string {
 }
 
 // peersVerdict is the targets table's line for the peers in mode: catraca
-// ahead of every peer in holds/s at 16 and 64 clients.
+// ahead of every peer in holds/s at 16 and 64 clients, read from the
+// paired samples (catraca's throughput over the peer's in the same round,
+// median).
 func peersVerdict(r *results, mode string) string {
 	var behind []string
 	for _, n := range []int{16, 64} {
-		ours := r.get(mode, peerName(peers[0].name, n), "holds/s")
 		for _, p := range peers[1:] {
-			if theirs := r.get(mode, peerName(p.name, n), "holds/s"); theirs >= ours {
-				behind = append(behind, fmt.Sprintf("%s at %d clients: %.0f vs our %.0f holds/s (spread between samples %.0f %% and %.0f %%)",
-					p.name, n, theirs, ours, r.get(mode, peerName(p.name, n), "spread-%"), r.get(mode, peerName(peers[0].name, n), "spread-%")))
+			name := peerName(p.name, n)
+			if ratio := r.get(mode, name, "catraca/peer"); ratio <= 1 {
+				behind = append(behind, fmt.Sprintf("%s at %d clients: catraca at %.2f× its holds/s in the same rounds (%.0f vs %.0f holds/s, spread between samples %.0f %% and %.0f %%)",
+					p.name, n, ratio, r.get(mode, peerName(peers[0].name, n), "holds/s"), r.get(mode, name, "holds/s"),
+					r.get(mode, peerName(peers[0].name, n), "spread-%"), r.get(mode, name, "spread-%")))
 			}
 		}
 	}
@@ -486,7 +489,7 @@ func peersVerdict(r *results, mode string) string {
 			r.cpuSplit(mode, peerName(peers[0].name, 16), "", "catraca's hold", peerName("alfio-skip-locked", 16), "", "alf.io's") +
 			": the same hold with the same checks, so the gap is the take itself (docs/inventory.md)"
 	}
-	return "| GA holds beside the open-source peers' strategies (holds/s) | ahead of every peer at 16 and 64 clients | " + mode + " | see Peers below | " + v + " |\n"
+	return "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients | " + mode + " | see Peers below | " + v + " |\n"
 }
 
 func writePeers(b *strings.Builder, r *results) {
@@ -495,14 +498,15 @@ func writePeers(b *strings.Builder, r *results) {
 	}
 	b.WriteString("## Peers: the same GA hold with the open-source peers' strategies\n\n" +
 		"Same run, same database, same mode, same job: every strategy goes through catraca's hold statements (the account's limit lock, the idempotency key, the per-account limit check, the pending order and its item, one round trip) and differs only in how it takes the place (`BenchmarkPeers`, shared/shardstore/peers_bench_test.go; docs/inventory.md says what each does). " +
-		"Each strategy is sampled for the same time in rounds that interleave them; each figure is the median of its samples, and the spread is how far its slowest and fastest sample lay apart.\n\n")
+		"Each strategy is sampled for the same time in rounds that interleave them; each figure is the median of its samples, the spread is how far its slowest and fastest sample lay apart, and catraca ÷ peer is the median of catraca's throughput over the peer's in the same round (the verdict reads it).\n\n")
 	for _, mode := range r.modes {
-		fmt.Fprintf(b, "%s commits:\n\n| strategy | holds/s, 16 clients (spread) | p99, 16 | holds/s, 64 clients (spread) | p99, 64 | CPU per hold at 16: PostgreSQL + Go |\n|---|---:|---:|---:|---:|---:|\n", mode)
+		fmt.Fprintf(b, "%s commits:\n\n| strategy | holds/s, 16 clients (spread) | p99, 16 | catraca ÷ peer, 16 | holds/s, 64 clients (spread) | p99, 64 | catraca ÷ peer, 64 | CPU per hold at 16: PostgreSQL + Go |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", mode)
 		for _, p := range peers {
 			fmt.Fprintf(b, "| %s |", p.says)
 			for _, n := range []int{16, 64} {
 				name := peerName(p.name, n)
-				fmt.Fprintf(b, " %s (%.0f %%) | %s ms |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"), format(r.get(mode, name, "p99-ms")))
+				fmt.Fprintf(b, " %s (%.0f %%) | %s ms | %.2f× |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"),
+					format(r.get(mode, name, "p99-ms")), r.get(mode, name, "catraca/peer"))
 			}
 			name := peerName(p.name, 16)
 			fmt.Fprintf(b, " %.3f + %.3f ms |\n", r.get(mode, name, "db-cpu-ms/op"), r.get(mode, name, "go-cpu-ms/op"))

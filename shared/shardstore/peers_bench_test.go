@@ -25,7 +25,7 @@ import (
 // machine's load falls on all of them alike; it reports each one's medians.
 const (
 	peerSample = time.Second
-	peerRounds = 3
+	peerRounds = 5
 	peerEvent  = 1
 )
 
@@ -251,35 +251,39 @@ func BenchmarkPeers(b *testing.B) {
 	for _, s := range strategies {
 		for _, clients := range peerClients {
 			key := fmt.Sprintf("%s/clients=%d", s.name, clients)
+			ours := samples[fmt.Sprintf("%s/clients=%d", strategies[0].name, clients)]
 			b.Run(key, func(b *testing.B) {
 				for range b.N {
-					reportPeer(b, samples[key])
+					reportPeer(b, samples[key], ours)
 				}
 			})
 		}
 	}
 }
 
-// reportPeer reports the medians of a strategy's samples, and the spread
-// of its throughput between the slowest and the fastest.
-func reportPeer(b *testing.B, rs []peerResult) {
-	med := func(f func(peerResult) float64) float64 {
+// reportPeer reports the medians of a strategy's samples, the spread of
+// its throughput between the slowest and the fastest, and the median of
+// catraca's throughput over its own in the same round (paired samples,
+// taken a few seconds apart).
+func reportPeer(b *testing.B, rs, ours []peerResult) {
+	med := func(f func(i int, r peerResult) float64) float64 {
 		v := make([]float64, len(rs))
 		for i, r := range rs {
-			v[i] = f(r)
+			v[i] = f(i, r)
 		}
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	perSec := med(func(r peerResult) float64 { return r.PerSec })
+	b.ReportMetric(med(func(i int, r peerResult) float64 { return ours[i].PerSec / r.PerSec }), "catraca/peer")
+	perSec := med(func(_ int, r peerResult) float64 { return r.PerSec })
 	byRate := func(a, b peerResult) int { return cmp.Compare(a.PerSec, b.PerSec) }
 	lo, hi := slices.MinFunc(rs, byRate), slices.MaxFunc(rs, byRate)
 	b.ReportMetric(perSec, "holds/s")
 	b.ReportMetric((hi.PerSec-lo.PerSec)/perSec*100, "spread-%")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.P50.Microseconds()) / 1000 }), "p50-ms")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.P99.Microseconds()) / 1000 }), "p99-ms")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.cpu.DB.Microseconds()) / float64(r.Ops) / 1000 }), "db-cpu-ms/op")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.cpu.Go.Microseconds()) / float64(r.Ops) / 1000 }), "go-cpu-ms/op")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.Errors) }), "errors")
-	b.ReportMetric(med(func(r peerResult) float64 { return float64(r.retries) / float64(r.Ops) }), "retries/op")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.P50.Microseconds()) / 1000 }), "p50-ms")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.P99.Microseconds()) / 1000 }), "p99-ms")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.cpu.DB.Microseconds()) / float64(r.Ops) / 1000 }), "db-cpu-ms/op")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.cpu.Go.Microseconds()) / float64(r.Ops) / 1000 }), "go-cpu-ms/op")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.Errors) }), "errors")
+	b.ReportMetric(med(func(_ int, r peerResult) float64 { return float64(r.retries) / float64(r.Ops) }), "retries/op")
 }
