@@ -59,7 +59,7 @@ func newSite(t *testing.T) *site {
 	acc, err := st.App.Accounts.SignUp(ctx, "org-e2e@catraca.dev", "organizer-password", "E2E Organizer")
 	require.NoError(t, err)
 	s.organizer = acc.ID
-	s.layout, err = s.org.ImportLayout(ctx, 0, venue.Stadium("Arena Teste", "Rio de Janeiro", 400, 60))
+	s.layout, err = s.org.ImportLayoutAs(ctx, s.organizer, 0, venue.Stadium("Arena Teste", "Rio de Janeiro", 400, 60))
 	require.NoError(t, err)
 
 	s.shots = os.Getenv("CATRACA_ARTIFACTS")

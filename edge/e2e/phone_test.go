@@ -88,7 +88,7 @@ func between(t *testing.T, ctx context.Context, from, to string) time.Duration {
 func TestPhoneOnSale(t *testing.T) {
 	s := newSite(t)
 	var err error
-	s.layout, err = s.org.ImportLayout(context.Background(), 0, venue.Stadium("Estádio Teste", "Rio de Janeiro", 20000, 5000))
+	s.layout, err = s.org.ImportLayoutAs(context.Background(), s.organizer, 0, venue.Stadium("Estádio Teste", "Rio de Janeiro", 20000, 5000))
 	require.NoError(t, err)
 	id := s.event(t, "Phone Night", true, 480)
 	ctx := s.tab(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
@@ -302,22 +303,69 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 				body, ok := bodies[route]
 				require.True(t, ok || op.RequestBody == nil, "%s takes a body: give bodies a valid one", route)
 				at := func(id int64) string { return strings.Replace(path, "{id}", itoa(id), 1) }
-				theirs := bob.do(method, at(id[0]), body)
-				absent := bob.do(method, at(id[1]), body)
-				requireProblem(t, theirs, http.StatusNotFound, strings.TrimPrefix(absent.Body["type"].(string), "https://catraca.dev/problems/"))
-				require.Equal(t, strings.ReplaceAll(absent.Body["detail"].(string), itoa(id[1]), "N"), strings.ReplaceAll(theirs.Body["detail"].(string), itoa(id[0]), "N"),
-					"another organizer's %s reads as an absent one", prefix)
+				requireHidden(t, prefix, id, func(id int64) response { return bob.do(method, at(id), body) })
 			})
 			tested++
 		}
 	}
 	require.GreaterOrEqual(t, tested, 15, "the document's organizer routes")
 
+	// Routes that name a venue in their body (venue_id) answer another
+	// organizer's venue as an absent one too, and create nothing on it.
+	venueBodies := map[string]func(venueID int64) any{
+		"POST /api/events": func(venueID int64) any {
+			now := time.Now().UTC()
+			return map[string]any{"venue_id": venueID, "layout_version": 1, "name": "Bob On Ana's Venue",
+				"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
+				"price_levels": []map[string]any{{"code": "A", "price_cents": 9000}, {"code": "B", "price_cents": 7000},
+					{"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}}}
+		},
+	}
+	// A layout's venue_id is ignored: the path (or a new venue) decides.
+	ignored := []string{"POST /api/venues", "POST /api/venues/{id}/layouts"}
+	named := 0
+	for path, item := range loadOpenAPI(t).Paths.Map() {
+		for method, op := range item.Operations() {
+			route := method + " " + path
+			if !slices.Contains(op.Tags, "organizer") || op.RequestBody == nil || !namesVenue(op.RequestBody.Value) || slices.Contains(ignored, route) {
+				continue
+			}
+			t.Run(route, func(t *testing.T) {
+				body, ok := venueBodies[route]
+				require.True(t, ok, "%s names a venue in its body: give venueBodies a valid body for it", route)
+				requireHidden(t, "venue", [2]int64{anaVenue, 1 << 40}, func(id int64) response { return bob.do(method, path, body(id)) })
+			})
+			named++
+		}
+	}
+	require.Equal(t, len(venueBodies), named, "the document's routes that take a venue_id")
+	r = bob.do(http.MethodGet, "/api/organizer/events", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Empty(t, r.Body["events"], "Bob created nothing on Ana's venue")
+
 	// Nothing Bob sent changed Ana's event.
 	r = ana.do(http.MethodGet, "/api/organizer/events/"+itoa(anaEvent), nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "Ana Hidden Show", r.Body["name"])
 	require.Equal(t, "on_sale", r.Body["status"])
+}
+
+// requireHidden checks that ask answers another organizer's resource
+// (ids[0]) exactly as an absent one (ids[1]): the same 404 problem, the
+// same detail but for the id (its first number).
+func requireHidden(t *testing.T, what string, ids [2]int64, ask func(id int64) response) {
+	t.Helper()
+	theirs, absent := ask(ids[0]), ask(ids[1])
+	require.Equal(t, http.StatusNotFound, absent.Status, "an absent %s: %s", what, absent.Raw)
+	requireProblem(t, theirs, http.StatusNotFound, strings.TrimPrefix(absent.Body["type"].(string), "https://catraca.dev/problems/"))
+	require.Equal(t, strings.Replace(absent.Body["detail"].(string), itoa(ids[1]), "N", 1), strings.Replace(theirs.Body["detail"].(string), itoa(ids[0]), "N", 1),
+		"another organizer's %s reads as an absent one", what)
+}
+
+// namesVenue tells whether a request body's JSON schema has a venue_id.
+func namesVenue(body *openapi3.RequestBody) bool {
+	media := body.Content.Get("application/json")
+	return media != nil && media.Schema != nil && media.Schema.Value.Properties["venue_id"] != nil
 }
 
 // TestEventChangesAreGuardedByETag: the event's read gives its version as

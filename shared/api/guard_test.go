@@ -269,6 +269,7 @@ func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 	srv := serve(t, a)
 	ana, bob := organizerNamed(t, a, srv, "ana-org@example.com"), organizerNamed(t, a, srv, "bob-org@example.com")
 	anaVenue := importVenue(t, ana, venue.Stadium("Ana Arena", "Recife", 20, 5))
+	bobVenue := importVenue(t, bob, venue.Stadium("Bob Arena", "Recife", 20, 5))
 
 	requireProblem(t, bob.do(http.MethodPost, "/api/venues/"+itoa(anaVenue)+"/layouts", venue.Stadium("Ana Arena", "Recife", 30, 5)),
 		http.StatusNotFound, "venue-not-found")
@@ -276,24 +277,24 @@ func TestOrganizersOwnTheirVenuesAndShards(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 
 	now := time.Now().UTC()
-	spec := func(name string, shard int) map[string]any {
+	spec := func(venueID int64, name string, shard int) map[string]any {
 		return map[string]any{
-			"venue_id": anaVenue, "layout_version": 1, "name": name, "shard": shard,
+			"venue_id": venueID, "layout_version": 1, "name": name, "shard": shard,
 			"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
 			"price_levels": []map[string]any{{"code": "A", "price_cents": 9000}, {"code": "B", "price_cents": 7000}, {"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}},
 		}
 	}
-	r = ana.do(http.MethodPost, "/api/events", spec("Ana Tour", 2))
+	r = ana.do(http.MethodPost, "/api/events", spec(anaVenue, "Ana Tour", 2))
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	anaEvent := int64(r.Body["id"].(float64))
-	requireProblem(t, bob.do(http.MethodPost, "/api/events", spec("Bob Crowds In", 2)), http.StatusForbidden, "shard-taken")
-	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, "/api/events", spec("Ana Tour 2", 2)).Status, "a tour shares its own shard")
-	require.Equal(t, http.StatusCreated, bob.do(http.MethodPost, "/api/events", spec("Bob Show", 0)).Status, "placement still serves everyone")
+	requireProblem(t, bob.do(http.MethodPost, "/api/events", spec(bobVenue, "Bob Crowds In", 2)), http.StatusForbidden, "shard-taken")
+	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, "/api/events", spec(anaVenue, "Ana Tour 2", 2)).Status, "a tour shares its own shard")
+	require.Equal(t, http.StatusCreated, bob.do(http.MethodPost, "/api/events", spec(bobVenue, "Bob Show", 0)).Status, "placement still serves everyone")
 	requireProblem(t, bob.do(http.MethodPut, "/api/events/"+itoa(anaEvent)+"/status", map[string]any{"status": "cancelled"}),
 		http.StatusNotFound, "event-not-found")
 
 	// A draft (creation not finished) is not readable by id.
-	r = ana.do(http.MethodPost, "/api/events", spec("Draft", 0))
+	r = ana.do(http.MethodPost, "/api/events", spec(anaVenue, "Draft", 0))
 	require.Equal(t, http.StatusCreated, r.Status)
 	draft := itoa(int64(r.Body["id"].(float64)))
 	_, err := a.Catalog.Exec(context.Background(), `UPDATE events SET status = 'draft' WHERE id = $1`, draft)

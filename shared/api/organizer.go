@@ -148,6 +148,11 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	e, err := s.organizer.CreateEvent(r.Context(), sess.Account, spec)
+	if errors.Is(err, venue.ErrNotFound) {
+		// Another organizer's venue too, as if it did not exist.
+		return problem.New(http.StatusNotFound, "layout-not-found", fmt.Sprintf(
+			"You have no venue %d with a layout version %d. GET /api/venues lists your venues and their versions.", spec.VenueID, spec.LayoutVersion))
+	}
 	if err != nil {
 		return err
 	}

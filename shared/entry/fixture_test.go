@@ -42,7 +42,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, pgstore.New(w.app.Catalog).SetRole(ctx, w.org, "organizer"))
 	w.staff = w.account(t, "door@example.com", "Dora Door")
 	w.fan = w.account(t, "fan@example.com", "Fabio Fan")
-	l, err := w.app.Organizer.ImportLayout(ctx, 0, venue.Stadium("Entry Arena", "Recife", 200, 50))
+	l, err := w.app.Organizer.ImportLayoutAs(ctx, w.org, 0, venue.Stadium("Entry Arena", "Recife", 200, 50))
 	require.NoError(t, err)
 	w.event = w.makeEvent(t, l.VenueID, "Entry Show")
 	w.other = w.makeEvent(t, l.VenueID, "Other Show")

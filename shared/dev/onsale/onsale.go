@@ -138,15 +138,15 @@ type shopper struct {
 func (r *run) setup(ctx context.Context) error {
 	a := r.st.App
 	org := organizer.New(a.Catalog, a.Shards)
-	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Simulated Stadium", "Rio de Janeiro", r.o.Seats, r.o.GA))
-	if err != nil {
-		return err
-	}
-	r.layout = l
 	acc, err := a.Accounts.SignUp(ctx, fmt.Sprintf("onsale-org-%d@catraca.dev", time.Now().UnixNano()), "organizer-password", "Organizer")
 	if err != nil {
 		return err
 	}
+	l, err := org.ImportLayoutAs(ctx, acc.ID, 0, venue.Stadium("Simulated Stadium", "Rio de Janeiro", r.o.Seats, r.o.GA))
+	if err != nil {
+		return err
+	}
+	r.layout = l
 	// Accounts made ahead: one row each, sessions signed as at log-in.
 	r.tr = &http.Transport{MaxIdleConnsPerHost: r.o.Workers * 2, MaxConnsPerHost: r.o.Workers * 2}
 	ids, err := createAccounts(ctx, a.Catalog, r.o.Fans)
