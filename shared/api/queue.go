@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
@@ -163,7 +164,11 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	case queue.StateClosed:
 		// Redis has no room until the controller's first tick publishes it;
 		// "buy directly" then would meet the edge's gate.
-		if e, err := s.eventCache.Get(r.Context(), id); err == nil && e.WaitingRoom.Enabled {
+		e, err := s.publicEvent(r.Context(), id)
+		if errors.Is(err, event.ErrNotFound) {
+			return err
+		}
+		if err == nil && e.WaitingRoom.Enabled {
 			p := problem.New(http.StatusServiceUnavailable, "waiting-room-opening",
 				"The waiting room of this event is opening. Try again in a moment: nobody has been let in yet.")
 			p.RetryAfter = 1
@@ -223,6 +228,11 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	case queue.StateNone:
 		v.Message = "You are not in this waiting room. Join to get a place."
 	case queue.StateClosed:
+		// Rare (the hot path never gets here): only now is the catalog
+		// asked whether the event exists at all.
+		if _, err := s.publicEvent(r.Context(), id); errors.Is(err, event.ErrNotFound) {
+			return err
+		}
 		v.Message = "This event has no open waiting room."
 	}
 	writeJSONBytes(w, http.StatusOK, v.appendJSON(make([]byte, 0, 1024)))

@@ -185,11 +185,25 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	a := apptest.New(t, 1)
 	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
-	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Open Arena", "Belém", 100, 10)), "Open", false)
+	venueID := importVenue(t, o, venue.Stadium("Open Arena", "Belém", 100, 10))
+	id := createEvent(t, o, venueID, "Open", false)
 	f := newFan(t, srv)
 	f.signUp("f@example.com")
 	requireProblem(t, f.do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusConflict, "no-waiting-room")
+	require.Equal(t, "closed", f.do(http.MethodGet, "/api/events/"+itoa(id)+"/queue", nil).Body["state"])
 	requireProblem(t, newFan(t, srv).do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusUnauthorized, "unauthenticated")
+
+	// An event that does not exist (or is a draft, which fans cannot see)
+	// has no waiting room to be closed: joining or asking is a 404.
+	draft := o.do(http.MethodPost, "/api/events", map[string]any{"venue_id": venueID, "layout_version": 1, "name": "Draft", "draft": true,
+		"starts_at": time.Now().Add(72 * time.Hour), "sale_starts_at": time.Now(), "sale_ends_at": time.Now().Add(71 * time.Hour),
+		"price_levels": []map[string]any{{"code": "A", "price_cents": 1}, {"code": "B", "price_cents": 1}, {"code": "C", "price_cents": 1}, {"code": "GA", "price_cents": 1}}})
+	require.Equal(t, http.StatusCreated, draft.Status, string(draft.Raw))
+	for _, missing := range []int64{1 << 40, int64(draft.Body["id"].(float64))} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			requireProblem(t, f.do(method, "/api/events/"+itoa(missing)+"/queue", nil), http.StatusNotFound, "event-not-found")
+		}
+	}
 }
 
 // A room the controller has not published yet is opening, not absent:
