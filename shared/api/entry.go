@@ -279,7 +279,9 @@ func entryError(err error) error {
 		// As another organizer's events elsewhere: not found, whether or not it exists.
 		return problem.New(http.StatusNotFound, "event-not-found", "No such event among the events you organize.")
 	case errors.Is(err, entry.ErrNotStaff):
-		return problem.New(http.StatusForbidden, "not-door-staff", "You are not door staff for this event; ask its organizer to add you.")
+		// Whether or not the event exists, as for another organizer's events.
+		return problem.New(http.StatusNotFound, "event-not-found",
+			"No such event among those whose doors you work: check the event, or ask its organizer to add you as door staff.")
 	case errors.Is(err, entry.ErrNoAccount):
 		return problem.New(http.StatusNotFound, "account-not-found", "No account uses that email; ask them to sign up first.")
 	case errors.Is(err, entry.ErrNoTransfer):

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // paidTickets buys n seats for f and waits for the tickets.
@@ -62,7 +64,7 @@ func TestDoorOverHTTP(t *testing.T) {
 	scan := func(code, id string) response {
 		return door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": code, "gate": "North", "scan_id": id})
 	}
-	requireProblem(t, scan(codes[0], "x"), http.StatusForbidden, "not-door-staff")
+	requireProblem(t, scan(codes[0], "x"), http.StatusNotFound, "event-not-found")
 	requireProblem(t, door.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}), http.StatusNotFound, "event-not-found")
 	requireProblem(t, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "nobody@example.com"}), http.StatusNotFound, "account-not-found")
 	require.Equal(t, http.StatusCreated, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
@@ -106,5 +108,40 @@ func TestDoorOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.Status, string(b.Raw))
 	require.Len(t, b.Body["tickets"], 2)
 	require.NotContains(t, string(b.Raw), "R1.", "the bundle holds keys that verify, no codes")
-	require.Equal(t, http.StatusForbidden, bia.do(http.MethodGet, ev+"/scan-bundle", nil).Status)
+	require.Equal(t, http.StatusNotFound, bia.do(http.MethodGet, ev+"/scan-bundle", nil).Status)
+}
+
+// TestDoorRoutesHideOtherEvents: every entry route of the OpenAPI document
+// under an event answers someone who is neither its organizer nor its door
+// staff exactly as it answers for an event that does not exist (a 404), so
+// an id reveals nothing, as on the console's routes.
+func TestDoorRoutesHideOtherEvents(t *testing.T) {
+	t.Parallel()
+	_, ana, bob, someone := cast(t)
+	anaEvent := createEvent(t, ana, importVenue(t, ana, venue.Stadium("Ana Door Arena", "Recife", 20, 5)), "Ana Door Show", false)
+	bodies := map[string]any{
+		"POST /api/events/{id}/checkins":      map[string]any{"code": "R1.x", "gate": "North", "scan_id": "s1"},
+		"POST /api/events/{id}/checkins/sync": map[string]any{"gate": "North", "scans": []any{}},
+		"POST /api/events/{id}/door-staff":    map[string]any{"email": "fan@example.com"},
+		"PUT /api/events/{id}/entry":          map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
+	}
+	tested := 0
+	for path, item := range loadOpenAPI(t).Paths.Map() {
+		for method, op := range item.Operations() {
+			route := method + " " + path
+			if !slices.Contains(op.Tags, "entry") || !strings.HasPrefix(path, "/api/events/{id}") {
+				continue
+			}
+			t.Run(route, func(t *testing.T) {
+				body, ok := bodies[route]
+				require.True(t, ok || op.RequestBody == nil, "%s takes a body: give bodies a valid one", route)
+				at := func(id int64) string { return strings.Replace(path, "{id}", itoa(id), 1) }
+				for _, who := range []*fan{bob, someone} {
+					requireHidden(t, "event", [2]int64{anaEvent, 1 << 40}, func(id int64) response { return who.do(method, at(id), body) })
+				}
+			})
+			tested++
+		}
+	}
+	require.GreaterOrEqual(t, tested, 6, "the document's entry routes of an event")
 }

@@ -100,9 +100,14 @@ func (s *Service) requireOwner(ctx context.Context, event, account int64) error 
 }
 
 // Staff fails unless account may scan at the event's doors: door staff
-// granted for the event, or its organizer (organizer is then true).
+// granted for the event, or its organizer (organizer is then true). It is
+// ErrNotStaff for an event that does not exist too, so the answer does not
+// tell whether it exists.
 func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bool, err error) {
 	owner, err := s.ownerOf(ctx, event)
+	if errors.Is(err, shard.ErrUnknownEvent) {
+		return false, ErrNotStaff
+	}
 	if err != nil || owner == account {
 		return err == nil, err
 	}

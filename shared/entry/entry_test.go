@@ -98,6 +98,8 @@ func TestCheckInAnswers(t *testing.T) {
 	require.ErrorIs(t, err, entry.ErrNotStaff)
 	_, err = w.svc.Staff(w.ctx, w.other, w.staff)
 	require.ErrorIs(t, err, entry.ErrNotStaff, "granted per event")
+	_, err = w.svc.Staff(w.ctx, 1<<40, w.staff)
+	require.ErrorIs(t, err, entry.ErrNotStaff, "an event that does not exist, alike")
 }
 
 // TestTwoGateRace has many gates scan one ticket at the same instant.

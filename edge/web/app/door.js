@@ -21,7 +21,7 @@ const titles = {
 
 export async function render(main, [id]) {
   const ev = await api('GET', `/api/events/${id}`);
-  const stats = await api('GET', `/api/events/${id}/checkins`); // 403 unless door staff
+  const stats = await api('GET', `/api/events/${id}/checkins`); // 404 unless door staff
   const key = (k) => `catraca.${k}.${id}`;
   const load = async (k, d) => (await get(key(k))) ?? d;
   // Writes are queued in order by IndexedDB; a failure (storage full) is said.
