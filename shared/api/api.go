@@ -155,7 +155,7 @@ func newServer(d Deps) *Server {
 	s.route("PATCH /api/events/{id}", eventChange(s, s.updateEvent))
 	s.route("GET /api/events/{id}/refunds", s.eventRefunds)
 	s.route("POST /api/events", s.createEvent)
-	s.route("PUT /api/events/{id}/status", s.changeEventStatus)
+	s.route("PUT /api/events/{id}/status", eventChange(s, s.changeEventStatus))
 	s.route("PUT /api/events/{id}/price-levels", eventChange(s, s.organizer.SetPriceLevels))
 	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.setWaitingRoom))
 	s.entryRoutes()

@@ -434,10 +434,27 @@ func TestEventChangesAreGuardedByETag(t *testing.T) {
 	r = ana.do(http.MethodPut, path+"/waiting-room", map[string]any{"enabled": false}, "If-Match", current)
 	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
 	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/status", "detail": "The status changed: now closed."})
+	// The status takes If-Match as well: reopening the sale from a page
+	// loaded before it was closed is refused, and changes nothing.
+	r = ana.do(http.MethodPut, path+"/status", map[string]any{"status": "on_sale"}, "If-Match", current)
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/status", "detail": "The status changed: now closed."})
+	require.Equal(t, "closed", read().Body["status"])
+	r = ana.do(http.MethodPut, path+"/status", map[string]any{"status": "on_sale"}, "If-Match", read().Header.Get("ETag"))
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "on_sale", r.Body["status"])
+	require.Equal(t, r.Header.Get("ETag"), read().Header.Get("ETag"))
 
-	// Tags are compared strongly; a value that is no tag at all is a 400.
+	// Tags are compared strongly, and a tag that is none of our versions
+	// never matches (RFC 9110): 412, saying so; a value that is no tag at
+	// all is a 400.
 	current = read().Header.Get("ETag")
-	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", "W/"+current), http.StatusPreconditionFailed, "event-changed")
+	for _, tag := range []string{"W/" + current, `"abc"`, `"0"`, `"99999"`} {
+		r = ana.do(http.MethodPatch, path, edit, "If-Match", tag)
+		requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+		require.Equal(t, `If-Match names no version of this event, so nothing was saved: send the ETag that reading the event answered (it is now `+
+			current+`); a weak tag (W/) never matches.`, r.Body["detail"], "If-Match: %s", tag)
+	}
 	requireProblem(t, ana.do(http.MethodPatch, path, edit, "If-Match", strings.Trim(current, `"`)), http.StatusBadRequest, "invalid-if-match")
 	require.Equal(t, http.StatusOK, ana.do(http.MethodPatch, path, edit, "If-Match", `"0", `+current).Status, "any tag of a list may match")
 

@@ -161,30 +161,25 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) changeEventStatus(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.organizerAndID(r)
+// statusChange is PUT /api/events/{id}/status's body.
+type statusChange struct {
+	Status string `json:"status"`
+}
+
+// changeEventStatus is PUT /api/events/{id}/status's change.
+func (s *Server) changeEventStatus(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body statusChange) (event.Event, error) {
+	e, err := s.organizer.ChangeStatus(ctx, organizerID, eventID, ifMatch, body.Status)
 	if err != nil {
-		return err
+		return e, err
 	}
-	var body struct {
-		Status string `json:"status"`
-	}
-	if err := decode(r, &body); err != nil {
-		return err
-	}
-	e, err := s.organizer.ChangeStatus(r.Context(), sess.Account, id, body.Status)
-	if err != nil {
-		return err
-	}
-	if e.Status == "cancelled" {
+	if e.Status == event.Cancelled {
 		// Again on every call: the refunds that failed are asked again
 		// (GET /api/events/{id}/refunds shows them).
-		if _, err := s.orders.RefundEvent(r.Context(), e); err != nil {
-			return err
+		if _, err := s.orders.RefundEvent(ctx, e); err != nil {
+			return event.Event{}, err
 		}
 	}
-	writeEvent(w, http.StatusOK, e)
-	return nil
+	return e, nil
 }
 
 // roomSettings are waiting-room settings as a request sends them. They
@@ -247,7 +242,7 @@ func (s *Server) setWaitingRoom(ctx context.Context, organizerID, eventID int64,
 // eventChange serves an organizer's change to one of their events: it
 // decodes the body, applies it if the event is still at the version of
 // If-Match (when sent) and answers the event with its new ETag (PUT
-// price-levels and waiting-room, PATCH /api/events/{id}).
+// status, price-levels and waiting-room, PATCH /api/events/{id}).
 func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body B) (event.Event, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sess, id, err := s.organizerAndID(r)

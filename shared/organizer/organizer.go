@@ -379,22 +379,30 @@ func (s *Service) canPin(ctx context.Context, organizerID int64, shardID int) er
 // statuses an organizer may set.
 var statuses = map[event.Status]bool{event.Scheduled: true, event.OnSale: true, event.Closed: true, event.Cancelled: true}
 
-// ChangeStatus opens or closes sales of an event the organizer created.
-func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, status string) (event.Event, error) {
+// ChangeStatus opens or closes sales of an event the organizer created, if
+// its version satisfies ifMatch. Cancelling a cancelled event again is
+// allowed (the caller asks its failed refunds again).
+func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, status string) (event.Event, error) {
 	if !statuses[event.Status(status)] {
 		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
-	if err := s.owns(ctx, organizerID, eventID); err != nil {
+	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
+		if _, err := s.lock(ctx, tx, organizerID, eventID, ifMatch); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
+		if err != nil {
+			return fmt.Errorf("set status of event %d: %w", eventID, err)
+		}
+		if tag.RowsAffected() == 0 && event.Status(status) != event.Cancelled {
+			return reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
+		}
+		return nil
+	})
+	if err != nil {
 		return event.Event{}, err
 	}
-	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
-	if err != nil {
-		return event.Event{}, fmt.Errorf("set status of event %d: %w", eventID, err)
-	}
-	if e, err := s.events.Get(ctx, eventID); err != nil || tag.RowsAffected() > 0 || event.Status(status) == event.Cancelled {
-		return e, err
-	}
-	return event.Event{}, reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
+	return s.events.Get(ctx, eventID)
 }
 
 // owns fails with event.ErrNotFound unless organizerID created the event:

@@ -53,22 +53,9 @@ var watched = []struct{ column, pointer, label string }{
 // the same version finds it stale.
 func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		var owner *int64
-		var version int64
-		var changed map[string]int64
-		err := tx.QueryRow(ctx, `SELECT created_by, version, changed FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&owner, &version, &changed)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
-			return fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
-		}
+		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
 		if err != nil {
 			return err
-		}
-		e, err := s.events.Get(ctx, eventID)
-		if err != nil {
-			return err
-		}
-		if ifMatch != nil && !slices.Contains(ifMatch, version) {
-			return stale(e, ifMatch, changed)
 		}
 		if e.Status == event.Cancelled {
 			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
@@ -81,12 +68,44 @@ func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch
 	return s.events.Get(ctx, eventID)
 }
 
+// lock takes the event's row lock in tx and returns the event, if the
+// organizer owns it and its version satisfies ifMatch.
+func (s *Service) lock(ctx context.Context, tx pgx.Tx, organizerID, eventID int64, ifMatch IfMatch) (event.Event, error) {
+	var owner *int64
+	var version int64
+	var changed map[string]int64
+	err := tx.QueryRow(ctx, `SELECT created_by, version, changed FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&owner, &version, &changed)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
+		return event.Event{}, fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
+	}
+	if err != nil {
+		return event.Event{}, err
+	}
+	e, err := s.events.Get(ctx, eventID)
+	if err != nil {
+		return event.Event{}, err
+	}
+	if ifMatch != nil && !slices.Contains(ifMatch, version) {
+		return event.Event{}, stale(e, ifMatch, changed)
+	}
+	return e, nil
+}
+
 // stale explains a refused write: what changed after the newest version
-// it was based on, each with its value now.
+// it was based on, each with its value now. If-Match naming no version the
+// event ever had (only weak tags, tags that are not our ETags, versions
+// from 0 or from the future) is said as such.
 func stale(now event.Event, ifMatch IfMatch, changed map[string]int64) error {
-	var since int64
-	if len(ifMatch) > 0 {
-		since = slices.Max(ifMatch)
+	since := int64(0)
+	for _, v := range ifMatch {
+		if v <= now.Version {
+			since = max(since, v)
+		}
+	}
+	if since <= 0 {
+		return reject.New(ErrStale, "", fmt.Sprintf(
+			`If-Match names no version of this event, so nothing was saved: send the ETag that reading the event answered (it is now "%d"); a weak tag (W/) never matches.`,
+			now.Version))
 	}
 	doc, err := json.Marshal(now)
 	if err != nil {
