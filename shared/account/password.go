@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Argon2 holds the argon2id cost. Hashes record their own cost, so raising
@@ -27,10 +28,15 @@ func (a Argon2) hashPassword(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	sum := argon2.IDKey([]byte(password), salt, a.Time, a.MemoryKiB, a.Threads, 32)
+	sum := argon2.IDKey(passwordBytes(password), salt, a.Time, a.MemoryKiB, a.Threads, 32)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, a.MemoryKiB, a.Time, a.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(sum)), nil
 }
+
+// passwordBytes is what is hashed: the password in NFKC (NIST SP 800-63B),
+// so one typed on a keyboard that composes accents (NFC "ã") matches one
+// typed where they are combined (NFD "a" + U+0303).
+func passwordBytes(password string) []byte { return []byte(norm.NFKC.String(password)) }
 
 // verifyPassword checks password against a PHC argon2id hash in constant time.
 func verifyPassword(password, encoded string) (bool, error) {
@@ -55,6 +61,6 @@ func verifyPassword(password, encoded string) (bool, error) {
 	if err != nil {
 		return false, errBadHash
 	}
-	got := argon2.IDKey([]byte(password), salt, t, mem, p, uint32(len(want)))
+	got := argon2.IDKey(passwordBytes(password), salt, t, mem, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }

@@ -58,3 +58,19 @@ func TestNamesWithControlCharactersAreRefused(t *testing.T) {
 	r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": "family@example.com", "password": "a long enough password", "name": "Ana \U0001F468\u200d\U0001F469\u200d\U0001F467"})
 	require.Equal(t, http.StatusCreated, r.Status, "an emoji sequence joins with U+200D: %s", r.Raw)
 }
+
+// A password is the same password however the keyboard composed its
+// accents (NFC "ã" or NFD "a" + U+0303, as NIST SP 800-63B asks): a fan
+// who signed up on one device could not log in from another.
+func TestPasswordsMatchHoweverTheirAccentsAreComposed(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, apptest.New(t, 1))
+	composed, decomposed := "a senha de S\u00e3o Jo\u00e3o", "a senha de Sa\u0303o Joa\u0303o"
+	for i, pw := range [][2]string{{composed, decomposed}, {decomposed, composed}} {
+		email := fmt.Sprintf("accents%d@example.com", i)
+		r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": pw[0], "name": "Fan"})
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+		r = newFan(t, srv).do(http.MethodPost, "/api/session", map[string]any{"email": email, "password": pw[1]})
+		require.Equal(t, http.StatusOK, r.Status, "%+q then %+q: %s", pw[0], pw[1], r.Raw)
+	}
+}
