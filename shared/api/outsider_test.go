@@ -3,11 +3,15 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // Attacks of an outsider and a confused fan through the public API.
@@ -72,5 +76,25 @@ func TestPasswordsMatchHoweverTheirAccentsAreComposed(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 		r = newFan(t, srv).do(http.MethodPost, "/api/session", map[string]any{"email": email, "password": pw[1]})
 		require.Equal(t, http.StatusOK, r.Status, "%+q then %+q: %s", pw[0], pw[1], r.Raw)
+	}
+}
+
+// Every 503 says when to come back: with Redis down, logging out and the
+// live stream answered 503 without Retry-After, so clients retried at once
+// or never.
+func TestUnavailableAnswersSayWhenToRetry(t *testing.T) {
+	t.Parallel()
+	port, err := localenv.FreePort() // nothing listens there: Redis is down
+	require.NoError(t, err)
+	a := apptest.New(t, 1, func(c *config.Config) { c.RedisAddr = "127.0.0.1:" + strconv.Itoa(port) })
+	srv := serve(t, a)
+	o := organizerFan(t, a, srv)
+	ev := createEvent(t, o, importVenue(t, o, venue.Stadium("Arena", "Belém", 10, 10)), "Show", false)
+	for _, r := range []response{
+		o.do(http.MethodGet, "/api/events/"+itoa(ev)+"/stream", nil),
+		o.do(http.MethodDelete, "/api/session", nil),
+	} {
+		require.Equal(t, http.StatusServiceUnavailable, r.Status, string(r.Raw))
+		require.NotEmpty(t, r.Header.Get("Retry-After"), string(r.Raw))
 	}
 }

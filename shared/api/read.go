@@ -209,7 +209,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	id := e.ID
 	ch, stop, err := s.live.Subscribe(r.Context(), id)
 	if err != nil {
-		return problem.New(http.StatusServiceUnavailable, "stream-unavailable", "Live updates are unavailable; poll the availability snapshot.").Wrap(err)
+		p := problem.New(http.StatusServiceUnavailable, "stream-unavailable", "Live updates are unavailable; poll the availability snapshot.")
+		p.RetryAfter = 5
+		return p.Wrap(err)
 	}
 	defer stop()
 	h := w.Header()

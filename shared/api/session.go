@@ -91,8 +91,10 @@ func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		if err := s.redis.Set(r.Context(), s.revokedKey(c.ID), 1, time.Until(c.Expires)+time.Second).Err(); err != nil {
-			return problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
-				"We could not log you out just now. Try again in a few seconds.").Wrap(err)
+			p := problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
+				"We could not log you out just now. Try again in a few seconds.")
+			p.RetryAfter = 2
+			return p.Wrap(err)
 		}
 	}
 	http.SetCookie(w, &http.Cookie{
