@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	qrcode "github.com/skip2/go-qrcode"
@@ -97,7 +98,13 @@ func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, err
 	var body struct {
 		Email string `json:"email"`
 	}
-	return sess, id, body.Email, decode(r, &body)
+	if err := decode(r, &body); err != nil {
+		return sess, id, "", err
+	}
+	if strings.TrimSpace(body.Email) == "" {
+		return sess, id, "", problem.New(http.StatusBadRequest, "invalid-field", `Send the person's email address: {"email": "..."}.`)
+	}
+	return sess, id, body.Email, nil
 }
 
 func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {

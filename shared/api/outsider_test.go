@@ -11,6 +11,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/localenv"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -96,5 +97,27 @@ func TestUnavailableAnswersSayWhenToRetry(t *testing.T) {
 	} {
 		require.Equal(t, http.StatusServiceUnavailable, r.Status, string(r.Raw))
 		require.NotEmpty(t, r.Header.Get("Retry-After"), string(r.Raw))
+	}
+}
+
+// A transfer or a door-staff grant without an email address asks for one:
+// it answered 404 "No account uses that email; ask them to sign up first".
+func TestEmailRequestsWithoutAnEmailAskForOne(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	s.paidTickets(t, ana, "e1", s.seats[0])
+	ids, _ := myCodes(t, ana)
+	for _, c := range []struct {
+		who  *fan
+		path string
+	}{
+		{ana, "/api/tickets/" + itoa(ids[0]) + "/transfer"},
+		{s.organizerOf(t), "/api/events/" + itoa(s.eventID) + "/door-staff"},
+	} {
+		for _, body := range []map[string]any{{}, {"email": "  "}} {
+			requireProblem(t, c.who.do(http.MethodPost, c.path, body), http.StatusBadRequest, "invalid-field")
+		}
 	}
 }
