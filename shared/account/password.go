@@ -24,11 +24,16 @@ var errBadHash = errors.New("malformed password hash")
 
 // hashPassword returns a PHC-format argon2id hash.
 func (a Argon2) hashPassword(password string) (string, error) {
+	return a.hash(passwordBytes(password))
+}
+
+// hash returns the PHC-format argon2id hash of secret.
+func (a Argon2) hash(secret []byte) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	sum := argon2.IDKey(passwordBytes(password), salt, a.Time, a.MemoryKiB, a.Threads, 32)
+	sum := argon2.IDKey(secret, salt, a.Time, a.MemoryKiB, a.Threads, 32)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, a.MemoryKiB, a.Time, a.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(sum)), nil
 }
@@ -38,7 +43,9 @@ func (a Argon2) hashPassword(password string) (string, error) {
 // typed where they are combined (NFD "a" + U+0303).
 func passwordBytes(password string) []byte { return []byte(norm.NFKC.String(password)) }
 
-// verifyPassword checks password against a PHC argon2id hash in constant time.
+// verifyPassword checks password against a PHC argon2id hash in constant
+// time. Accounts created before passwords were normalized hold a hash of
+// the bytes as typed: a password that NFKC changes is also checked as is.
 func verifyPassword(password, encoded string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
@@ -61,6 +68,9 @@ func verifyPassword(password, encoded string) (bool, error) {
 	if err != nil {
 		return false, errBadHash
 	}
-	got := argon2.IDKey(passwordBytes(password), salt, t, mem, p, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	matches := func(secret []byte) bool {
+		return subtle.ConstantTimeCompare(argon2.IDKey(secret, salt, t, mem, p, uint32(len(want))), want) == 1
+	}
+	normal := passwordBytes(password)
+	return matches(normal) || (string(normal) != password && matches([]byte(password))), nil
 }
