@@ -462,56 +462,67 @@ var peers = []struct{ name, says string }{
 	{"naive-counter", "naive: one counter row"},
 }
 
-// peerName is a strategy's sub-benchmark at n clients.
-func peerName(strategy string, n int) string {
+// peerPlaces are the hold sizes BenchmarkPeers measures.
+var peerPlaces = []int{1, 2}
+
+// peerName is a strategy's sub-benchmark for holds of places at n clients.
+func peerName(strategy string, places, n int) string {
+	if places > 1 {
+		strategy += fmt.Sprintf("-%d-places", places)
+	}
 	return fmt.Sprintf("BenchmarkPeers/%s/clients=%d", strategy, n)
 }
 
 // peersVerdict is the targets table's line for the peers in mode: catraca
-// ahead of every peer in holds/s at 16 and 64 clients, read from the
-// paired samples (catraca's throughput over the peer's in the same round,
-// median).
+// ahead of every peer in holds/s at 16 and 64 clients, for holds of one
+// place and of two, read from the paired samples (catraca's throughput
+// over the peer's in the same round, median).
 func peersVerdict(r *results, mode string) string {
 	var behind []string
-	for _, n := range []int{16, 64} {
-		for _, p := range peers[1:] {
-			name := peerName(p.name, n)
-			if ratio := r.get(mode, name, "catraca/peer"); ratio <= 1 {
-				behind = append(behind, fmt.Sprintf("%s at %d clients: catraca at %.2f× its holds/s in the same rounds (%.0f vs %.0f holds/s, spread between samples %.0f %% and %.0f %%)",
-					p.name, n, ratio, r.get(mode, peerName(peers[0].name, n), "holds/s"), r.get(mode, name, "holds/s"),
-					r.get(mode, peerName(peers[0].name, n), "spread-%"), r.get(mode, name, "spread-%")))
+	for _, places := range peerPlaces {
+		for _, n := range []int{16, 64} {
+			ours := peerName(peers[0].name, places, n)
+			for _, p := range peers[1:] {
+				name := peerName(p.name, places, n)
+				if ratio := r.get(mode, name, "catraca/peer"); ratio <= 1 {
+					behind = append(behind, fmt.Sprintf("%s, %d place(s) at %d clients: catraca at %.2f× its holds/s in the same rounds (%.0f vs %.0f holds/s, spread between samples %.0f %% and %.0f %%)",
+						p.name, places, n, ratio, r.get(mode, ours, "holds/s"), r.get(mode, name, "holds/s"),
+						r.get(mode, ours, "spread-%"), r.get(mode, name, "spread-%")))
+				}
 			}
 		}
 	}
 	v := "met"
 	if len(behind) > 0 {
-		v = "not met: behind " + strings.Join(behind, "; ") + "; " + r.cpuBound(mode, peerName(peers[0].name, 16), "holds/s", 16) + "; " +
-			r.cpuSplit(mode, peerName(peers[0].name, 16), "", "catraca's hold", peerName("alfio-skip-locked", 16), "", "alf.io's") +
+		v = "not met: behind " + strings.Join(behind, "; ") + "; " + r.cpuBound(mode, peerName(peers[0].name, 1, 16), "holds/s", 16) + "; " +
+			r.cpuSplit(mode, peerName(peers[0].name, 1, 16), "", "catraca's hold of one place", peerName("alfio-skip-locked", 1, 16), "", "alf.io's") +
 			": the same hold with the same checks, so the gap is the take itself (docs/inventory.md)"
 	}
-	return "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients | " + mode + " | see Peers below | " + v + " |\n"
+	return "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients, holds of 1 and 2 places | " + mode + " | see Peers below | " + v + " |\n"
 }
 
 func writePeers(b *strings.Builder, r *results) {
-	if r.samples[local][peerName(peers[0].name, 16)] == nil {
+	if r.samples[local][peerName(peers[0].name, 1, 16)] == nil {
 		return // not in the packages measured
 	}
 	b.WriteString("## Peers: the same GA hold with the open-source peers' strategies\n\n" +
-		"Same run, same database, same mode, same job: every strategy goes through catraca's hold statements (the account's limit lock, the idempotency key, the per-account limit check, the pending order and its item, one round trip) and differs only in how it takes the place (`BenchmarkPeers`, shared/shardstore/peers_bench_test.go; docs/inventory.md says what each does). " +
+		"Same run, same database, same mode, same job: every strategy goes through catraca's hold statements (the account's limit lock, the idempotency key, the per-account limit check, the pending order and its item, one round trip) and differs only in how it takes the places (`BenchmarkPeers`, shared/shardstore/peers_bench_test.go; docs/inventory.md says what each does). " +
 		"Each strategy is sampled for the same time in rounds that interleave them; each figure is the median of its samples, the spread is how far its slowest and fastest sample lay apart, and catraca ÷ peer is the median of catraca's throughput over the peer's in the same round (the verdict reads it).\n\n")
 	for _, mode := range r.modes {
-		fmt.Fprintf(b, "%s commits:\n\n| strategy | holds/s, 16 clients (spread) | p99, 16 | catraca ÷ peer, 16 | holds/s, 64 clients (spread) | p99, 64 | catraca ÷ peer, 64 | CPU per hold at 16: PostgreSQL + Go |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", mode)
-		for _, p := range peers {
-			fmt.Fprintf(b, "| %s |", p.says)
-			for _, n := range []int{16, 64} {
-				name := peerName(p.name, n)
-				fmt.Fprintf(b, " %s (%.0f %%) | %s ms | %.2f× |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"),
-					format(r.get(mode, name, "p99-ms")), r.get(mode, name, "catraca/peer"))
+		for _, places := range peerPlaces {
+			fmt.Fprintf(b, "%s commits, holds of %d place(s):\n\n| strategy | holds/s, 16 clients (spread) | p99, 16 | catraca ÷ peer, 16 | holds/s, 64 clients (spread) | p99, 64 | catraca ÷ peer, 64 | CPU per hold at 16: PostgreSQL + Go |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", mode, places)
+			for _, p := range peers {
+				fmt.Fprintf(b, "| %s |", p.says)
+				for _, n := range []int{16, 64} {
+					name := peerName(p.name, places, n)
+					fmt.Fprintf(b, " %s (%.0f %%) | %s ms | %.2f× |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"),
+						format(r.get(mode, name, "p99-ms")), r.get(mode, name, "catraca/peer"))
+				}
+				name := peerName(p.name, places, 16)
+				fmt.Fprintf(b, " %.3f + %.3f ms |\n", r.get(mode, name, "db-cpu-ms/op"), r.get(mode, name, "go-cpu-ms/op"))
 			}
-			name := peerName(p.name, 16)
-			fmt.Fprintf(b, " %.3f + %.3f ms |\n", r.get(mode, name, "db-cpu-ms/op"), r.get(mode, name, "go-cpu-ms/op"))
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
 }
 

@@ -75,15 +75,17 @@ func TestTargetsEveryMode(t *testing.T) {
 func TestPeersVerdictReadsPairedRatios(t *testing.T) {
 	r := &results{samples: map[string]map[string]map[string][]float64{local: {}}, load: map[string]string{local: "1"}}
 	for _, p := range peers[1:] {
-		for _, n := range []int{16, 64} {
-			r.samples[local][peerName(p.name, n)] = map[string][]float64{"catraca/peer": {1.2, 0.9, 1.1}}
+		for _, places := range peerPlaces {
+			for _, n := range []int{16, 64} {
+				r.samples[local][peerName(p.name, places, n)] = map[string][]float64{"catraca/peer": {1.2, 0.9, 1.1}}
+			}
 		}
 	}
 	if v := peersVerdict(r, local); !strings.Contains(v, "| met |") {
 		t.Errorf("medians of 1.1 against every peer: %s", v)
 	}
-	r.samples[local][peerName("alfio-skip-locked", 64)]["catraca/peer"] = []float64{1.2, 0.9, 0.95}
-	if v := peersVerdict(r, local); !strings.Contains(v, "not met: behind alfio-skip-locked at 64 clients") {
+	r.samples[local][peerName("alfio-skip-locked", 2, 64)]["catraca/peer"] = []float64{1.2, 0.9, 0.95}
+	if v := peersVerdict(r, local); !strings.Contains(v, "not met: behind alfio-skip-locked, 2 place(s) at 64 clients") {
 		t.Errorf("a median of 0.95 against alf.io at 64 clients: %s", v)
 	}
 }

@@ -25,12 +25,24 @@ import (
 // machine's load falls on all of them alike; it reports each one's medians.
 const (
 	peerSample = time.Second
-	peerRounds = 5
+	peerRounds = 3
 	peerEvent  = 1
 )
 
 // peerClients are the client counts the peers are compared at.
 var peerClients = []int{16, 64}
+
+// peerPlaces are the places a hold takes: one, where alf.io's one row per
+// place writes no more rows than a slot counter, and a pair.
+var peerPlaces = []int{1, 2}
+
+// peerCase names a strategy's sub-benchmark for holds of places.
+func peerCase(strategy string, places, clients int) string {
+	if places > 1 {
+		strategy += "-" + strconv.Itoa(places) + "-places"
+	}
+	return strategy + "/clients=" + strconv.Itoa(clients)
+}
 
 // peerTables are what the peers keep that catraca does not: alf.io's one
 // row per sellable unit (its ticket table: status, and the reservation that
@@ -99,7 +111,7 @@ func alfioUnits(h NewHold, p Pool, quantity int) step {
 // peerStrategy is one way to take a GA place, inside the same hold.
 type peerStrategy struct {
 	name string
-	take func(ctx context.Context, h NewHold) error
+	take func(ctx context.Context, h NewHold, quantity int) error
 }
 
 // peerFixture is a shard with one pool per strategy.
@@ -146,17 +158,19 @@ func newPeerFixture(b testing.TB) (*peerFixture, []peerStrategy) {
 		b.Fatal(err)
 	}
 	return f, []peerStrategy{
-		{"catraca-slotted", func(ctx context.Context, h NewHold) error { return f.catraca(ctx, h, pools["SLOTTED"]) }},
-		{"pretix-quota-lock", func(ctx context.Context, h NewHold) error {
-			_, err := f.st.pipeline(ctx, pretixLock(h, pools["QUOTA"].ID), pretixCount(h, pools["QUOTA"], 1))
+		{"catraca-slotted", func(ctx context.Context, h NewHold, quantity int) error {
+			return f.catraca(ctx, h, pools["SLOTTED"], quantity)
+		}},
+		{"pretix-quota-lock", func(ctx context.Context, h NewHold, quantity int) error {
+			_, err := f.st.pipeline(ctx, pretixLock(h, pools["QUOTA"].ID), pretixCount(h, pools["QUOTA"], quantity))
 			return err
 		}},
-		{"alfio-skip-locked", func(ctx context.Context, h NewHold) error {
-			_, err := f.st.pipeline(ctx, insertHold(h), alfioUnits(h, pools["UNITS"], 1))
+		{"alfio-skip-locked", func(ctx context.Context, h NewHold, quantity int) error {
+			_, err := f.st.pipeline(ctx, insertHold(h), alfioUnits(h, pools["UNITS"], quantity))
 			return err
 		}},
-		{"naive-counter", func(ctx context.Context, h NewHold) error {
-			_, err := f.st.TakeGA(ctx, h, pools["COUNTER"], 1)
+		{"naive-counter", func(ctx context.Context, h NewHold, quantity int) error {
+			_, err := f.st.TakeGA(ctx, h, pools["COUNTER"], quantity)
 			return err
 		}},
 	}
@@ -164,9 +178,9 @@ func newPeerFixture(b testing.TB) (*peerFixture, []peerStrategy) {
 
 // catraca is the production GA hold as inventory runs it: the one-round-trip
 // take, again after a short pause when every slot it tried was locked.
-func (f *peerFixture) catraca(ctx context.Context, h NewHold, p Pool) error {
+func (f *peerFixture) catraca(ctx context.Context, h NewHold, p Pool, quantity int) error {
 	for try := 0; ; try++ {
-		_, err := f.st.TakeGA(ctx, h, p, 1)
+		_, err := f.st.TakeGA(ctx, h, p, quantity)
 		if !errors.Is(err, ErrNoSlot) || try == 20 {
 			return err
 		}
@@ -182,31 +196,32 @@ type peerResult struct {
 	retries int64
 }
 
-// TestPeersDoTheSameJob: every strategy of the peers benchmark holds a
-// place under the same rules as catraca's: a second hold with the same key
+// TestPeersDoTheSameJob: every strategy of the peers benchmark holds
+// places under the same rules as catraca's: a second hold with the same key
 // is refused as a used key, a hold past the account's limit as over the
-// limit, and each writes the hold, its pending order and the item.
+// limit, and each writes the hold, its pending order and the item with the
+// quantity asked.
 func TestPeersDoTheSameJob(t *testing.T) {
 	t.Parallel()
 	f, strategies := newPeerFixture(t)
 	ctx := context.Background()
 	for i, s := range strategies {
-		h := NewHold{EventID: peerEvent, Account: int64(i + 1), TTL: 300, Key: "a", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 1}
-		require.NoError(t, s.take(ctx, h), s.name)
-		require.ErrorIs(t, s.take(ctx, h), ErrKeyUsed, s.name)
+		h := NewHold{EventID: peerEvent, Account: int64(i + 1), TTL: 300, Key: "a", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 2}
+		require.NoError(t, s.take(ctx, h, 2), s.name)
+		require.ErrorIs(t, s.take(ctx, h, 2), ErrKeyUsed, s.name)
 		h.Key = "b"
-		require.ErrorIs(t, s.take(ctx, h), ErrOverLimit, s.name)
+		require.ErrorIs(t, s.take(ctx, h, 1), ErrOverLimit, s.name)
 	}
-	var holds, orders, items int
+	var holds, orders, places, units int
 	require.NoError(t, f.db.QueryRow(ctx, `SELECT (SELECT count(*) FROM holds), (SELECT count(*) FROM orders WHERE status = 'pending'),
-		(SELECT count(*) FROM order_items)`).Scan(&holds, &orders, &items))
-	require.Equal(t, []int{4, 4, 4}, []int{holds, orders, items})
+		(SELECT sum(quantity) FROM order_items), (SELECT count(*) FROM peer_units WHERE state = 'PENDING')`).Scan(&holds, &orders, &places, &units))
+	require.Equal(t, []int{4, 4, 8, 2}, []int{holds, orders, places, units})
 }
 
 // sample resets the shard and runs s over clients for peerSample, each hold
-// by a new buyer with the same rules: a limit of 4 per account, a
+// of places by a new buyer with the same rules: a limit of 4 per account, a
 // five-minute hold, an idempotency key with the request's fingerprint.
-func (f *peerFixture) sample(b *testing.B, s peerStrategy, clients, id int) peerResult {
+func (f *peerFixture) sample(b *testing.B, s peerStrategy, clients, places, id int) peerResult {
 	ctx := context.Background()
 	for _, q := range peerReset {
 		if _, err := f.db.Exec(ctx, q); err != nil {
@@ -217,46 +232,51 @@ func (f *peerFixture) sample(b *testing.B, s peerStrategy, clients, id int) peer
 	cpu := loadstat.StartCPU(ctx, f.db)
 	r := loadstat.RunFor(clients, peerSample, func(seq int) error {
 		account := int64(id)*10_000_000 + int64(seq)
-		sum := sha256.Sum256([]byte("e=1;pool=GA;q=1;account=" + strconv.FormatInt(account, 10)))
+		sum := sha256.Sum256(fmt.Appendf(nil, "e=1;pool=GA;q=%d;account=%d", places, account))
 		return s.take(ctx, NewHold{EventID: peerEvent, Account: account, TTL: 300, Key: "ga", Hash: sum[:],
-			Currency: "BRL", MaxPerAccount: 4})
+			Currency: "BRL", MaxPerAccount: 4}, places)
 	})
 	return peerResult{Result: r, cpu: cpu.Stop(ctx), retries: f.retries.Load()}
 }
 
 // BenchmarkPeers runs catraca's GA hold beside the strategies the
-// open-source peers use to take a place, in the same database and run.
-// Every strategy does the same job through the same code: the hold row
-// with the account's limit lock and idempotency key, the per-account limit
-// check, the pending order and its item, one round trip; only the take
-// differs (docs/inventory.md). All samples are taken before the results
-// are reported, interleaved, whatever -bench selects.
+// open-source peers use to take places, in the same database and run, for
+// holds of one place and of two. Every strategy does the same job through
+// the same code: the hold row with the account's limit lock and
+// idempotency key, the per-account limit check, the pending order and its
+// item, one round trip; only the take differs (docs/inventory.md). All
+// samples are taken before the results are reported, interleaved, whatever
+// -bench selects.
 func BenchmarkPeers(b *testing.B) {
 	f, strategies := newPeerFixture(b)
 	for i, s := range strategies { // connections open and warm, plans cached
-		f.sample(b, s, 64, i+1)
+		f.sample(b, s, 64, 1, i+1)
 	}
 	samples := map[string][]peerResult{}
 	id := len(strategies)
 	for round := range peerRounds {
-		for _, clients := range peerClients {
-			for i := range strategies {
-				s := strategies[(i+round)%len(strategies)]
-				id++
-				key := fmt.Sprintf("%s/clients=%d", s.name, clients)
-				samples[key] = append(samples[key], f.sample(b, s, clients, id))
+		for _, places := range peerPlaces {
+			for _, clients := range peerClients {
+				for i := range strategies {
+					s := strategies[(i+round)%len(strategies)]
+					id++
+					key := peerCase(s.name, places, clients)
+					samples[key] = append(samples[key], f.sample(b, s, clients, places, id))
+				}
 			}
 		}
 	}
-	for _, s := range strategies {
-		for _, clients := range peerClients {
-			key := fmt.Sprintf("%s/clients=%d", s.name, clients)
-			ours := samples[fmt.Sprintf("%s/clients=%d", strategies[0].name, clients)]
-			b.Run(key, func(b *testing.B) {
-				for range b.N {
-					reportPeer(b, samples[key], ours)
-				}
-			})
+	for _, places := range peerPlaces {
+		for _, s := range strategies {
+			for _, clients := range peerClients {
+				key := peerCase(s.name, places, clients)
+				ours := samples[peerCase(strategies[0].name, places, clients)]
+				b.Run(key, func(b *testing.B) {
+					for range b.N {
+						reportPeer(b, samples[key], ours)
+					}
+				})
+			}
 		}
 	}
 }
