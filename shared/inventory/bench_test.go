@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/inventory"
@@ -22,8 +24,8 @@ var clientCounts = []int{1, 16, 64}
 // seatRounds and seatOps size BenchmarkSeatHolds: every sample runs each
 // variant seatRounds times for seatOps operations, interleaved.
 const (
-	seatRounds = 5
-	seatOps    = 2000
+	seatRounds = 9
+	seatOps    = 1000
 )
 
 // BenchmarkSeatHolds compares seat holds (two seats each, all distinct, so
@@ -80,14 +82,14 @@ type variant struct {
 // interleave runs every variant rounds times for ops operations each over
 // clients, alternating them (round r starts with variant r, so none always
 // runs right after the reset or last), with reset before each run. It
-// reports, per variant, the median over rounds of throughput ("<name>-ops/s"),
-// latency and CPU per operation, and for each pair {a, b} the median of the
-// rounds' a/b throughput ratios ("a/b"): each ratio compares two runs
-// seconds apart, so the machine's load, which swings over minutes, weighs on
-// both sides alike.
+// reports, per variant, the median over rounds of throughput
+// ("<name>-ops/s"), latency, CPU and WAL bytes per operation, and for each
+// pair {a, b} the median of the rounds' a/b throughput ratios ("a/b"): each
+// ratio compares two runs seconds apart, so the machine's load, which
+// swings over minutes, weighs on both sides alike.
 func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, reset func() error, variants []variant, pairs ...[2]string) {
 	ctx := context.Background()
-	type sample struct{ perSec, p50, p99, dbCPU, goCPU float64 }
+	type sample struct{ perSec, p50, p99, dbCPU, goCPU, wal float64 }
 	got := map[string][]sample{}
 	for r := range rounds {
 		for i := range variants {
@@ -95,13 +97,15 @@ func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, 
 			if err := reset(); err != nil {
 				b.Fatal(err)
 			}
+			wal0 := walBytes(b, shard)
 			cpu := loadstat.StartCPU(ctx, shard)
 			res := loadstat.Run(clients, ops, v.op)
 			c := cpu.Stop(ctx)
+			wal := walBytes(b, shard) - wal0
 			if res.Errors > 0 {
 				b.Fatalf("%s: %d of %d operations failed", v.name, res.Errors, ops)
 			}
-			got[v.name] = append(got[v.name], sample{res.PerSec, ms(res.P50), ms(res.P99), ms(c.DB) / float64(ops), ms(c.Go) / float64(ops)})
+			got[v.name] = append(got[v.name], sample{res.PerSec, ms(res.P50), ms(res.P99), ms(c.DB) / float64(ops), ms(c.Go) / float64(ops), wal / float64(ops)})
 		}
 	}
 	med := func(name string, f func(sample) float64) float64 {
@@ -117,6 +121,7 @@ func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, 
 		b.ReportMetric(med(v.name, func(s sample) float64 { return s.p99 }), v.name+"-p99-ms")
 		b.ReportMetric(med(v.name, func(s sample) float64 { return s.dbCPU }), v.name+"-db-cpu-ms/op")
 		b.ReportMetric(med(v.name, func(s sample) float64 { return s.goCPU }), v.name+"-go-cpu-ms/op")
+		b.ReportMetric(med(v.name, func(s sample) float64 { return s.wal }), v.name+"-wal-bytes/op")
 	}
 	for _, p := range pairs {
 		var ratios []float64
@@ -125,6 +130,21 @@ func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, 
 		}
 		b.ReportMetric(median(ratios), p[0]+"/"+p[1])
 	}
+}
+
+// walBytes is the server's WAL position in bytes. On the benchmarks' private
+// server (benchreport) nothing else writes, so the difference over a run is
+// that run's WAL: the data it wrote, whatever the CPU it took.
+func walBytes(b *testing.B, shard loadstat.Querier) float64 {
+	rows, err := shard.Query(context.Background(), `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[float64])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
