@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -489,4 +490,34 @@ func TestConcurrentEditsOfOneVersion(t *testing.T) {
 		count[s]++
 	}
 	require.Equal(t, map[int]int{http.StatusOK: 1, http.StatusPreconditionFailed: writers - 1}, count)
+}
+
+// TestRenamingAVenueChangesItsEventsVersions: the event's representation
+// carries its venue's name, so renaming the venue (an operator's change)
+// is a new version of each of its events, and an edit based on the old one
+// is told what changed.
+func TestRenamingAVenueChangesItsEventsVersions(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	ana := organizerNamed(t, a, srv, "ana@example.com")
+	venueID := importVenue(t, ana, venue.Stadium("Old Name Arena", "Recife", 20, 5))
+	id := createEvent(t, ana, venueID, "Rename Show", false)
+	path := "/api/organizer/events/" + itoa(id)
+	before := ana.do(http.MethodGet, path, nil)
+	require.Equal(t, http.StatusOK, before.Status, string(before.Raw))
+
+	_, err := a.Catalog.Exec(context.Background(), `UPDATE venues SET name = 'New Name Arena' WHERE id = $1`, venueID)
+	require.NoError(t, err)
+	after := ana.do(http.MethodGet, path, nil)
+	require.Equal(t, "New Name Arena", after.Body["venue_name"])
+	require.NotEqual(t, before.Header.Get("ETag"), after.Header.Get("ETag"), "what the event shows changed")
+
+	r := ana.do(http.MethodPatch, "/api/events/"+itoa(id), map[string]any{"name": "Renamed Show"}, "If-Match", before.Header.Get("ETag"))
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/venue_name", "detail": "The venue's name changed: now New Name Arena."})
+
+	_, err = a.Catalog.Exec(context.Background(), `UPDATE venues SET name = 'New Name Arena' WHERE id = $1`, venueID)
+	require.NoError(t, err)
+	require.Equal(t, after.Header.Get("ETag"), ana.do(http.MethodGet, path, nil).Header.Get("ETag"), "the same name again is no change")
 }

@@ -24,9 +24,11 @@ var ErrStale = errors.New("event changed since it was read")
 type IfMatch []int64
 
 // watched are the event's columns a catalog trigger versions (migration
-// 00009), with where each is in the API's event and what a person calls it.
+// 00009; its venue's name, 00010), with where each is in the API's event
+// and what a person calls it.
 var watched = []struct{ column, pointer, label string }{
 	{"name", "/name", "the name"},
+	{"venue_name", "/venue_name", "the venue's name"},
 	{"city", "/city", "the city"},
 	{"category", "/category", "the category"},
 	{"description", "/description", "the description"},
