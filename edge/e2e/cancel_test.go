@@ -12,8 +12,9 @@ import (
 )
 
 // The payment provider refuses one refund of a cancelled event: the
-// console counts it failed, says why it may be, and its "Ask again" button
-// refunds it once the cause is gone.
+// console counts it failed, lists the order with its buyer and the
+// provider's reason, and its "Ask again" button refunds it once the cause
+// is gone.
 func TestCancelledEventAsksFailedRefundsAgain(t *testing.T) {
 	s := newSite(t)
 	ctx := s.tab(t)
@@ -35,6 +36,7 @@ func TestCancelledEventAsksFailedRefundsAgain(t *testing.T) {
 		chromedp.Click(`//button[. = "Cancel event…"]`),
 		chromedp.WaitVisible(`//p[@id = "refund-label" and contains(., "1 of 2 orders refunded, 0 left")]`),
 		chromedp.WaitVisible(`//p[contains(@class, "error") and contains(., "1 refunds failed")]`),
+		chromedp.WaitVisible(`//ul[@id = "refund-failures"]/li[contains(., "only whole refunds") and contains(., "asked 1×")]/span/a[starts-with(@href, "/organizer/orders/")]`),
 		chromedp.WaitVisible(`//button[. = "Ask again"]`),
 	))
 	accessible(t, ctx, "failed refunds")
@@ -45,5 +47,6 @@ func TestCancelledEventAsksFailedRefundsAgain(t *testing.T) {
 		chromedp.Click(`//button[. = "Ask again"]`),
 		chromedp.WaitVisible(`//p[@id = "refund-label" and contains(., "2 of 2 orders refunded, 0 left")]`),
 		chromedp.WaitNotVisible(`//button[. = "Ask again"]`),
+		chromedp.WaitNotVisible(`//ul[@id = "refund-failures"]`),
 	))
 }

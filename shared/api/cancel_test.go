@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"testing"
@@ -30,9 +31,9 @@ func (s *shop) cancelEvent(t testing.TB, org *fan) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 }
 
-// waitRefunds waits until the event's refund progress is total, refunded,
-// failed and remaining.
-func (s *shop) waitRefunds(t testing.TB, org *fan, total, refunded, failed, remaining float64, tick func()) {
+// waitRefunds waits until the event's refund progress counts total,
+// refunded, failed and remaining, and returns it.
+func (s *shop) waitRefunds(t testing.TB, org *fan, total, refunded, failed, remaining float64, tick func()) map[string]any {
 	t.Helper()
 	want := map[string]any{"total": total, "refunded": refunded, "failed": failed, "remaining": remaining}
 	var got map[string]any
@@ -41,8 +42,11 @@ func (s *shop) waitRefunds(t testing.TB, org *fan, total, refunded, failed, rema
 			tick()
 		}
 		got = org.do(http.MethodGet, "/api/events/"+itoa(s.eventID)+"/refunds", nil).Body
-		return fmt.Sprint(got) == fmt.Sprint(want)
+		counts := maps.Clone(got)
+		delete(counts, "failures")
+		return fmt.Sprint(counts) == fmt.Sprint(want)
 	}, "refund progress %v (last %v)", want, &got)
+	return got
 }
 
 // TestCancelShowsRefusedRefundsAsFailed: the PSP refuses one refund of a
@@ -60,13 +64,22 @@ func TestCancelShowsRefusedRefundsAsFailed(t *testing.T) {
 	org := s.organizer(t)
 
 	s.cancelEvent(t, org)
-	s.waitRefunds(t, org, 3, 2, 1, 0, nil)
+	p := s.waitRefunds(t, org, 3, 2, 1, 0, nil)
 	require.Equal(t, "paid", s.orderStatus(t, cai, caiOrder).Body["status"], "a refused refund changes nothing")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM cancel_refunds WHERE order_id = $1 AND status = 'failed' AND failure LIKE '%only whole refunds%'`, caiOrder))
+	// The organizer is told which order failed, whose it is and why.
+	require.Len(t, p["failures"], 1, "%v", p)
+	f := p["failures"].([]any)[0].(map[string]any)
+	require.EqualValues(t, caiOrder, f["order_id"])
+	require.Equal(t, "cai-refused@example.com", f["buyer"].(map[string]any)["email"])
+	require.Contains(t, f["failure"], "only whole refunds")
+	require.EqualValues(t, 1, f["tries"])
+	require.Positive(t, f["amount_cents"])
+	require.NotEmpty(t, f["failed_at"])
 
 	s.exec(t, caiOrder, `UPDATE payments SET amount_cents = amount_cents - 1 WHERE order_id = $1`)
 	s.cancelEvent(t, org)
-	s.waitRefunds(t, org, 3, 3, 0, 0, nil)
+	require.NotContains(t, s.waitRefunds(t, org, 3, 3, 0, 0, nil), "failures")
 	require.Equal(t, "refunded", s.orderStatus(t, cai, caiOrder).Body["status"])
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())

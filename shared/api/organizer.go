@@ -15,9 +15,11 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -377,8 +379,14 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// failedRefund is a failed refund with the buyer to contact.
+type failedRefund struct {
+	shardstore.FailedRefund
+	Buyer organizer.Buyer `json:"buyer"`
+}
+
 // eventRefunds serves GET /api/events/{id}/refunds: how far the refunds of
-// a cancelled event are.
+// a cancelled event are, and which failed and why.
 func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
@@ -388,6 +396,21 @@ func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	ids := make([]int64, len(p.Failures))
+	for i, f := range p.Failures {
+		ids[i] = f.UserID
+	}
+	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	if err != nil {
+		return err
+	}
+	view := struct {
+		order.RefundProgress
+		Failures []failedRefund `json:"failures,omitempty"`
+	}{RefundProgress: p}
+	for _, f := range p.Failures {
+		view.Failures = append(view.Failures, failedRefund{FailedRefund: f, Buyer: buyers[f.UserID]})
+	}
+	writeJSON(w, http.StatusOK, view)
 	return nil
 }

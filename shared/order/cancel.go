@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // CancelReason marks the refunds an event's cancellation asks for.
@@ -71,15 +72,22 @@ func (s *Service) finishCancellation(ctx context.Context, e event.Event) (int, e
 // (Refunded of them are refunded; Failed refunds were refused by the PSP or
 // never answered after the worker's tries, and wait for a retry; Remaining
 // are on their way, the worker retrying while the PSP does not answer).
+// Failures lists the first MaxFailures failed ones.
 type RefundProgress struct {
-	Total     int `json:"total"`
-	Refunded  int `json:"refunded"`
-	Failed    int `json:"failed"`
-	Remaining int `json:"remaining"`
+	Total     int                       `json:"total"`
+	Refunded  int                       `json:"refunded"`
+	Failed    int                       `json:"failed"`
+	Remaining int                       `json:"remaining"`
+	Failures  []shardstore.FailedRefund `json:"failures,omitempty"`
 }
 
+// MaxFailures bounds the failed refunds a progress lists: the console
+// polls it every second while refunds are on their way.
+const MaxFailures = 100
+
 // Refunds reads an event's refund progress: one row its refunds keep
-// (before a cancellation, a count of its paid orders).
+// (before a cancellation, a count of its paid orders), and the failed
+// refunds when there are any.
 func (s *Service) Refunds(ctx context.Context, e event.Event) (RefundProgress, error) {
 	st, err := s.shards.Primary(e.Shard)
 	if err != nil {
@@ -89,5 +97,11 @@ func (s *Service) Refunds(ctx context.Context, e event.Event) (RefundProgress, e
 	if err != nil {
 		return RefundProgress{}, err
 	}
-	return RefundProgress{Total: c.Total, Refunded: c.Refunded, Failed: c.Failed, Remaining: c.Total - c.Refunded - c.Failed}, nil
+	p := RefundProgress{Total: c.Total, Refunded: c.Refunded, Failed: c.Failed, Remaining: c.Total - c.Refunded - c.Failed}
+	if c.Failed > 0 {
+		if p.Failures, err = st.FailedRefunds(ctx, e.ID, MaxFailures); err != nil {
+			return RefundProgress{}, err
+		}
+	}
+	return p, nil
 }

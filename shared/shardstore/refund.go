@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // CancelRefundStatus is where one refund of a cancellation stands
@@ -165,3 +168,31 @@ const (
 	paidOrdersSQL   = `SELECT count(*), count(*) FILTER (WHERE status = 'refunded') FROM orders
 		WHERE event_id = $1 AND payment_id IS NOT NULL AND status IN ('paid', 'refunded')`
 )
+
+// FailedRefund is a refund a cancellation asked that failed: the order
+// (still paid), its buyer and amount, why the refund failed, how many
+// times it was asked and when it last failed.
+type FailedRefund struct {
+	OrderID     int64     `json:"order_id"`
+	UserID      int64     `json:"-"`
+	AmountCents int64     `json:"amount_cents"`
+	Currency    string    `json:"currency"`
+	Failure     string    `json:"failure"`
+	Tries       int       `json:"tries"`
+	FailedAt    time.Time `json:"failed_at"`
+}
+
+// FailedRefunds reads the first limit failed refunds of an event's
+// cancellation, by order id (the partial index cancel_refunds_failed).
+func (r reads) FailedRefunds(ctx context.Context, eventID int64, limit int) ([]FailedRefund, error) {
+	rows, err := r.q.Query(ctx, `SELECT c.order_id, o.user_id, o.total_cents, o.currency, coalesce(c.failure, ''), c.asked, c.updated_at
+		FROM cancel_refunds c JOIN orders o ON o.id = c.order_id
+		WHERE c.event_id = $1 AND c.status = 'failed' ORDER BY c.order_id LIMIT $2`, eventID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("failed refunds of event %d: %w", eventID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FailedRefund, error) {
+		var f FailedRefund
+		return f, r.Scan(&f.OrderID, &f.UserID, &f.AmountCents, &f.Currency, &f.Failure, &f.Tries, &f.FailedAt)
+	})
+}

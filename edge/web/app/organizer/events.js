@@ -2,7 +2,7 @@
 // layout, dates, sale window, prices with their map colours, limits, hold
 // time, waiting room) and the event's page, which publishes it, opens,
 // pauses and closes its sale, and cancels it with its refunds' progress.
-import { api, when } from '../api.js';
+import { api, money, when } from '../api.js';
 import { field, h, toast } from '../dom.js';
 import { navigate } from '../router.js';
 import { PALETTE } from '../seatmap.js';
@@ -96,7 +96,8 @@ function controls(e) {
 
 // watchRefunds shows the refunds of a cancelled event until none is left;
 // refunds that failed (refused by the payment provider, or unanswered after
-// the worker's tries) can be asked again.
+// the worker's tries) are listed with their buyer and reason, and can be
+// asked again.
 function watchRefunds(box, id) {
   const bar = h('progress', { max: 1, value: 0, 'aria-labelledby': 'refund-label' });
   const label = h('p', { id: 'refund-label' }, 'Refunds: counting…');
@@ -112,7 +113,8 @@ function watchRefunds(box, id) {
       }
       retry.disabled = false;
     } }, 'Ask again');
-  box.append(h('h2', {}, 'Refunds'), label, bar, failed, retry);
+  const failures = h('ul', { class: 'items', id: 'refund-failures', hidden: true });
+  box.append(h('h2', {}, 'Refunds'), label, bar, failed, failures, retry);
   let timer = 0;
   const poll = async () => {
     try {
@@ -123,6 +125,13 @@ function watchRefunds(box, id) {
         ? `Refunds: ${p.refunded} of ${p.total} orders refunded, ${p.remaining} left.`
         : 'No paid orders: nothing to refund.';
       failed.textContent = p.failed ? `${p.failed} refunds failed: the payment provider refused them or did not answer. Those orders are still paid.` : '';
+      const list = p.failures || [];
+      failures.replaceChildren(...list.map((f) => h('li', {},
+        h('span', {}, h('a', { href: `/organizer/orders/${f.order_id}` }, `Order ${f.order_id}`),
+          ` · ${f.buyer.name} (${f.buyer.email}) · ${money(f.amount_cents, f.currency)}`),
+        h('span', { class: 'small muted' }, `${f.failure} (asked ${f.tries}×, last ${when(f.failed_at)})`))),
+        ...(p.failed > list.length ? [h('li', { class: 'muted' }, `and ${p.failed - list.length} more`)] : []));
+      failures.hidden = !p.failed;
       retry.hidden = !p.failed;
       if (p.remaining > 0) timer = setTimeout(poll, 1000);
     } catch (err) {
