@@ -1,4 +1,4 @@
 package shardstore
 
 // The refund progress statements, for their plans' test.
-var RefundCountsSQL, PaidOrdersSQL = refundCountsSQL, paidOrdersSQL
+var RefundCountsSQL, PaidOrdersSQL, FailedRefundsSQL = refundCountsSQL, paidOrdersSQL, failedRefundsSQL

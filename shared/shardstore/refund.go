@@ -164,6 +164,9 @@ func (r reads) EventRefunds(ctx context.Context, eventID int64) (RefundCounts, e
 }
 
 const (
+	failedRefundsSQL = `SELECT c.order_id, o.user_id, o.total_cents, o.currency, coalesce(c.failure, ''), c.asked, c.updated_at
+		FROM cancel_refunds c JOIN orders o ON o.id = c.order_id
+		WHERE c.event_id = $1 AND c.status = 'failed' ORDER BY c.order_id LIMIT $2`
 	refundCountsSQL = `SELECT total, refunded, failed FROM cancel_refund_counts WHERE event_id = $1`
 	paidOrdersSQL   = `SELECT count(*), count(*) FILTER (WHERE status = 'refunded') FROM orders
 		WHERE event_id = $1 AND payment_id IS NOT NULL AND status IN ('paid', 'refunded')`
@@ -185,9 +188,7 @@ type FailedRefund struct {
 // FailedRefunds reads the first limit failed refunds of an event's
 // cancellation, by order id (the partial index cancel_refunds_failed).
 func (r reads) FailedRefunds(ctx context.Context, eventID int64, limit int) ([]FailedRefund, error) {
-	rows, err := r.q.Query(ctx, `SELECT c.order_id, o.user_id, o.total_cents, o.currency, coalesce(c.failure, ''), c.asked, c.updated_at
-		FROM cancel_refunds c JOIN orders o ON o.id = c.order_id
-		WHERE c.event_id = $1 AND c.status = 'failed' ORDER BY c.order_id LIMIT $2`, eventID, limit)
+	rows, err := r.q.Query(ctx, failedRefundsSQL, eventID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("failed refunds of event %d: %w", eventID, err)
 	}

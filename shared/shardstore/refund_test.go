@@ -68,9 +68,9 @@ func TestRefundProgressIsOneRowAndExact(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, truth(), got, when)
 	}
-	requirePlan := func(sql, uses string) {
+	requirePlan := func(sql, uses string, args ...any) {
 		t.Helper()
-		rows, err := pool.Query(ctx, "EXPLAIN "+sql, event)
+		rows, err := pool.Query(ctx, "EXPLAIN "+sql, append([]any{event}, args...)...)
 		require.NoError(t, err)
 		var plan []string
 		for rows.Next() {
@@ -120,6 +120,16 @@ func TestRefundProgressIsOneRowAndExact(t *testing.T) {
 	})
 	progress("ten refunded, ten failed")
 	require.Equal(t, 10, truth().Failed)
+	failed, err := st.FailedRefunds(ctx, event, 3)
+	require.NoError(t, err)
+	require.Len(t, failed, 3, "as many as asked")
+	for i, f := range failed {
+		require.Equal(t, paid[10+i].order, f.OrderID, "by order id")
+		require.Equal(t, "refused", f.Failure)
+		require.Equal(t, 1, f.Tries)
+		require.EqualValues(t, 1000, f.AmountCents)
+	}
+	requirePlan(shardstore.FailedRefundsSQL, "cancel_refunds_failed", 100)
 	tx(func(tx shardstore.Tx) error {
 		ok, err := tx.RefundFailed(ctx, paid[0].order, 1, "late refusal of a refunded order")
 		require.False(t, ok)
