@@ -512,12 +512,16 @@ func writePeers(b *strings.Builder, r *results) {
 	for _, mode := range r.modes {
 		for _, places := range peerPlaces {
 			fmt.Fprintf(b, "%s commits, holds of %d place(s):\n\n| strategy | holds/s, 16 clients (spread) | p99, 16 | catraca ÷ peer, 16 | holds/s, 64 clients (spread) | p99, 64 | catraca ÷ peer, 64 | CPU per hold at 16: PostgreSQL + Go |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", mode, places)
-			for _, p := range peers {
+			for i, p := range peers {
 				fmt.Fprintf(b, "| %s |", p.says)
 				for _, n := range []int{16, 64} {
 					name := peerName(p.name, places, n)
-					fmt.Fprintf(b, " %s (%.0f %%) | %s ms | %.2f× |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"),
-						format(r.get(mode, name, "p99-ms")), r.get(mode, name, "catraca/peer"))
+					ratio := fmt.Sprintf("%.2f×", r.get(mode, name, "catraca/peer"))
+					if i == 0 {
+						ratio = "—"
+					}
+					fmt.Fprintf(b, " %s (%.0f %%) | %s ms | %s |", format(r.get(mode, name, "holds/s")), r.get(mode, name, "spread-%"),
+						format(r.get(mode, name, "p99-ms")), ratio)
 				}
 				name := peerName(p.name, places, 16)
 				fmt.Fprintf(b, " %.3f + %.3f ms |\n", r.get(mode, name, "db-cpu-ms/op"), r.get(mode, name, "go-cpu-ms/op"))
