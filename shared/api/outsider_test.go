@@ -3,8 +3,11 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -120,4 +123,26 @@ func TestEmailRequestsWithoutAnEmailAskForOne(t *testing.T) {
 			requireProblem(t, c.who.do(http.MethodPost, c.path, body), http.StatusBadRequest, "invalid-field")
 		}
 	}
+}
+
+// A transfer's mail goes to the recipient's address as their account has
+// it, not as the sender typed it: the account is found ignoring case (and
+// whatever else the catalog's lower() folds), so a typed address could name
+// a mailbox the recipient does not own.
+func TestTransferMailGoesToTheRecipientsAddress(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, bia := newFan(t, s.srv), newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	bia.signUp("bia@example.com")
+	s.paidTickets(t, ana, "t1", s.seats[0])
+	ids, _ := myCodes(t, ana)
+	r := ana.do(http.MethodPost, "/api/tickets/"+itoa(ids[0])+"/transfer", map[string]any{"email": "BIA@Example.COM"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	var mail []byte
+	waitUntil(t, 5*time.Second, func() bool {
+		mail, _ = os.ReadFile(filepath.Join(s.app.Config.Mailbox, fmt.Sprintf("transfer-%d-2.txt", ids[0])))
+		return mail != nil
+	}, "the recipient's mail")
+	require.Contains(t, string(mail), "To: bia@example.com\n")
 }

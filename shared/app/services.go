@@ -86,7 +86,7 @@ func NewEntry(db *Databases, ticketKey []config.Key, mailer order.Mailer, public
 		return nil, err
 	}
 	return entry.New(db.Catalog, db.Shards, ring, entry.OnSent(func(ctx context.Context, n entry.Sent) {
-		err := mailer.Send(ctx, order.Mail{Key: fmt.Sprintf("transfer-%d-%d", n.Ticket, n.Generation), To: n.Email,
+		err := mailer.Send(ctx, order.Mail{Key: fmt.Sprintf("transfer-%d-%d", n.Ticket, n.Generation), To: n.To.Email,
 			Subject: n.From + " sent you a ticket",
 			Body:    fmt.Sprintf("%s sent you a ticket: %s.\n\nIt is yours now. Show it at the door from %s/tickets\n", n.From, n.Seat, publicURL)})
 		if err != nil {

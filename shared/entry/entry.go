@@ -167,11 +167,13 @@ func (s *Service) Grant(ctx context.Context, event, account int64, email string)
 type Person struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
+	// Email is the address as the account has it (found ignoring case).
+	Email string `json:"-"`
 }
 
 func (s *Service) byEmail(ctx context.Context, email string) (Person, error) {
 	var p Person
-	err := s.catalog.QueryRow(ctx, `SELECT id, name FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&p.ID, &p.Name)
+	err := s.catalog.QueryRow(ctx, `SELECT id, name, email FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&p.ID, &p.Name, &p.Email)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, ErrNoAccount
 	}

@@ -110,7 +110,6 @@ type Sent struct {
 	Seat       string
 	From       string // the sender's name
 	To         Person
-	Email      string
 }
 
 // Transfer hands a ticket to the account with email: the ticket gets a new
@@ -125,7 +124,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, from); err != nil {
 		return to, err
 	}
-	sent := Sent{Ticket: ticket, Email: email}
+	sent := Sent{Ticket: ticket}
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
 		m, found, err := tx.LockTicket(ctx, ticket, defaults)
 		if err != nil {
