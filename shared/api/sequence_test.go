@@ -1,0 +1,176 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/psp"
+)
+
+// TestFeatureSequences walks random sequences across features — holds of
+// seats and of best seats, releases, checkouts, payments, organizer
+// refunds, ticket transfers, holds running out, log-outs and log-ins — by fans who also touch
+// each other's holds, orders and tickets. After every step: no 5xx (every
+// answer is also checked against openapi.json), and the shard is whole: no
+// seat held by a hold that ended, no seat sold but to a paid or refunded
+// order, no account over its ticket limit. At the end, what the PSP kept is
+// what paid orders are worth.
+func TestFeatureSequences(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	ev := "/api/events/" + itoa(s.eventID)
+	var fans int
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &sequence{t: t, s: s, org: org, ev: ev}
+		for range 3 {
+			fans++
+			f := newFan(t, s.srv)
+			email := fmt.Sprintf("seq%d@example.com", fans)
+			f.signUp(email)
+			m.fans, m.emails = append(m.fans, f), append(m.emails, email)
+		}
+		m.seats = s.seats[(fans/3)*12%len(s.seats):][:12]
+		rt.Repeat(rapid.StateMachineActions(m))
+	})
+	waitUntil(t, 15*time.Second, func() bool {
+		return s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
+	}, "the outbox to drain")
+	s.requireMoneyConserved(t)
+	t.Logf("over the sequences: %d paid orders, %d refunded, %d tickets transferred",
+		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'paid'`), s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'refunded'`),
+		s.count(t, `SELECT count(*)::int FROM ticket_transfers`))
+}
+
+type sequence struct {
+	t      *testing.T
+	s      *shop
+	org    *fan
+	ev     string
+	fans   []*fan
+	emails []string
+	seats  []int64
+	holds  []int64
+	orders []int64
+}
+
+func (m *sequence) fan(rt *rapid.T) *fan {
+	return m.fans[rapid.IntRange(0, len(m.fans)-1).Draw(rt, "fan")]
+}
+
+// answer fails on a 5xx and remembers the holds and orders it names.
+func (m *sequence) answer(rt *rapid.T, what string, r response) {
+	if r.Status >= 500 {
+		rt.Fatalf("%s: %d %s", what, r.Status, r.Raw)
+	}
+	for _, k := range []string{"hold_id", "order_id", "id"} {
+		if v, ok := r.Body[k].(float64); ok && r.Status < 300 {
+			list := &m.orders
+			if k == "hold_id" {
+				list = &m.holds
+			}
+			if !slices.Contains(*list, int64(v)) {
+				*list = append(*list, int64(v))
+			}
+		}
+	}
+}
+
+func (m *sequence) Hold(rt *rapid.T) {
+	seats := rapid.SliceOfNDistinct(rapid.SampledFrom(m.seats), 1, 3, rapid.ID).Draw(rt, "seats")
+	key := fmt.Sprintf("k%d", rapid.IntRange(0, 3).Draw(rt, "key"))
+	m.answer(rt, "hold", m.fan(rt).do(http.MethodPost, m.ev+"/holds", map[string]any{"seats": seats}, "Idempotency-Key", key))
+}
+
+func (m *sequence) HoldBest(rt *rapid.T) {
+	n := rapid.IntRange(1, 5).Draw(rt, "quantity")
+	key := fmt.Sprintf("b%d", rapid.IntRange(0, 3).Draw(rt, "key"))
+	m.answer(rt, "best", m.fan(rt).do(http.MethodPost, m.ev+"/holds", map[string]any{"best": map[string]any{"quantity": n}}, "Idempotency-Key", key))
+}
+
+func (m *sequence) Release(rt *rapid.T) {
+	if len(m.holds) == 0 {
+		rt.Skip("no hold")
+	}
+	id := rapid.SampledFrom(m.holds).Draw(rt, "hold")
+	m.answer(rt, "release", m.fan(rt).do(http.MethodDelete, "/api/holds/"+itoa(id), nil))
+}
+
+func (m *sequence) Checkout(rt *rapid.T) {
+	if len(m.orders) == 0 {
+		rt.Skip("no order")
+	}
+	id := rapid.SampledFrom(m.orders).Draw(rt, "order")
+	m.answer(rt, "checkout", m.fan(rt).do(http.MethodPost, "/api/orders/"+itoa(id)+"/checkout", nil))
+}
+
+func (m *sequence) Pay(rt *rapid.T) {
+	var open []string
+	for _, p := range m.s.sim.Payments() {
+		if slices.Contains(m.orders, p.OrderID) && p.Status == psp.StatusRequiresPayment {
+			open = append(open, p.ID)
+		}
+	}
+	if len(open) == 0 {
+		rt.Skip("no payment page open")
+	}
+	card := rapid.SampledFrom([]string{pspsim.CardSuccess, pspsim.CardSuccess, pspsim.CardDeclined}).Draw(rt, "card")
+	m.s.sim.Pay(rapid.SampledFrom(open).Draw(rt, "payment"), card)
+}
+
+func (m *sequence) Refund(rt *rapid.T) {
+	if len(m.orders) == 0 {
+		rt.Skip("no order")
+	}
+	id := rapid.SampledFrom(m.orders).Draw(rt, "order")
+	m.answer(rt, "refund", m.org.do(http.MethodPost, "/api/orders/"+itoa(id)+"/refund", nil))
+}
+
+func (m *sequence) Transfer(rt *rapid.T) {
+	f := m.fan(rt)
+	r := f.do(http.MethodGet, "/api/me/tickets", nil)
+	m.answer(rt, "tickets", r)
+	list, _ := r.Body["tickets"].([]any)
+	if len(list) == 0 {
+		rt.Skip("no ticket")
+	}
+	ticket := int64(rapid.SampledFrom(list).Draw(rt, "ticket").(map[string]any)["id"].(float64))
+	to := rapid.SampledFrom(m.emails).Draw(rt, "to")
+	m.answer(rt, "transfer", f.do(http.MethodPost, "/api/tickets/"+itoa(ticket)+"/transfer", map[string]any{"email": to}))
+}
+
+// Expire ends a hold's time now, as if its minutes had passed: its seats go
+// to the next hold that asks, and its payment may still land.
+func (m *sequence) Expire(rt *rapid.T) {
+	if len(m.holds) == 0 {
+		rt.Skip("no hold")
+	}
+	id := rapid.SampledFrom(m.holds).Draw(rt, "hold")
+	m.s.exec(m.t, id, `WITH h AS (UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1 AND status = 'active' RETURNING id)
+		UPDATE event_seats SET held_until = now() - interval '1 second' WHERE hold_id IN (SELECT id FROM h) AND status = 'held'`)
+}
+
+func (m *sequence) Relog(rt *rapid.T) {
+	i := rapid.IntRange(0, len(m.fans)-1).Draw(rt, "fan")
+	m.answer(rt, "logout", m.fans[i].do(http.MethodDelete, "/api/session", nil))
+	m.answer(rt, "login", m.fans[i].do(http.MethodPost, "/api/session", map[string]any{"email": m.emails[i], "password": "a long enough password"}))
+}
+
+func (m *sequence) Check(rt *rapid.T) {
+	for what, q := range map[string]string{
+		"seats held by an ended hold":           `SELECT count(*)::int FROM event_seats s JOIN holds h ON h.id = s.hold_id WHERE s.status = 'held' AND h.status <> 'active'`,
+		"seats sold but not to a paid order":    `SELECT count(*)::int FROM event_seats s JOIN orders o ON o.id = s.order_id WHERE s.status = 'sold' AND o.status NOT IN ('paid', 'refunded')`,
+		"accounts over their ticket limit":      `SELECT count(*)::int FROM (SELECT o.user_id FROM orders o WHERE o.status = 'paid' OR (o.status = 'pending' AND EXISTS (SELECT 1 FROM holds h WHERE h.id = o.hold_id AND h.status = 'active' AND h.expires_at > now())) GROUP BY o.user_id HAVING sum(o.ticket_count) > 6) x`,
+		"paid orders without all their tickets": `SELECT count(*)::int FROM orders o WHERE o.status = 'paid' AND o.ticket_count <> (SELECT count(*) FROM tickets k WHERE k.order_id = o.id)`,
+	} {
+		if n := m.s.count(m.t, q); n != 0 {
+			rt.Fatalf("%s: %d", what, n)
+		}
+	}
+}
