@@ -196,17 +196,25 @@ func poolColumns(t, quantity string) string {
 // poolSource selects $2 places of pool $1 for orderStep.
 var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int") + ` FROM ga_pools p WHERE p.id = $1)`
 
-// takeSeats is the compare-and-set on seat rows, locked in id order: only
-// seats that are available or whose hold has expired flip to this hold, and
-// the order is written from the rows that flipped. held_until equals the
-// hold's expires_at: now() is the transaction's start in both.
+// takeSeats is the compare-and-set on seat rows: only seats that are
+// available or whose hold has expired flip to this hold, and the order is
+// written from the rows that flipped. held_until equals the hold's
+// expires_at: now() is the transaction's start in both.
+//
+// The UPDATE reaches its seats through their ids sorted ascending, a nested
+// loop over the sorted ids (TestSeatTakeUpdatesInIDOrder checks the plan),
+// so a hold waits for a seat another transaction is writing only in id
+// order, as every other path that locks several seats does: two holds of
+// overlapping seats cannot each wait for the other. The rows are not locked
+// beforehand (FOR NO KEY UPDATE, then the UPDATE, wrote each seat's tuple
+// and a WAL record twice): a seat only waits when its version in the
+// snapshot is free, and one another hold has just taken fails the
+// compare-and-set on its re-check once that hold commits.
 func takeSeats(h NewHold, seatIDs []int64) step {
-	return orderStep(h, `target AS (
-			SELECT id FROM event_seats WHERE (SELECT ok FROM lim) AND event_id = $1 AND seat_id = ANY($2) ORDER BY id FOR NO KEY UPDATE
-		), src AS (
+	return orderStep(h, `src AS (
 			UPDATE event_seats s SET status = 'held', hold_id = `+curHold+`,
 				held_until = now() + make_interval(secs => $3), updated_at = now()
-			FROM target
+			FROM (SELECT id FROM event_seats WHERE (SELECT ok FROM lim) AND event_id = $1 AND seat_id = ANY($2) ORDER BY id) target
 			WHERE s.id = target.id AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < now()))
 			RETURNING `+seatColumns("s")+`
 		)`, []any{h.EventID, seatIDs, h.TTL}, len(seatIDs), seatsTaken)
