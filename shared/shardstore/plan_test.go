@@ -23,12 +23,7 @@ import (
 func TestLimitCheckReadsTheBuyersOrders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbs := testenv.NewDatabases(t, 1)
-	conn, err := pgx.Connect(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
-	require.NoError(t, err)
+	conn := genericPlans(t)
 	h := NewHold{EventID: 1, Account: 7, TTL: 60, Key: "k", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 4}
 	steps := map[string]step{
 		"seats":   takeSeats(h, []int64{1, 2}),
@@ -38,7 +33,7 @@ func TestLimitCheckReadsTheBuyersOrders(t *testing.T) {
 	}
 	for _, fill := range []string{"empty", "one event's orders, analyzed"} {
 		if fill != "empty" {
-			_, err = conn.Exec(ctx, `WITH h AS (
+			_, err := conn.Exec(ctx, `WITH h AS (
 					INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
 					SELECT 1, g, now() + interval '1 minute', 'k', '\x00' FROM generate_series(1, 3000) g RETURNING id, account_id)
 				INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency) SELECT 1, account_id, id, 1, 100, 'BRL' FROM h`)
@@ -52,6 +47,20 @@ func TestLimitCheckReadsTheBuyersOrders(t *testing.T) {
 			require.NotContains(t, plan, "orders_event", "%s, %s: not every order of the event\n%s", fill, name, plan)
 		}
 	}
+}
+
+// genericPlans connects to a fresh shard with the shards' plan cache mode
+// (one generic plan per statement and connection).
+func genericPlans(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	dbs := testenv.NewDatabases(t, 1)
+	conn, err := pgx.Connect(ctx, dbs.DSN(dbs.Shards[1]))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(ctx) })
+	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	return conn
 }
 
 // explain prepares s and returns its generic plan, the arguments written
@@ -95,16 +104,11 @@ func explain(t *testing.T, conn *pgx.Conn, s step) string {
 func TestSeatTakeUpdatesInIDOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbs := testenv.NewDatabases(t, 1)
-	conn, err := pgx.Connect(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
-	require.NoError(t, err)
+	conn := genericPlans(t)
 	h := NewHold{EventID: 1, Account: 7, TTL: 60, Key: "k", Hash: []byte{1}, Currency: "BRL", MaxPerAccount: 4}
 	for _, fill := range []string{"empty", "50,000 seats, analyzed"} {
 		if fill != "empty" {
-			_, err = conn.Exec(ctx, `INSERT INTO event_seats (event_id, seat_id, seat_index, section_code, section_rank, row_label, row_rank, seat_number, price_level, price_cents)
+			_, err := conn.Exec(ctx, `INSERT INTO event_seats (event_id, seat_id, seat_index, section_code, section_rank, row_label, row_rank, seat_number, price_level, price_cents)
 				SELECT 1, g, g, 'A', 1, (g / 50)::text, g / 50, g % 50, 'P1', 100 FROM generate_series(1, 50000) g;
 				ANALYZE event_seats`)
 			require.NoError(t, err)
