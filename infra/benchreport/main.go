@@ -68,7 +68,7 @@ var comparisons = []comparison{
 			return r.cpuBound(mode, hold, "hold-ops/s", 16) + "; " +
 				r.cpuSplit(mode, hold, "hold-", "a hold", hold, "bound-", "the bound") +
 				fmt.Sprintf(" while writing about as much (%.0f against %.0f bytes of WAL per operation)", r.get(mode, hold, "hold-wal-bytes/op"), r.get(mode, hold, "bound-wal-bytes/op")) +
-				": the extra is PostgreSQL setting up the checks' larger plan (limit query, id-ordered seat lock, order checks: about 35 plan nodes against 13) on every execution, not running it (perf: the executor's run matches the bound's), spread over the checks at up to 0.02 ms each; the one larger cut, letting the UPDATE find the seats itself (0.04 ms), gives up the id-ordered locking that keeps two holds of the same seats from deadlocking (docs/inventory.md)"
+				": the extra is PostgreSQL setting up the checks' larger plan (limit query, seats reached in id order, order checks: over 30 plan nodes against 13) on every execution, not running it (perf: the executor's run matches the bound's), spread over the checks at up to 0.02 ms each; the one larger cut, letting the UPDATE find the seats itself (0.04 ms), gives up the id order that keeps two holds of the same seats from deadlocking (docs/inventory.md)"
 		}},
 	{title: "Bound: the writes-only hold vs a plain single-statement UPDATE of the same seats",
 		subject: seatHolds, base: seatHolds, metric: "bound-ops/s", baseMetric: "update-ops/s", ratioMetric: "bound/update",
