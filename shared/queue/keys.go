@@ -68,13 +68,17 @@ func keysOf(prefix string, eventID int64) roomKeys {
 		placed: tag + "placed", lease: tag + "lease", ts: tag + "ts"}
 }
 
-// bucket is account's token bucket for joins and status calls in this room.
-func (k roomKeys) bucket(account int64) string {
-	return k.tag + "bucket:" + strconv.FormatInt(account, 10)
+// pace is account's token bucket for joins and status calls in this room
+// (a string: see ratelimit.TakeLua).
+func (k roomKeys) pace(account int64) string {
+	return k.tag + "pace:" + strconv.FormatInt(account, 10)
 }
 
-// hold is account's token bucket for holds at this event.
-func (k roomKeys) hold(account int64) string { return k.tag + "hold:" + strconv.FormatInt(account, 10) }
+// holds is account's token bucket for holds at this event (a string: see
+// ratelimit.TakeLua).
+func (k roomKeys) holds(account int64) string {
+	return k.tag + "holds:" + strconv.FormatInt(account, 10)
+}
 
 // script is a Lua script over some keys of one room.
 type script struct {
@@ -85,7 +89,7 @@ type script struct {
 
 // newScript returns the script body over the keys that keys lists. The
 // body reads them by name: its source opens with `local <name> = KEYS[i]`
-// for each, the name being how the key ends (cfg, q, bucket…), so the
+// for each, the name being how the key ends (cfg, q, pace…), so the
 // names in Lua and the keys Go sends cannot disagree.
 func newScript(keys func(k roomKeys, account int64) []string, body string) script {
 	sample := keysOf("", 0)

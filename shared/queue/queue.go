@@ -153,9 +153,14 @@ type Place struct {
 }
 
 // fanCall runs the join or status script for account: one round trip,
-// which also spends from the account's bucket.
+// which also spends from the account's bucket. A restore place of 0 is
+// not sent.
 func (r *Room) fanCall(ctx context.Context, s script, eventID, account, restore int64, now time.Time) ([]any, error) {
-	v, err := s.run(ctx, r, eventID, account, account, ms(now), restore, fanBurst, fanRefill).Slice()
+	args := []any{account, ms(now), restore}
+	if restore <= 0 {
+		args = args[:2]
+	}
+	v, err := s.run(ctx, r, eventID, account, args...).Slice()
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -165,9 +170,17 @@ func (r *Room) fanCall(ctx context.Context, s script, eventID, account, restore 
 	return v, nil
 }
 
+// asInt reads a number the scripts return: an integer, or a number as
+// Redis stored it (a string).
 func asInt(v any) int64 {
-	n, _ := v.(int64)
-	return n
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
 }
 
 // Join puts account in line once; a repeated join returns the same place.

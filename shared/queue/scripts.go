@@ -1,13 +1,18 @@
 package queue
 
-import "github.com/catraca/catraca/shared/ratelimit"
+import (
+	"fmt"
+
+	"github.com/catraca/catraca/shared/ratelimit"
+)
 
 // Every script below reads its keys by the names newScript gives them (cfg,
 // st, q…: see roomKeys); all keys of one event carry the same hash tag, so
 // each script touches one cluster slot.
 
-// turnLua is shared by the join and status scripts; its functions
-// read the active, adm and placed keys.
+// turnLua is shared by the join and status scripts, which define its
+// functions only where they need them; they read the active, adm and
+// placed keys.
 //
 // turn(m, now) is the end of m's shopping turn, or nil when m has none: the
 // earlier of the session slot and the token pickup deadline, so a token
@@ -36,94 +41,107 @@ end
 `
 
 // slowLua spends one token of the account's bucket for joins and status
-// calls (ARGV[4] burst, ARGV[5] refill per second): an empty bucket ends
-// the script with {'slow', wait ms}, before it reads or changes anything.
-const slowLua = ratelimit.TakeLua + `
-local wait = take(bucket, tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5]))
+// calls (fanBurst, then fanRefill a second): an empty bucket ends the
+// script with {'slow', wait ms}, before it reads or changes anything. It
+// sets now (ARGV[2], ms) for the rest of the script.
+var slowLua = ratelimit.TakeLua + fmt.Sprintf(`
+local now = tonumber(ARGV[2])
+local wait = take(pace, now, %d, %g)
 if wait > 0 then return {'slow', wait} end
-`
+`, fanBurst, fanRefill)
 
-// fanKeys are the keys the join and status scripts share (ts: the join
-// counts new places in the control room's series).
-func fanKeys(k roomKeys, account int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.bucket(account), k.ts}
+// The join and status scripts are what every fan sends, so they spend as
+// little of Redis as they can (docs/waiting-room.md, What a fan costs):
+// numbers read from Redis go back to Go as the strings they are (Go parses
+// them), scores and places are written from ARGV or with %d (Redis 7.0
+// formats a Lua number argument with printf("%.17g")), and each declares
+// only the keys it may touch, which Redis copies into KEYS on every call.
+
+// roomFanKeys are the keys the join and status scripts share.
+func roomFanKeys(k roomKeys, account int64) []string {
+	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.pace(account)}
 }
 
-// joinScript: ARGV member, now, restore place (0 = none), burst, refill.
-// Returns {state, place or time, turn when admitted}.
-var joinScript = newScript(fanKeys, turnLua+slowLua+seriesLua+`
+// joinScript: ARGV member, now, restore place (absent = none).
+// Returns {state, place or time, turn when admitted}; places and times
+// read from Redis come back as strings. The functions it needs only off
+// its most frequent path are defined after it.
+var joinScript = newScript(func(k roomKeys, account int64) []string {
+	return append(roomFanKeys(k, account), k.ts)
+}, slowLua+`
 local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw')
 if conf[1] ~= '1' then return {'closed', 0} end
-local now = tonumber(ARGV[2])
-if now < tonumber(conf[2]) then return {'notyet', tonumber(conf[2])} end
+if now < tonumber(conf[2]) then return {'notyet', conf[2]} end
 local m = ARGV[1]
 -- A fan in line has no open turn (a tick takes it out of q to admit it),
 -- so the most frequent case skips turn.
 local place = redis.call('ZSCORE', q, m)
 if place then
-  redis.call('ZADD', seen, now, m)
-  return {'waiting', tonumber(place)}
+  redis.call('ZADD', seen, ARGV[2], m)
+  return {'waiting', place}
 end
+`+turnLua+tallyLua+`
 local exp, slot = turn(m, now)
 if exp then return {'admitted', exp, slot} end
 local s = redis.call('HMGET', st, 'phase', 'soldout', 'served')
 if s[2] == '1' then return {'soldout', 0} end
 if s[1] ~= 'drawn' then
   if redis.call('SADD', pre, m) == 1 then tally(now, 'joins', 1) end
-  redis.call('ZADD', seen, now, m)
-  return {'prequeue', tonumber(conf[3])}
+  redis.call('ZADD', seen, ARGV[2], m)
+  return {'prequeue', conf[3]}
 end
-place = tonumber(ARGV[3])
-if not restorable(m, place, s) then
-  place = redis.call('HINCRBY', st, 'seq', 1)
+place = ARGV[3]
+if not (place and restorable(m, tonumber(place), s)) then
+  place = string.format('%d', redis.call('HINCRBY', st, 'seq', '1'))
 end
 redis.call('ZADD', q, place, m)
 redis.call('HSET', placed, m, place)
-redis.call('ZADD', seen, now, m)
+redis.call('ZADD', seen, ARGV[2], m)
 tally(now, 'joins', 1)
 return {'waiting', place}
 `)
 
-// statusScript: ARGV member, now, restore place (0 = none), burst, refill.
+// statusScript: ARGV member, now, restore place (absent = none).
 // Returns {state, position, ahead, admission expiry, turn}, and for a fan
-// waiting in line also what its ETA needs: {…, admitted in the minute up
-// to the last tick, that tick's time, configured ceiling, adaptive
-// ceiling, active-session ttl ms}. A status call is the fan's heartbeat.
+// waiting in line also what its ETA needs, as read (strings): {…,
+// admitted in the minute up to the last tick, that tick's time,
+// configured ceiling, adaptive ceiling, active-session ttl ms}. A status
+// call is the fan's heartbeat. A fan in line has no open turn (see the
+// join script): only a fan not in q needs turn's functions.
 var statusScript = newScript(func(k roomKeys, account int64) []string {
-	return append(fanKeys(k, account), k.frozen)
-}, turnLua+slowLua+`
-local now = tonumber(ARGV[2])
+	return append(roomFanKeys(k, account), k.frozen)
+}, slowLua+`
 local m = ARGV[1]
 local conf = redis.call('HMGET', cfg, 'enabled', 'ceiling', 'active_ttl')
 if conf[1] ~= '1' then return {'closed', 0, 0, 0} end
--- A fan in line has no open turn (see the join script).
 local rank = redis.call('ZRANK', q, m)
+local s
 if not rank then
+`+turnLua+`
   local exp, slot = turn(m, now)
   if exp then return {'admitted', 0, 0, exp, slot} end
-end
-local s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
-local place = tonumber(ARGV[3])
-if not rank and restorable(m, place, s) then
+  s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
+  local place = ARGV[3]
+  if not (place and restorable(m, tonumber(place), s)) then
+    if redis.call('SISMEMBER', pre, m) == 1 or redis.call('SISMEMBER', frozen, m) == 1 then
+      redis.call('ZADD', seen, ARGV[2], m)
+      return {'prequeue', 0, 0, 0}
+    end
+    if s[2] == '1' then return {'soldout', 0, 0, 0} end
+    local picked = redis.call('ZSCORE', adm, m)
+    if picked then return {'expired', 0, 0, picked} end
+    return {'none', 0, 0, 0}
+  end
   -- Redis lost this fan's place (failover): the signed ticket puts it back.
   redis.call('ZADD', q, place, m)
   redis.call('HSET', placed, m, place)
   rank = redis.call('ZRANK', q, m)
+else
+  s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
 end
-if rank then
-  redis.call('ZADD', seen, now, m)
-  if s[2] == '1' then return {'soldout', rank + 1, rank, 0} end
-  return {'waiting', rank + 1, rank, 0, 0, tonumber(s[4] or '0'), tonumber(s[5] or '0'),
-    tonumber(conf[2] or '0'), tonumber(s[6] or '0'), tonumber(conf[3] or '0')}
-end
-if redis.call('SISMEMBER', pre, m) == 1 or redis.call('SISMEMBER', frozen, m) == 1 then
-  redis.call('ZADD', seen, now, m)
-  return {'prequeue', 0, 0, 0}
-end
-if s[2] == '1' then return {'soldout', 0, 0, 0} end
-local picked = redis.call('ZSCORE', adm, m)
-if picked then return {'expired', 0, 0, tonumber(picked)} end
-return {'none', 0, 0, 0}
+redis.call('ZADD', seen, ARGV[2], m)
+if s[2] == '1' then return {'soldout', rank + 1, rank, 0} end
+return {'waiting', rank + 1, rank, 0, 0, s[4] or '0', s[5] or '0', conf[2] or '0', s[6] or '0', conf[3] or '0'}
 `)
 
 // freezeScript starts the draw once: ARGV owner, now, lease ms. The pre-queue
@@ -189,7 +207,7 @@ return n
 // Returns {admitted, active, waiting, ceiling}.
 var tickScript = newScript(func(k roomKeys, _ int64) []string {
 	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.ticks, k.placed, k.ts}
-}, seriesLua+`
+}, tallyLua+seriesLua+`
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', adm, '-inf', now - 86400000)
@@ -269,7 +287,7 @@ return 1
 // the loss keep buying and count against the ceiling again. Returns -1 when
 // the turn is over, else the hold bucket's wait in ms (0: go ahead).
 var holdScript = newScript(func(k roomKeys, account int64) []string {
-	return []string{k.st, k.active, k.adm, k.placed, k.hold(account)}
+	return []string{k.st, k.active, k.adm, k.placed, k.holds(account)}
 }, ratelimit.TakeLua+`
 local m = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -288,7 +306,7 @@ if turn ~= 0 then
     redis.call('HSET', placed, m, turn)
   end
 end
-return take(hold, now, tonumber(ARGV[5]), tonumber(ARGV[6]))
+return take(holds, now, tonumber(ARGV[5]), tonumber(ARGV[6]))
 `)
 
 // leaseScript: ARGV owner, ttl ms. Returns 1 when owner holds the lease.

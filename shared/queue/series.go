@@ -64,20 +64,25 @@ var seriesNames = func() []string {
 
 var incidentNames = []string{IncidentHTTP5xx, IncidentPSP}
 
-// seriesLua writes a room's series (the ts key) from a script:
-// tally(now, name, n) adds to a counter of now's step, sample(now, {name,
-// value, …}) records values, forget(now) deletes every step that left the
-// window. The hash's "trimmed" field is the last step deleted: after a few
-// steps (the usual tick) forget deletes those steps' fields by name; after
-// a longer silence (sporadic writes) or on a hash without the mark it reads
-// the field names once and deletes every older step, so no step outlives
-// the window however irregular the writes.
-var seriesLua = fmt.Sprintf(`
-local function field(now, name) return math.floor(now / %[1]d) .. ':' .. name end
+// tallyLua and seriesLua write a room's series (the ts key) from a script:
+// tally(now, name, n) adds to a counter of now's step (tallyLua, all the
+// join script needs), sample(now, {name, value, …}) records values,
+// forget(now) deletes every step that left the window (seriesLua, which
+// needs tallyLua before it). A hash nobody writes for seriesKeep expires:
+// its life is renewed by each step's first tally and by every sample. The
+// hash's "trimmed" field is the last step deleted: after a few steps (the
+// usual tick) forget deletes those steps' fields by name; after a longer
+// silence (sporadic writes) or on a hash without the mark it reads the
+// field names once and deletes every older step, so no step outlives the
+// window however irregular the writes.
+var tallyLua = fmt.Sprintf(`
+local function field(now, name) return string.format('%%d:', math.floor(now / %[1]d)) .. name end
 local function tally(now, name, n)
-  redis.call('HINCRBY', ts, field(now, name), n)
-  redis.call('PEXPIRE', ts, %[2]d)
+  if redis.call('HINCRBY', ts, field(now, name), n) == n then redis.call('PEXPIRE', ts, '%[2]d') end
 end
+`, SeriesStep.Milliseconds(), seriesKeep.Milliseconds())
+
+var seriesLua = fmt.Sprintf(`
 local function sample(now, values)
   local args = {}
   for i = 1, #values, 2 do
@@ -114,7 +119,7 @@ const forgetByName = 6
 
 // trimScript is forget alone, for the series written from Go (the global
 // one has no room keys).
-var trimScript = redis.NewScript("local ts = KEYS[1]\n" + seriesLua + "forget(tonumber(ARGV[1]))\nreturn 0\n")
+var trimScript = redis.NewScript("local ts = KEYS[1]\n" + tallyLua + seriesLua + "forget(tonumber(ARGV[1]))\nreturn 0\n")
 
 func stepOf(t time.Time) int64 { return t.UnixMilli() / SeriesStep.Milliseconds() }
 

@@ -15,17 +15,25 @@ import (
 // milliseconds to wait when the bucket is empty (nothing spent). Scripts of
 // other packages embed it to rate-limit in the round trip they already make;
 // the bucket key must then share their cluster slot.
+//
+// The bucket is kept as one integer (GCRA): the time, in ms, at which it
+// will be full again. A bucket holds capacity - (full - now) / interval
+// tokens, so a call may spend one while full - now <= (capacity - 1) *
+// interval, and spending moves full one interval later (rounded up to the
+// ms, so the rate is never exceeded). The key expires when the bucket is
+// full, and a missing key is a full bucket: one GET and one SET PX, integers
+// written with %d. This is the hot path of every waiting-room call, and
+// Redis 7.0 formats a Lua number argument with printf("%.17g") and parses
+// decimals with strtod, which cost more than the two commands.
 const TakeLua = `
 local function take(key, now, cap, rate)
-  local b = redis.call('HMGET', key, 'tokens', 'at')
-  local tokens = tonumber(b[1] or cap)
-  local at = tonumber(b[2] or now)
-  tokens = math.min(cap, tokens + (now - at) * rate / 1000)
-  local wait = 0
-  if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
-  redis.call('HSET', key, 'tokens', tokens, 'at', now)
-  redis.call('PEXPIRE', key, math.ceil(cap * 1000 / rate) + 1000)
-  return wait
+  local interval = 1000 / rate
+  local full = math.max(tonumber(redis.call('GET', key) or 0), now)
+  local wait = math.ceil(full - now - (cap - 1) * interval)
+  if wait > 0 then return wait end
+  full = math.ceil(full + interval)
+  redis.call('SET', key, string.format('%d', full), 'PX', string.format('%d', full - now))
+  return 0
 end
 `
 
@@ -45,7 +53,7 @@ func New(rdb redis.UniversalClient, prefix string) *Limiter {
 // Allow spends one token of bucket key (capacity, refill per second) and
 // returns 0, or how long to wait when the bucket is empty (nothing spent).
 func (l *Limiter) Allow(ctx context.Context, key string, capacity int, perSecond float64) (time.Duration, error) {
-	wait, err := bucket.Run(ctx, l.rdb, []string{l.prefix + "rl:{" + key + "}"}, time.Now().UnixMilli(), capacity, perSecond).Int64()
+	wait, err := bucket.Run(ctx, l.rdb, []string{l.prefix + "pace:{" + key + "}"}, time.Now().UnixMilli(), capacity, perSecond).Int64()
 	return time.Duration(wait) * time.Millisecond, err
 }
 
