@@ -130,6 +130,8 @@ func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bo
 	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, k.cfg, "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "admit", max(ms(s.AdmitFrom), ms(s.DrawAt)), "ceiling", s.Ceiling,
 			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds())
+		// The status script reads these beside the state, in one HMGET.
+		p.HSet(ctx, k.st, "enabled", enabled, "set_ceiling", s.Ceiling, "active_ttl", s.ActiveTTL.Milliseconds())
 		created = p.HSetNX(ctx, k.st, "created", ms(r.now()))
 		return nil
 	})

@@ -106,23 +106,23 @@ return {'waiting', place}
 // waiting in line also what its ETA needs, as read (strings): {…,
 // admitted in the minute up to the last tick, that tick's time,
 // configured ceiling, adaptive ceiling, active-session ttl ms}. A status
-// call is the fan's heartbeat. A fan in line has no open turn (see the
-// join script): only a fan not in q needs turn's functions.
+// call is the fan's heartbeat. It reads the settings it needs from st,
+// where Publish copies them, so a fan in line costs one hash read. A fan
+// in line has no open turn (see the join script): only a fan not in q
+// needs turn's functions.
 var statusScript = newScript(func(k roomKeys, account int64) []string {
 	return append(roomFanKeys(k, account), k.frozen)
 }, slowLua+`
 local m = ARGV[1]
-local conf = redis.call('HMGET', cfg, 'enabled', 'ceiling', 'active_ttl')
-if conf[1] ~= '1' then return {'closed', 0, 0, 0} end
+local s = redis.call('HMGET', st, 'enabled', 'soldout', 'rate', 'rate_at', 'set_ceiling', 'ceiling', 'active_ttl')
+if s[1] ~= '1' then return {'closed', 0, 0, 0} end
 local rank = redis.call('ZRANK', q, m)
-local s
 if not rank then
 `+turnLua+`
   local exp, slot = turn(m, now)
   if exp then return {'admitted', 0, 0, exp, slot} end
-  s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
   local place = ARGV[3]
-  if not (place and restorable(m, tonumber(place), s)) then
+  if not (place and restorable(m, tonumber(place), redis.call('HMGET', st, 'phase', 'soldout', 'served'))) then
     if redis.call('SISMEMBER', pre, m) == 1 or redis.call('SISMEMBER', frozen, m) == 1 then
       redis.call('ZADD', seen, ARGV[2], m)
       return {'prequeue', 0, 0, 0}
@@ -136,12 +136,10 @@ if not rank then
   redis.call('ZADD', q, place, m)
   redis.call('HSET', placed, m, place)
   rank = redis.call('ZRANK', q, m)
-else
-  s = redis.call('HMGET', st, 'phase', 'soldout', 'served', 'rate', 'rate_at', 'ceiling')
 end
 redis.call('ZADD', seen, ARGV[2], m)
 if s[2] == '1' then return {'soldout', rank + 1, rank, 0} end
-return {'waiting', rank + 1, rank, 0, 0, s[4] or '0', s[5] or '0', conf[2] or '0', s[6] or '0', conf[3] or '0'}
+return {'waiting', rank + 1, rank, 0, 0, s[3] or '0', s[4] or '0', s[5] or '0', s[6] or '0', s[7] or '0'}
 `)
 
 // freezeScript starts the draw once: ARGV owner, now, lease ms. The pre-queue
