@@ -89,3 +89,26 @@ func TestPeersVerdictReadsPairedRatios(t *testing.T) {
 		t.Errorf("a median of 0.95 against alf.io at 64 clients: %s", v)
 	}
 }
+
+// TestQueueTargetsReadTheHandlerInProcess: the waiting-room targets face
+// the handler called as the Lambda adapter calls it; the loopback HTTP
+// figures are reported beside them, without a target.
+func TestQueueTargetsReadTheHandlerInProcess(t *testing.T) {
+	var targets, loopback int
+	for _, c := range comparisons {
+		if !strings.HasPrefix(c.subject, "BenchmarkQueueHTTP/") {
+			continue
+		}
+		if c.target != "" {
+			targets++
+			if !strings.Contains(c.subject, "-in-process/") || !strings.Contains(c.base, "/raw-") {
+				t.Errorf("target %q reads %s against %s", c.title, c.subject, c.base)
+			}
+		} else if !strings.Contains(c.subject, "-in-process/") {
+			loopback++
+		}
+	}
+	if targets != 2 || loopback != 2 {
+		t.Errorf("%d queue targets and %d loopback references, want 2 and 2", targets, loopback)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +30,12 @@ import (
 // through the app's own Redis client (same pool, same options) with the same
 // number of clients, each just before the figure it is read against. Every
 // run also reports this process's CPU per request (go-cpu-µs/op): the load
-// generator's share included, the HTTP client for the handler's figures.
+// generator's share included, the HTTP client for the handler's figures;
+// and the Redis server's (redis-cpu-µs/op, INFO cpu: exact on the private
+// Redis make bench starts, other tests' commands included on a shared one).
 // The in-process figures call the handler without the loopback HTTP
-// client and server (in production the Lambda adapter hands it requests).
+// client and server (in production the Lambda adapter hands it requests):
+// they are the ones the target is read against (infra/benchreport).
 func BenchmarkQueueHTTP(b *testing.B) {
 	a := apptest.New(b, 1)
 	handler := a.Handler()
@@ -85,9 +89,10 @@ func BenchmarkQueueHTTP(b *testing.B) {
 	run := func(name string, clients int, op func(seq int) error) {
 		b.Run(fmt.Sprintf("%s/clients=%d", name, clients), func(b *testing.B) {
 			for range b.N {
-				cpu := loadstat.StartCPU(ctx, nil)
+				cpu, server := loadstat.StartCPU(ctx, nil), redisCPU(ctx, b, a.Redis)
 				loadstat.Report(b, loadstat.Run(clients, fans, op), "ops")
 				b.ReportMetric(float64(cpu.Stop(ctx).Go.Microseconds())/fans, "go-cpu-µs/op")
+				b.ReportMetric(float64((redisCPU(ctx, b, a.Redis)-server).Microseconds())/fans, "redis-cpu-µs/op")
 			}
 		})
 	}
@@ -106,6 +111,23 @@ func BenchmarkQueueHTTP(b *testing.B) {
 		run("status", clients, func(seq int) error { return overTCP(http.MethodGet, seq) })
 		run("status-in-process", clients, func(seq int) error { return inProcess(http.MethodGet, seq) })
 	}
+}
+
+// redisCPU is the CPU time the Redis server has spent (INFO cpu).
+func redisCPU(ctx context.Context, b *testing.B, rdb redis.UniversalClient) time.Duration {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for _, l := range strings.Split(info, "\r\n") {
+		name, v, _ := strings.Cut(l, ":")
+		if name == "used_cpu_sys" || name == "used_cpu_user" {
+			sec, _ := strconv.ParseFloat(v, 64)
+			total += time.Duration(sec * float64(time.Second))
+		}
+	}
+	return total
 }
 
 // discardWriter is the cheapest ResponseWriter: it keeps the status only.

@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -27,5 +29,23 @@ func TestQueueViewJSON(t *testing.T) {
 		want, err := json.Marshal(v)
 		require.NoError(t, err)
 		require.Equal(t, string(want)+"\n", string(v.appendJSON(nil)))
+	}
+}
+
+// TestTokenCookieIsNetHTTPs: the queue's hand-written Set-Cookie headers
+// are byte for byte what http.SetCookie writes for the same cookie.
+func TestTokenCookieIsNetHTTPs(t *testing.T) {
+	t.Parallel()
+	exp := time.Date(2026, 12, 2, 14, 30, 5, 0, time.FixedZone("BRT", -3*3600))
+	for _, https := range []bool{false, true} {
+		r := httptest.NewRequest(http.MethodPost, "/api/events/77/queue", nil)
+		if https {
+			r.Header.Set("X-Forwarded-Proto", "https")
+		}
+		got, want := httptest.NewRecorder(), httptest.NewRecorder()
+		setTokenCookie(got, r, queueTicketCookie(77), "eyJh.eyJz-_.c2ln", "/api/events/77", exp)
+		http.SetCookie(want, &http.Cookie{Name: queueTicketCookie(77), Value: "eyJh.eyJz-_.c2ln", Path: "/api/events/77",
+			Expires: exp, HttpOnly: true, Secure: https, SameSite: http.SameSiteLaxMode})
+		require.Equal(t, want.Header()["Set-Cookie"], got.Header()["Set-Cookie"])
 	}
 }
