@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/catraca/catraca/shared/dev/pspsim"
@@ -15,25 +16,32 @@ import (
 
 // TestFeatureSequences walks random sequences across features — holds of
 // seats and of best seats, releases, checkouts, payments, organizer
-// refunds, ticket transfers, holds running out, log-outs and log-ins — by fans who also touch
-// each other's holds, orders and tickets. After every step: no 5xx (every
-// answer is also checked against openapi.json), and the shard is whole: no
-// seat held by a hold that ended, no seat sold but to a paid or refunded
-// order, no account over its ticket limit. At the end, what the PSP kept is
-// what paid orders are worth.
+// refunds, the sale closed and reopened, ticket transfers, codes shown and
+// scanned at the door (old ones too), holds running out, log-outs and
+// log-ins — by fans who also touch each other's holds, orders and tickets.
+// After every step: no 5xx (every answer is also checked against
+// openapi.json), the door admitted only a paid ticket with its holder's
+// code, and the shard is whole: no seat held by a hold that ended, no seat
+// sold but to a paid or refunded order, no account over its ticket limit.
+// At the end, what the PSP kept is what paid orders are worth.
 func TestFeatureSequences(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
 	org := s.organizerOf(t)
 	ev := "/api/events/" + itoa(s.eventID)
-	var fans int
+	door := newFan(t, s.srv)
+	door.signUp("door@example.com")
+	require.Equal(t, http.StatusCreated, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
+	var fans, admitted int
+	codes := map[string]int64{} // every code a holder was shown: its holder's account
 	rapid.Check(t, func(rt *rapid.T) {
-		m := &sequence{t: t, s: s, org: org, ev: ev}
+		m := &sequence{t: t, s: s, org: org, door: door, ev: ev, codes: codes, admitted: &admitted}
+		m.answer(rt, "open the sale", org.do(http.MethodPut, ev+"/status", map[string]any{"status": "on_sale"}))
 		for range 3 {
 			fans++
 			f := newFan(t, s.srv)
 			email := fmt.Sprintf("seq%d@example.com", fans)
-			f.signUp(email)
+			m.ids = append(m.ids, f.signUp(email))
 			m.fans, m.emails = append(m.fans, f), append(m.emails, email)
 		}
 		m.seats = s.seats[(fans/3)*12%len(s.seats):][:12]
@@ -43,21 +51,26 @@ func TestFeatureSequences(t *testing.T) {
 		return s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
 	}, "the outbox to drain")
 	s.requireMoneyConserved(t)
-	t.Logf("over the sequences: %d paid orders, %d refunded, %d tickets transferred",
+	t.Logf("over the sequences: %d paid orders, %d refunded, %d tickets transferred, %d admitted at the door",
 		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'paid'`), s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'refunded'`),
-		s.count(t, `SELECT count(*)::int FROM ticket_transfers`))
+		s.count(t, `SELECT count(*)::int FROM ticket_transfers`), admitted)
 }
 
 type sequence struct {
-	t      *testing.T
-	s      *shop
-	org    *fan
-	ev     string
-	fans   []*fan
-	emails []string
-	seats  []int64
-	holds  []int64
-	orders []int64
+	t     *testing.T
+	s     *shop
+	org   *fan
+	door  *fan
+	ev    string
+	codes map[string]int64
+	// admitted counts the door's admissions, over all sequences.
+	admitted *int
+	fans     []*fan
+	ids      []int64
+	emails   []string
+	seats    []int64
+	holds    []int64
+	orders   []int64
 }
 
 func (m *sequence) fan(rt *rapid.T) *fan {
@@ -154,6 +167,55 @@ func (m *sequence) Expire(rt *rapid.T) {
 	id := rapid.SampledFrom(m.holds).Draw(rt, "hold")
 	m.s.exec(m.t, id, `WITH h AS (UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1 AND status = 'active' RETURNING id)
 		UPDATE event_seats SET held_until = now() - interval '1 second' WHERE hold_id IN (SELECT id FROM h) AND status = 'held'`)
+}
+
+// SaleStatus has the organizer close, reschedule or reopen the sale.
+func (m *sequence) SaleStatus(rt *rapid.T) {
+	status := rapid.SampledFrom([]string{"on_sale", "on_sale", "closed", "scheduled"}).Draw(rt, "status")
+	m.answer(rt, "status", m.org.do(http.MethodPut, m.ev+"/status", map[string]any{"status": status}))
+}
+
+// Show has a fan open their tickets page: its codes are remembered with
+// their holder, to be scanned later (after transfers and refunds too).
+func (m *sequence) Show(rt *rapid.T) {
+	i := rapid.IntRange(0, len(m.fans)-1).Draw(rt, "fan")
+	r := m.fans[i].do(http.MethodGet, "/api/me/tickets", nil)
+	m.answer(rt, "tickets", r)
+	list, _ := r.Body["tickets"].([]any)
+	for _, x := range list {
+		codes, _ := x.(map[string]any)["codes"].([]any) // none for a used or void ticket
+		for _, c := range codes {
+			m.codes[c.(map[string]any)["code"].(string)] = m.ids[i]
+		}
+	}
+}
+
+// Scan has the door scan a code once shown: it admits only a ticket of a
+// paid order, and only with its holder's current code.
+func (m *sequence) Scan(rt *rapid.T) {
+	if len(m.codes) == 0 {
+		rt.Skip("no code shown")
+	}
+	var shown []string
+	for c := range m.codes {
+		shown = append(shown, c)
+	}
+	slices.Sort(shown)
+	code := rapid.SampledFrom(shown).Draw(rt, "code")
+	r := m.door.do(http.MethodPost, m.ev+"/checkins", map[string]any{"code": code, "gate": "North", "scan_id": fmt.Sprint(time.Now().UnixNano())})
+	m.answer(rt, "scan", r)
+	if r.Body["outcome"] != "admitted" {
+		return
+	}
+	*m.admitted++
+	ticket := int64(r.Body["ticket_id"].(float64))
+	paid := m.s.count(m.t, `SELECT count(*)::int FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.id = $1 AND o.status = 'paid'`, ticket)
+	if paid != 1 {
+		rt.Fatalf("the door admitted ticket %d, whose order is not paid", ticket)
+	}
+	if m.s.count(m.t, `SELECT count(*)::int FROM ticket_keys WHERE ticket_id = $1 AND holder_id = $2`, ticket, m.codes[code]) != 1 {
+		rt.Fatalf("the door admitted ticket %d with the code of a former holder", ticket)
+	}
 }
 
 func (m *sequence) Relog(rt *rapid.T) {
