@@ -403,6 +403,28 @@ func TestQueueTicketRestoresAPlaceLostInAFailover(t *testing.T) {
 	require.Equal(t, int64(1), st.Position, "fan 1 is back ahead of fan 3")
 }
 
+// TestStatusReadsSettingsPublishedWithoutTheirCopy: a room whose settings
+// were published before Publish copied them into st (a controller of the
+// previous version, during a deployment) still answers a status from cfg
+// instead of calling the room closed.
+func TestStatusReadsSettingsPublishedWithoutTheirCopy(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 17, Settings{Ceiling: 4, ActiveTTL: 2 * time.Minute})
+	ctx := context.Background()
+	f.clock.add(time.Minute)
+	_, _, err := f.room.Draw(ctx, 17)
+	require.NoError(t, err)
+	for a := int64(1); a <= 2; a++ {
+		_, err = f.room.Join(ctx, 17, a, 0)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.rdb.HDel(ctx, f.room.keys(17).st, "enabled", "set_ceiling", "active_ttl").Err())
+	st, err := f.room.Status(ctx, 17, 2, 0)
+	require.NoError(t, err)
+	require.Equal(t, StateWaiting, st.State)
+	require.Equal(t, 30*time.Second, st.ETA, "one ahead, no admissions yet: the ceiling of 4 turns over every 2 minutes")
+}
+
 func TestCeilingAdaptsToBackendHealth(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 7, Settings{Ceiling: 100})

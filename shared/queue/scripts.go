@@ -115,6 +115,11 @@ var statusScript = newScript(func(k roomKeys, account int64) []string {
 }, slowLua+`
 local m = ARGV[1]
 local s = redis.call('HMGET', st, 'enabled', 'soldout', 'rate', 'rate_at', 'set_ceiling', 'ceiling', 'active_ttl')
+if not s[1] then
+  -- Published by a controller that did not copy them yet (a deployment).
+  local c = redis.call('HMGET', cfg, 'enabled', 'ceiling', 'active_ttl')
+  s[1], s[5], s[7] = c[1], c[2], c[3]
+end
 if s[1] ~= '1' then return {'closed', 0, 0, 0} end
 local rank = redis.call('ZRANK', q, m)
 if not rank then
