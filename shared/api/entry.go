@@ -294,7 +294,7 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrNoTransfer):
 		return refused(err, http.StatusConflict, "transfer-not-allowed")
 	case errors.Is(err, entry.ErrBadGate):
-		return problem.New(http.StatusBadRequest, "invalid-gate", "Name the gate (1 to 40 characters).")
+		return problem.New(http.StatusBadRequest, "invalid-gate", "Name the gate in 1 to 40 characters on one line.")
 	case errors.Is(err, entry.ErrBadScanID):
 		return problem.New(http.StatusBadRequest, "invalid-scan-id", "Send a scan_id (1 to 64 characters) that is new for each scan.")
 	case errors.Is(err, entry.ErrTooManyScans):

@@ -146,3 +146,24 @@ func TestTransferMailGoesToTheRecipientsAddress(t *testing.T) {
 	}, "the recipient's mail")
 	require.Contains(t, string(mail), "To: bia@example.com\n")
 }
+
+// A gate is named on one line: "North\r\nX" was recorded, and came back in
+// the messages other gates show for a conflict ("gate North\r\nX admitted
+// it first").
+func TestGatesAreNamedOnOneLine(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, door := newFan(t, s.srv), newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	door.signUp("door@example.com")
+	ev := "/api/events/" + itoa(s.eventID)
+	require.Equal(t, http.StatusCreated, s.organizerOf(t).do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
+	s.paidTickets(t, ana, "g1", s.seats[0])
+	_, codes := myCodes(t, ana)
+	for _, gate := range []string{"North\r\nX", "North\tGate", "\u202eNorth"} {
+		requireProblem(t, door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[0], "gate": gate, "scan_id": "s-" + gate}),
+			http.StatusBadRequest, "invalid-gate")
+		requireProblem(t, door.do(http.MethodPost, ev+"/checkins/sync", map[string]any{"gate": gate, "scans": []map[string]any{{"code": codes[0], "scan_id": "y-" + gate, "scanned_at": time.Now()}}}),
+			http.StatusBadRequest, "invalid-gate")
+	}
+}

@@ -26,7 +26,7 @@ var (
 	ErrNoAccount    = errors.New("no account with that email")
 	ErrNoTransfer   = errors.New("transfer not allowed")
 	ErrBadSettings  = errors.New("invalid entry settings")
-	ErrBadGate      = errors.New("gate name missing or too long")
+	ErrBadGate      = errors.New("gate name missing, too long or not on one line")
 	ErrBadScanID    = errors.New("scan id missing or too long")
 	ErrTooManyScans = errors.New("too many scans in one sync")
 )

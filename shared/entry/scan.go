@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
@@ -50,7 +52,8 @@ type Result struct {
 }
 
 func (s Scan) check() error {
-	if s.Gate == "" || len(s.Gate) > 40 {
+	// The gate's name comes back in other gates' conflict messages.
+	if s.Gate == "" || len(s.Gate) > 40 || strings.ContainsFunc(s.Gate, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) {
 		return ErrBadGate
 	}
 	if s.ID == "" || len(s.ID) > 64 {
