@@ -147,17 +147,26 @@ func TestTransferMailGoesToTheRecipientsAddress(t *testing.T) {
 	require.Contains(t, string(mail), "To: bia@example.com\n")
 }
 
+// doorStaff signs up an account and makes it door staff of the event.
+func (s *shop) doorStaff(t testing.TB, email string) *fan {
+	t.Helper()
+	door := newFan(t, s.srv)
+	door.signUp(email)
+	r := s.organizerOf(t).do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/door-staff", map[string]any{"email": email})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	return door
+}
+
 // A gate is named on one line: "North\r\nX" was recorded, and came back in
 // the messages other gates show for a conflict ("gate North\r\nX admitted
 // it first").
 func TestGatesAreNamedOnOneLine(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
-	ana, door := newFan(t, s.srv), newFan(t, s.srv)
+	door := s.doorStaff(t, "door@example.com")
+	ana := newFan(t, s.srv)
 	ana.signUp("ana@example.com")
-	door.signUp("door@example.com")
 	ev := "/api/events/" + itoa(s.eventID)
-	require.Equal(t, http.StatusCreated, s.organizerOf(t).do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
 	s.paidTickets(t, ana, "g1", s.seats[0])
 	_, codes := myCodes(t, ana)
 	for _, gate := range []string{"North\r\nX", "North\tGate", "\u202eNorth"} {
@@ -165,5 +174,23 @@ func TestGatesAreNamedOnOneLine(t *testing.T) {
 			http.StatusBadRequest, "invalid-gate")
 		requireProblem(t, door.do(http.MethodPost, ev+"/checkins/sync", map[string]any{"gate": gate, "scans": []map[string]any{{"code": codes[0], "scan_id": "y-" + gate, "scanned_at": time.Now()}}}),
 			http.StatusBadRequest, "invalid-gate")
+	}
+}
+
+// An event's name, city and category are one line each: an event named
+// "Evil\r\nSet-Cookie: x=1" was created, and the name travels to search
+// results, ticket pages and the organizer's order search.
+func TestEventNamesAreOneLine(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Arena", "Recife", 10, 10))
+	for _, c := range []struct{ name, extra, pointer string }{
+		{`Evil\r\nSet-Cookie: x=1`, "", "/name"},
+		{"Show", `,"city":"Recife\u202e"`, "/city"},
+		{"Show", `,"category":"music\n"`, "/category"},
+	} {
+		r := ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, c.name, c.extra+fourLevels))
+		requireProblem(t, r, http.StatusBadRequest, "invalid-event")
+		require.Equal(t, c.pointer, r.Body["errors"].([]any)[0].(map[string]any)["pointer"], string(r.Raw))
 	}
 }
