@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/catraca/catraca/shared/dev/pspsim"
@@ -29,9 +28,7 @@ func TestFeatureSequences(t *testing.T) {
 	s := newShop(t, pspsim.Faults{})
 	org := s.organizerOf(t)
 	ev := "/api/events/" + itoa(s.eventID)
-	door := newFan(t, s.srv)
-	door.signUp("door@example.com")
-	require.Equal(t, http.StatusCreated, org.do(http.MethodPost, ev+"/door-staff", map[string]any{"email": "door@example.com"}).Status)
+	door := s.doorStaff(t, "door@example.com")
 	var fans, admitted int
 	codes := map[string]int64{} // every code a holder was shown: its holder's account
 	rapid.Check(t, func(rt *rapid.T) {
@@ -47,9 +44,17 @@ func TestFeatureSequences(t *testing.T) {
 		m.seats = s.seats[(fans/3)*12%len(s.seats):][:12]
 		rt.Repeat(rapid.StateMachineActions(m))
 	})
-	waitUntil(t, 15*time.Second, func() bool {
-		return s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
-	}, "the outbox to drain")
+	// Settled: every charge's webhook applied, every refund it asked made.
+	waitUntil(t, 20*time.Second, func() bool {
+		charges := 0
+		for _, e := range s.sim.Ledger() {
+			if e.Amount > 0 {
+				charges++
+			}
+		}
+		return s.count(t, `SELECT count(*)::int FROM webhook_events WHERE type = $1`, psp.EventSucceeded) == charges &&
+			s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
+	}, "the payments to settle")
 	s.requireMoneyConserved(t)
 	t.Logf("over the sequences: %d paid orders, %d refunded, %d tickets transferred, %d admitted at the door",
 		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'paid'`), s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'refunded'`),
