@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,20 @@ func TestFeatureSequences(t *testing.T) {
 		s.count(t, `SELECT count(*)::int FROM ticket_transfers`), admitted)
 }
 
+// logLines returns the app's log lines that name a request id: a 5xx's
+// cause is logged, not answered.
+func (s *shop) logLines(id string) string {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	var lines []string
+	for _, line := range strings.Split(s.logs.b.String(), "\n") {
+		if strings.Contains(line, id) {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 type sequence struct {
 	t     *testing.T
 	s     *shop
@@ -86,7 +101,7 @@ func (m *sequence) fan(rt *rapid.T) *fan {
 // answer fails on a 5xx and remembers the holds and orders it names.
 func (m *sequence) answer(rt *rapid.T, what string, r response) {
 	if r.Status >= 500 {
-		rt.Fatalf("%s: %d %s", what, r.Status, r.Raw)
+		rt.Fatalf("%s: %d %s\nserver log: %s", what, r.Status, r.Raw, m.s.logLines(r.Header.Get("X-Request-Id")))
 	}
 	for _, k := range []string{"hold_id", "order_id", "id"} {
 		if v, ok := r.Body[k].(float64); ok && r.Status < 300 {
