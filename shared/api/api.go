@@ -229,8 +229,21 @@ func translate(err error) error {
 			"We could not reach our database for a moment. Try again in a few seconds; a retry with the same Idempotency-Key is safe.")
 		p.RetryAfter = 2
 		return p.Wrap(err)
+	case transactionConflict(err):
+		p := problem.New(http.StatusServiceUnavailable, "concurrent-change",
+			"Another request changed the same tickets at the same moment, so nothing was saved. Try again; a retry with the same Idempotency-Key is safe.")
+		p.RetryAfter = 1
+		return p.Wrap(err)
 	}
 	return err
+}
+
+// transactionConflict tells a transaction PostgreSQL rolled back to break a
+// deadlock or a serialization conflict (class 40): nothing of it was
+// written, and the same request again normally succeeds.
+func transactionConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "40")
 }
 
 // refused answers a domain's refusal in the domain's own words: the detail

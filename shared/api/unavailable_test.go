@@ -28,6 +28,15 @@ func TestDatabaseOutagesAreRetryable(t *testing.T) {
 		require.Equal(t, 2, p.RetryAfter, name)
 	}
 	for name, err := range map[string]error{
+		"deadlock":      fmt.Errorf("checkout: %w", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}),
+		"serialization": &pgconn.PgError{Code: "40001", Message: "could not serialize access"},
+	} {
+		p := problem.From(translate(err))
+		require.Equal(t, http.StatusServiceUnavailable, p.Status, name)
+		require.Equal(t, "concurrent-change", p.Code, name)
+		require.Equal(t, 1, p.RetryAfter, name)
+	}
+	for name, err := range map[string]error{
 		"constraint": &pgconn.PgError{Code: "23514", Message: "check constraint"},
 		"bug":        errors.New("nil map"),
 	} {
