@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,16 @@ import (
 	"github.com/catraca/catraca/shared/token"
 )
 
+// queueRounds and queueOps size BenchmarkQueueHTTP: every sample runs each
+// variant queueRounds times for queueOps requests, interleaved. The handler's
+// variants take their fans in turn from one cursor, so a sample calls each
+// of the 20,000 fans under 4 times: far below the bucket every account
+// spends from (fanBurst in shared/queue), which would answer 429 instead.
+const (
+	queueRounds = 9
+	queueOps    = 2000
+)
+
 // BenchmarkQueueHTTP measures joins and status polls through the whole
 // HTTP handler (session signature, one Lua script that also spends the
 // account's bucket, JSON). Neither path touches the database: sessions are
@@ -28,14 +40,14 @@ import (
 //
 // The baselines, a raw ZADD NX and a raw ZRANK, run in the same process
 // through the app's own Redis client (same pool, same options) with the same
-// number of clients, each just before the figure it is read against. Every
-// run also reports this process's CPU per request (go-cpu-µs/op): the load
-// generator's share included, the HTTP client for the handler's figures;
-// and the Redis server's (redis-cpu-µs/op, INFO cpu: exact on the private
-// Redis make bench starts, other tests' commands included on a shared one).
-// The in-process figures call the handler without the loopback HTTP
-// client and server (in production the Lambda adapter hands it requests):
-// they are the ones the target is read against (infra/benchreport).
+// number of clients. Each sample runs the raw commands and the handler's
+// calls interleaved in short rounds (see interleaveQueue) and reports the
+// median of the rounds' paired ratios (join/zadd, status/zrank), so that a
+// ratio compares runs a second apart, not minutes. The in-process figures
+// call the handler without the loopback HTTP client and server (in
+// production the Lambda adapter hands it requests): they are the ones the
+// target is read against (infra/benchreport); join-http and status-http go
+// through a net/http client and an httptest server, for information.
 func BenchmarkQueueHTTP(b *testing.B) {
 	a := apptest.New(b, 1)
 	handler := a.Handler()
@@ -57,10 +69,12 @@ func BenchmarkQueueHTTP(b *testing.B) {
 		tokens[i], _, _ = a.Sessions.Issue(token.Claims{Account: int64(i + 1)}, time.Hour)
 	}
 	path := fmt.Sprintf("/api/events/%d/queue", eventID)
+	var fan atomic.Int64
+	next := func() string { return tokens[fan.Add(1)%fans] }
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
-	overTCP := func(method string, seq int) error {
+	overTCP := func(method string) error {
 		req, _ := http.NewRequest(method, srv.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+tokens[seq%fans])
+		req.Header.Set("Authorization", "Bearer "+next())
 		res, err := client.Do(req)
 		if err != nil {
 			return err
@@ -72,9 +86,9 @@ func BenchmarkQueueHTTP(b *testing.B) {
 		}
 		return nil
 	}
-	inProcess := func(method string, seq int) error {
+	inProcess := func(method string) error {
 		req, _ := http.NewRequest(method, path, nil)
-		req.Header.Set("Authorization", "Bearer "+tokens[seq%fans])
+		req.Header.Set("Authorization", "Bearer "+next())
 		w := &discardWriter{header: http.Header{}}
 		handler.ServeHTTP(w, req)
 		if w.status != http.StatusOK {
@@ -82,36 +96,107 @@ func BenchmarkQueueHTTP(b *testing.B) {
 		}
 		return nil
 	}
-	// The baselines' sorted set sits in the room's slot, beside its line.
+	// The baselines' sorted set sits in the room's slot, beside its line;
+	// it starts with fans members for ZRANK to find, and every ZADD adds a
+	// new one (added counts them across runs).
 	rawKey := rediskey.Event(a.Config.RedisPrefix+"bench:", eventID) + "raw"
 	b.Cleanup(func() { a.Redis.Del(ctx, rawKey) })
-	round := 0
-	run := func(name string, clients int, op func(seq int) error) {
-		b.Run(fmt.Sprintf("%s/clients=%d", name, clients), func(b *testing.B) {
-			for range b.N {
-				cpu, server := loadstat.StartCPU(ctx, nil), redisCPU(ctx, b, a.Redis)
-				loadstat.Report(b, loadstat.Run(clients, fans, op), "ops")
-				b.ReportMetric(float64(cpu.Stop(ctx).Go.Microseconds())/fans, "go-cpu-µs/op")
-				b.ReportMetric(float64((redisCPU(ctx, b, a.Redis)-server).Microseconds())/fans, "redis-cpu-µs/op")
-			}
-		})
+	seed := make([]redis.Z, fans)
+	for i := range seed {
+		seed[i] = redis.Z{Score: float64(i), Member: strconv.Itoa(i)}
+	}
+	if err := a.Redis.ZAdd(ctx, rawKey, seed...).Err(); err != nil {
+		b.Fatal(err)
+	}
+	var added atomic.Int64
+	added.Store(fans)
+	variants := []queueVariant{
+		{"zadd", func(seq int) error {
+			n := added.Add(1)
+			return a.Redis.ZAddNX(ctx, rawKey, redis.Z{Score: float64(n), Member: strconv.FormatInt(n, 10)}).Err()
+		}},
+		{"join", func(seq int) error { return inProcess(http.MethodPost) }},
+		{"zrank", func(seq int) error { return a.Redis.ZRank(ctx, rawKey, strconv.Itoa(seq%fans)).Err() }},
+		{"status", func(seq int) error { return inProcess(http.MethodGet) }},
+		{"join-http", func(seq int) error { return overTCP(http.MethodPost) }},
+		{"status-http", func(seq int) error { return overTCP(http.MethodGet) }},
 	}
 	for _, clients := range []int{16, 64} {
-		run("raw-zadd", clients, func(seq int) error {
-			if seq == 0 {
-				round++
+		b.Run(fmt.Sprintf("interleaved/clients=%d", clients), func(b *testing.B) {
+			for range b.N {
+				interleaveQueue(b, a.Redis, clients, variants,
+					[2]string{"join", "zadd"}, [2]string{"status", "zrank"},
+					[2]string{"join-http", "zadd"}, [2]string{"status-http", "zrank"})
 			}
-			return a.Redis.ZAddNX(ctx, rawKey, redis.Z{Score: float64(seq), Member: strconv.Itoa(round*fans + seq)}).Err()
 		})
-		run("join", clients, func(seq int) error { return overTCP(http.MethodPost, seq) })
-		run("join-in-process", clients, func(seq int) error { return inProcess(http.MethodPost, seq) })
-		run("raw-zrank", clients, func(seq int) error {
-			return a.Redis.ZRank(ctx, rawKey, strconv.Itoa(fans+seq)).Err()
-		})
-		run("status", clients, func(seq int) error { return overTCP(http.MethodGet, seq) })
-		run("status-in-process", clients, func(seq int) error { return inProcess(http.MethodGet, seq) })
 	}
 }
+
+// queueVariant is one operation BenchmarkQueueHTTP compares.
+type queueVariant struct {
+	name string
+	op   func(seq int) error
+}
+
+// interleaveQueue runs every variant queueRounds times for queueOps requests
+// over clients, round r starting with variant r so that none always runs
+// first or last. It reports, per variant, the median over rounds of
+// throughput ("<name>-ops/s"), latency, and this process's and the Redis
+// server's CPU per request ("<name>-go-cpu-µs/op": the load generator's
+// share included; "<name>-redis-cpu-µs/op", INFO cpu: exact on the private
+// Redis make bench starts, other tests' commands included on a shared one),
+// and for each pair {a, b} the median of the rounds' a/b throughput ratios
+// ("a/b"): the machine's load, which swings over minutes, weighs on both
+// sides of each ratio alike.
+func interleaveQueue(b *testing.B, rdb redis.UniversalClient, clients int, variants []queueVariant, pairs ...[2]string) {
+	ctx := context.Background()
+	type sample struct{ perSec, p50, p99, goCPU, redisCPU float64 }
+	got := map[string][]sample{}
+	for r := range queueRounds {
+		for i := range variants {
+			v := variants[(r+i)%len(variants)]
+			cpu, server := loadstat.StartCPU(ctx, nil), redisCPU(ctx, b, rdb)
+			res := loadstat.Run(clients, queueOps, v.op)
+			goCPU, redisUsed := cpu.Stop(ctx).Go, redisCPU(ctx, b, rdb)-server
+			if res.Errors > 0 {
+				b.Fatalf("%s: %d of %d requests failed", v.name, res.Errors, queueOps)
+			}
+			perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.Ops) }
+			got[v.name] = append(got[v.name], sample{res.PerSec, msOf(res.P50), msOf(res.P99), perOp(goCPU), perOp(redisUsed)})
+		}
+	}
+	med := func(xs []float64) float64 {
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	for _, v := range variants {
+		for _, m := range []struct {
+			unit string
+			f    func(sample) float64
+		}{
+			{"ops/s", func(s sample) float64 { return s.perSec }},
+			{"p50-ms", func(s sample) float64 { return s.p50 }},
+			{"p99-ms", func(s sample) float64 { return s.p99 }},
+			{"go-cpu-µs/op", func(s sample) float64 { return s.goCPU }},
+			{"redis-cpu-µs/op", func(s sample) float64 { return s.redisCPU }},
+		} {
+			var xs []float64
+			for _, s := range got[v.name] {
+				xs = append(xs, m.f(s))
+			}
+			b.ReportMetric(med(xs), v.name+"-"+m.unit)
+		}
+	}
+	for _, p := range pairs {
+		var ratios []float64
+		for r := range queueRounds {
+			ratios = append(ratios, got[p[0]][r].perSec/got[p[1]][r].perSec)
+		}
+		b.ReportMetric(med(ratios), p[0]+"/"+p[1])
+	}
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // redisCPU is the CPU time the Redis server has spent (INFO cpu).
 func redisCPU(ctx context.Context, b *testing.B, rdb redis.UniversalClient) time.Duration {
