@@ -53,6 +53,11 @@ type comparison struct {
 // plain UPDATE interleaved in each sample, with their paired ratios.
 const seatHolds = "BenchmarkSeatHolds/interleaved/clients=%d"
 
+// queueHTTP is BenchmarkQueueHTTP at %d clients: raw ZADD and ZRANK, the
+// handler's joins and status calls in process and over loopback HTTP,
+// interleaved in each sample, with their paired ratios.
+const queueHTTP = "BenchmarkQueueHTTP/interleaved/clients=%d"
+
 var comparisons = []comparison{
 	{title: "GA holds: the default strategy (64 slotted counters) vs one counter row",
 		subject: "BenchmarkGAHolds/slotted-64/clients=%d", base: "BenchmarkGAHolds/single-row/clients=%d", metric: "ops/s",
@@ -95,30 +100,26 @@ var comparisons = []comparison{
 				r.get(mode, "BenchmarkSearch", "pg-p99-ms"))
 		}},
 	{title: "Waiting-room joins through the handler, called in process, vs raw Redis ZADD",
-		subject: "BenchmarkQueueHTTP/join-in-process/clients=%d", base: "BenchmarkQueueHTTP/raw-zadd/clients=%d", metric: "ops/s",
+		subject: queueHTTP, base: queueHTTP, metric: "join-ops/s", baseMetric: "zadd-ops/s", ratioMetric: "join/zadd",
 		clients: []int{16, 64}, target: "≥ 0.5× at 16 and 64 clients", want: 0.5, at: []int{16, 64}, note: inProcessNote,
-		miss: func(r *results, mode string) string {
-			return r.perRequest(mode, "BenchmarkQueueHTTP/join-in-process/clients=16", "BenchmarkQueueHTTP/raw-zadd/clients=16", "ZADD")
-		}},
+		miss: func(r *results, mode string) string { return r.perRequest(mode, "join", "zadd", "ZADD") }},
 	{title: "Waiting-room status through the handler, called in process, vs raw Redis ZRANK",
-		subject: "BenchmarkQueueHTTP/status-in-process/clients=%d", base: "BenchmarkQueueHTTP/raw-zrank/clients=%d", metric: "ops/s",
+		subject: queueHTTP, base: queueHTTP, metric: "status-ops/s", baseMetric: "zrank-ops/s", ratioMetric: "status/zrank",
 		clients: []int{16, 64}, target: "≥ 0.5× at 16 and 64 clients", want: 0.5, at: []int{16, 64}, note: inProcessNote,
-		miss: func(r *results, mode string) string {
-			return r.perRequest(mode, "BenchmarkQueueHTTP/status-in-process/clients=16", "BenchmarkQueueHTTP/raw-zrank/clients=16", "ZRANK")
-		}},
+		miss: func(r *results, mode string) string { return r.perRequest(mode, "status", "zrank", "ZRANK") }},
 	{title: "For information: waiting-room joins over loopback HTTP vs raw Redis ZADD",
-		subject: "BenchmarkQueueHTTP/join/clients=%d", base: "BenchmarkQueueHTTP/raw-zadd/clients=%d", metric: "ops/s",
+		subject: queueHTTP, base: queueHTTP, metric: "join-http-ops/s", baseMetric: "zadd-ops/s", ratioMetric: "join-http/zadd",
 		clients: []int{16, 64}, note: loopbackNote},
 	{title: "For information: waiting-room status over loopback HTTP vs raw Redis ZRANK",
-		subject: "BenchmarkQueueHTTP/status/clients=%d", base: "BenchmarkQueueHTTP/raw-zrank/clients=%d", metric: "ops/s",
+		subject: queueHTTP, base: queueHTTP, metric: "status-http-ops/s", baseMetric: "zrank-ops/s", ratioMetric: "status-http/zrank",
 		clients: []int{16, 64}, note: loopbackNote},
 }
 
 // Why the queue targets are read in process, and what the loopback HTTP
 // figures add (docs/waiting-room.md says the same).
 const (
-	inProcessNote = "The handler is called as the Lambda adapter calls it in production: a request handed to ServeHTTP in the function's process, the session verified, one Redis script, the JSON answer. No HTTP client or server stands between the load and the handler, because none runs in the function: API Gateway and the Lambda service parse HTTP outside it, on their own machines. The baseline is a raw command through the same Redis client (same pool, same clients, same run), so both figures pay the same go-redis and socket cost; the loopback HTTP figures follow as information."
-	loopbackNote  = "For information, no target: the same requests sent by a net/http client to an httptest server in the benchmark's own process, on the same 2 cores as Redis. The HTTP client and server cost this process several times what the whole in-process request costs (go-cpu-µs/op in All results), which in production is work API Gateway and the Lambda service do outside the function; the target is read in process (above)."
+	inProcessNote = "The handler is called as the Lambda adapter calls it in production: a request handed to ServeHTTP in the function's process, the session verified, one Redis script, the JSON answer. No HTTP client or server stands between the load and the handler, because none runs in the function: API Gateway and the Lambda service parse HTTP outside it, on their own machines. The baseline is a raw command through the same Redis client (same pool, same clients), so both figures pay the same go-redis and socket cost; the two run interleaved in nine short rounds per sample and the ratio is the median of the rounds' paired ratios, so the machine's load weighs on both sides alike. The loopback HTTP figures follow as information."
+	loopbackNote  = "For information, no target: the same requests sent by a net/http client to an httptest server in the benchmark's own process, on the same 2 cores as Redis. The HTTP client and server cost this process several times what the whole in-process request costs (join-http-go-cpu-µs/op against join-go-cpu-µs/op in All results), which in production is work API Gateway and the Lambda service do outside the function; the target is read in process (above)."
 )
 
 var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -175,11 +176,13 @@ func (r *results) cpuSplit(mode, a, aPrefix, aName, b, bPrefix, bName string) st
 }
 
 // perRequest explains a queue miss: the Go and Redis CPU one request
-// through the handler in process costs, against the raw command through
-// the same Redis client, and the ratio that CPU alone would allow.
+// through the handler in process (variant handler of BenchmarkQueueHTTP at
+// 16 clients) costs, against the raw command (variant raw) through the
+// same Redis client, and the ratio that CPU alone would allow.
 func (r *results) perRequest(mode, handler, raw, command string) string {
-	hGo, hRedis := r.get(mode, handler, "go-cpu-µs/op"), r.get(mode, handler, "redis-cpu-µs/op")
-	rGo, rRedis := r.get(mode, raw, "go-cpu-µs/op"), r.get(mode, raw, "redis-cpu-µs/op")
+	bench := fmt.Sprintf(queueHTTP, 16)
+	hGo, hRedis := r.get(mode, bench, handler+"-go-cpu-µs/op"), r.get(mode, bench, handler+"-redis-cpu-µs/op")
+	rGo, rRedis := r.get(mode, bench, raw+"-go-cpu-µs/op"), r.get(mode, bench, raw+"-redis-cpu-µs/op")
 	bound := 0.0
 	if hGo+hRedis > 0 {
 		bound = (rGo + rRedis) / (hGo + hRedis)

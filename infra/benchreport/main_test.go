@@ -91,8 +91,9 @@ func TestPeersVerdictReadsPairedRatios(t *testing.T) {
 }
 
 // TestQueueTargetsReadTheHandlerInProcess: the waiting-room targets face
-// the handler called as the Lambda adapter calls it; the loopback HTTP
-// figures are reported beside them, without a target.
+// the handler called as the Lambda adapter calls it, through the ratio
+// paired with its raw command in each round; the loopback HTTP figures are
+// reported beside them, without a target.
 func TestQueueTargetsReadTheHandlerInProcess(t *testing.T) {
 	var targets, loopback int
 	for _, c := range comparisons {
@@ -101,14 +102,41 @@ func TestQueueTargetsReadTheHandlerInProcess(t *testing.T) {
 		}
 		if c.target != "" {
 			targets++
-			if !strings.Contains(c.subject, "-in-process/") || !strings.Contains(c.base, "/raw-") {
-				t.Errorf("target %q reads %s against %s", c.title, c.subject, c.base)
+			if c.ratioMetric != "join/zadd" && c.ratioMetric != "status/zrank" {
+				t.Errorf("target %q reads %s", c.title, c.ratioMetric)
 			}
-		} else if !strings.Contains(c.subject, "-in-process/") {
+		} else if strings.Contains(c.ratioMetric, "-http/") {
 			loopback++
 		}
 	}
 	if targets != 2 || loopback != 2 {
 		t.Errorf("%d queue targets and %d loopback references, want 2 and 2", targets, loopback)
+	}
+}
+
+// TestQueueMissReadsThePairedSample: a queue target's verdict and its
+// not-met reason come from the interleaved sample's paired ratio and its
+// per-variant CPU figures.
+func TestQueueMissReadsThePairedSample(t *testing.T) {
+	sample := func() map[string][]float64 {
+		return map[string][]float64{
+			"join-ops/s": {40000}, "zadd-ops/s": {50000}, "join/zadd": {0.4, 0.45, 0.42},
+			"join-go-cpu-µs/op": {30}, "join-redis-cpu-µs/op": {25}, "zadd-go-cpu-µs/op": {10}, "zadd-redis-cpu-µs/op": {10},
+		}
+	}
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {
+		"BenchmarkQueueHTTP/interleaved/clients=16": sample(), "BenchmarkQueueHTTP/interleaved/clients=64": sample()}},
+		load: map[string]string{local: "3"}}
+	for _, c := range comparisons {
+		if c.ratioMetric != "join/zadd" {
+			continue
+		}
+		met, got := c.verdict(r, local)
+		if met || got != "0.42× at 16 clients, 0.42× at 64 clients" {
+			t.Errorf("verdict %v %q, want the paired medians 0.42×, not met", met, got)
+		}
+		if why := c.miss(r, local); !strings.Contains(why, "30.0 µs of Go CPU and 25.0 µs of Redis CPU against 10.0 + 10.0 µs for a raw ZADD") {
+			t.Errorf("miss reason %q", why)
+		}
 	}
 }
