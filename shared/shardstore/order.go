@@ -120,12 +120,20 @@ type Checkout struct {
 	Extended   bool // the hold was extended already
 }
 
-// LockCheckout locks an order and its hold for checkout.
+// LockCheckout locks an order and its hold for checkout: the hold first,
+// then the order, as a charge (LockCharge) and a release lock them, so a
+// checkout and a webhook of the same order never wait for each other. An
+// order's hold never changes, so it is found without a lock.
 func (t Tx) LockCheckout(ctx context.Context, orderID int64) (c Checkout, found bool, err error) {
 	found, err = one(t.tx.QueryRow(ctx, `
-		SELECT o.user_id, o.status, h.id, h.status, h.expires_at, h.extended
-		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1 FOR NO KEY UPDATE OF o, h`, orderID),
-		&c.Account, &c.Status, &c.HoldID, &c.HoldStatus, &c.ExpiresAt, &c.Extended)
+		SELECT id, status, expires_at, extended FROM holds
+		WHERE id = (SELECT hold_id FROM orders WHERE id = $1) FOR NO KEY UPDATE`, orderID),
+		&c.HoldID, &c.HoldStatus, &c.ExpiresAt, &c.Extended)
+	if !found {
+		return Checkout{}, false, err
+	}
+	found, err = one(t.tx.QueryRow(ctx, `SELECT user_id, status FROM orders WHERE id = $1 FOR NO KEY UPDATE`, orderID),
+		&c.Account, &c.Status)
 	return c, found, err
 }
 

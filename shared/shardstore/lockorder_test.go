@@ -1,0 +1,56 @@
+package shardstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/shared/shardstore"
+)
+
+// TestCheckoutLocksTheHoldBeforeTheOrder: a charge (a payment's webhook,
+// LockCharge) locks an order's hold, then the order; a checkout of the same
+// order must wait for the hold before it takes the order, or each waits for
+// the other and PostgreSQL aborts one of them as a deadlock.
+func TestCheckoutLocksTheHoldBeforeTheOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbs := testenv.NewDatabases(t, 1)
+	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	st := shardstore.New(pool)
+	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
+	}))
+	h, err := st.TakeSeats(ctx, hold(1, "k"), []int64{1})
+	require.NoError(t, err)
+
+	charge, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer charge.Rollback(ctx)
+	_, err = charge.Exec(ctx, `SELECT 1 FROM holds WHERE id = $1 FOR NO KEY UPDATE`, h.ID)
+	require.NoError(t, err)
+
+	checkout := make(chan error, 1)
+	go func() {
+		checkout <- st.WithTx(ctx, func(tx shardstore.Tx) error {
+			_, _, err := tx.LockCheckout(ctx, h.OrderID)
+			return err
+		})
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting == 1
+	}, time.Minute, 10*time.Millisecond, "the checkout should wait for the charge's lock on the hold")
+
+	_, err = charge.Exec(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR NO KEY UPDATE`, h.OrderID)
+	require.NoError(t, err)
+	require.NoError(t, charge.Commit(ctx))
+	require.NoError(t, <-checkout, "the checkout must get both locks once the charge commits")
+}
