@@ -38,5 +38,5 @@ func invalid(pointer, format string, a ...any) error {
 // overLimit refuses a hold over the per-account limit; msg is the shard's
 // count of the account's tickets.
 func overLimit(msg string) error {
-	return reject.New(ErrAccountLimit, "", "You reached the ticket limit for this event: "+msg+".")
+	return reject.New(ErrAccountLimit, "", "That is more than the ticket limit for this event allows: "+msg+".")
 }

@@ -73,8 +73,14 @@ func TestHoldLimits(t *testing.T) {
 	require.ErrorIs(t, err, inventory.ErrInvalidRequest, "a section the venue lacks is a mistake, not sold out")
 
 	require.NoError(t, hold(1, "f", f.seats[:4]...))
-	require.NoError(t, hold(1, "g", f.seats[4:8]...))
-	require.ErrorIs(t, hold(1, "h", f.seats[8]), inventory.ErrAccountLimit, "8 per account, held counts")
+	require.NoError(t, hold(1, "g", f.seats[4:7]...))
+	err = hold(1, "g2", f.seats[7:10]...)
+	require.ErrorIs(t, err, inventory.ErrAccountLimit, "8 per account, held counts")
+	require.ErrorContains(t, err, "you have 7 of 8 tickets for this event, so at most 1 more", "the fan learns how many still fit")
+	require.NoError(t, hold(1, "g3", f.seats[7]))
+	err = hold(1, "h", f.seats[8])
+	require.ErrorIs(t, err, inventory.ErrAccountLimit)
+	require.ErrorContains(t, err, "you have 8 of 8 tickets for this event, so no more")
 
 	require.ErrorIs(t, hold(2, "i", 999999999), inventory.ErrUnknownSeat)
 	var se *inventory.SeatError
@@ -87,7 +93,7 @@ func TestHoldLimits(t *testing.T) {
 	closed.SaleEndsAt = time.Now().Add(-time.Minute)
 	_, _, err = f.app.Inventory.Hold(ctx, closed, inventory.Request{Account: 3, Key: "k", Seats: f.seats[30:31]})
 	require.ErrorIs(t, err, inventory.ErrSalesClosed)
-	require.Equal(t, 2, f.count(t, `SELECT count(*) FROM holds`), "rejected requests wrote nothing")
+	require.Equal(t, 3, f.count(t, `SELECT count(*) FROM holds`), "rejected requests wrote nothing")
 }
 
 func TestReleaseAndExpiry(t *testing.T) {

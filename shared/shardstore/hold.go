@@ -156,7 +156,8 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
 	return step{`WITH lim AS (
 			SELECT CASE WHEN coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + ` THEN true ELSE ensure(false, 'CT002',
-				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event') END AS ok
+				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event, so '
+				|| CASE WHEN ` + p(7) + ` > coalesce(sum(o.ticket_count), 0) THEN 'at most ' || (` + p(7) + ` - coalesce(sum(o.ticket_count), 0)) || ' more' ELSE 'no more' END) END AS ok
 			FROM orders o JOIN holds h ON h.id = o.hold_id
 			WHERE o.user_id = ` + p(2) + ` AND h.event_id = ` + p(1) + `
 			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))
