@@ -53,11 +53,12 @@ func (r reads) OrderOwner(ctx context.Context, id int64) (eventID, account int64
 	return eventID, account, found, err
 }
 
-// Order reads an order whole.
+// Order reads an order whole. A hold past its expiry reads as expired
+// before the sweeper gets to it, as the hold path and checkout treat it.
 func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err error) {
 	found, err = one(r.q.QueryRow(ctx, `
 		SELECT o.id, o.event_id, o.user_id, o.status, o.total_cents, o.currency, o.created_at, o.paid_at,
-		       h.id, h.status, h.expires_at
+		       h.id, CASE WHEN h.status = 'active' AND h.expires_at <= now() THEN 'expired' ELSE h.status END, h.expires_at
 		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1`, id),
 		&o.ID, &o.EventID, &o.UserID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt,
 		&o.HoldID, &o.HoldStatus, &o.ExpiresAt)

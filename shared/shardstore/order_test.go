@@ -19,16 +19,7 @@ import (
 func TestCheckoutLocksTheHoldBeforeTheOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbs := testenv.NewDatabases(t, 1)
-	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := shardstore.New(pool)
-	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
-		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
-	}))
-	h, err := st.TakeSeats(ctx, hold(1, "k"), []int64{1})
-	require.NoError(t, err)
+	pool, st, h := oneSeatHeld(t)
 
 	charge, err := pool.Begin(ctx)
 	require.NoError(t, err)
@@ -53,4 +44,39 @@ func TestCheckoutLocksTheHoldBeforeTheOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, charge.Commit(ctx))
 	require.NoError(t, <-checkout, "the checkout must get both locks once the charge commits")
+}
+
+// oneSeatHeld returns a fresh shard's pool and store, with one seat of
+// event 1 held by account 1.
+func oneSeatHeld(t *testing.T) (*pgxpool.Pool, *shardstore.Store, shardstore.Held) {
+	t.Helper()
+	ctx := context.Background()
+	dbs := testenv.NewDatabases(t, 1)
+	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	st := shardstore.New(pool)
+	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
+	}))
+	h, err := st.TakeSeats(ctx, hold(1, "k"), []int64{1})
+	require.NoError(t, err)
+	return pool, st, h
+}
+
+// TestOrderOfAnExpiredHoldReadsExpired: a hold past its expiry is expired
+// to whoever reads its order, before the sweeper ends it.
+func TestOrderOfAnExpiredHoldReadsExpired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, st, h := oneSeatHeld(t)
+	o, found, err := st.Order(ctx, h.OrderID)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, shardstore.HoldActive, o.HoldStatus)
+	_, err = pool.Exec(ctx, `UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = $1`, h.ID)
+	require.NoError(t, err)
+	o, _, err = st.Order(ctx, h.OrderID)
+	require.NoError(t, err)
+	require.Equal(t, shardstore.HoldExpired, o.HoldStatus)
 }
