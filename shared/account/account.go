@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/text"
 )
 
 // Roles an account can have.
@@ -80,7 +81,7 @@ func (s *Service) SignUp(ctx context.Context, email, password, name string) (Acc
 	if n := utf8.RuneCountInString(name); n < 1 || n > 100 || !isText(name) {
 		return Account{}, reject.New(ErrInvalidInput, "/name", "Invalid account data: name must be 1 to 100 characters of text.")
 	}
-	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) {
+	if !text.OneLine(name) {
 		// The name goes into mail headers (a transfer's subject) and the
 		// organizer's console.
 		return Account{}, reject.New(ErrInvalidInput, "/name", fmt.Sprintf("Invalid account data: name %q has a line break or control character; write it on one line.", name))

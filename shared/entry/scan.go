@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
+	"github.com/catraca/catraca/shared/text"
 )
 
 // Outcomes of a scan. Only Admitted opens the gate.
@@ -53,7 +52,7 @@ type Result struct {
 
 func (s Scan) check() error {
 	// The gate's name comes back in other gates' conflict messages.
-	if s.Gate == "" || len(s.Gate) > 40 || strings.ContainsFunc(s.Gate, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) {
+	if s.Gate == "" || len(s.Gate) > 40 || !text.OneLine(s.Gate) {
 		return ErrBadGate
 	}
 	if s.ID == "" || len(s.ID) > 64 {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,6 +21,7 @@ import (
 	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
+	"github.com/catraca/catraca/shared/text"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -82,13 +82,6 @@ func (s *Service) ImportLayoutAs(ctx context.Context, organizerID, venueID int64
 	return s.venues.Import(ctx, organizerID, venueID, l)
 }
 
-// oneLine tells whether s has no line break, control character or
-// direction override: event names, cities and categories are shown in
-// lists and headings, where those would break or reverse the text around.
-func oneLine(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) })
-}
-
 func (spec *EventSpec) validate() error {
 	bad := func(pointer, msg string) error { return reject.New(ErrInvalidEvent, pointer, msg) }
 	spec.Name = strings.TrimSpace(spec.Name)
@@ -123,11 +116,11 @@ func (spec *EventSpec) validate() error {
 		return limitRefusal("hold_ttl_seconds")
 	case spec.Shard < 0:
 		return bad("/shard", "Shard must be positive.")
-	case !oneLine(spec.Name):
+	case !text.OneLine(spec.Name):
 		return bad("/name", "Name must be one line, without control characters.")
-	case !oneLine(spec.City):
+	case !text.OneLine(spec.City):
 		return bad("/city", "City must be one line, without control characters.")
-	case !oneLine(spec.Category):
+	case !text.OneLine(spec.Category):
 		return bad("/category", "Category must be one line, without control characters.")
 	}
 	if err := validPrices("/price_levels", spec.PriceLevels); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/text"
 )
 
 // Errors of the venue domain.
@@ -90,6 +91,14 @@ func (l *Layout) Validate() error {
 	if strings.TrimSpace(l.City) == "" || len(l.City) > 100 {
 		m.add("/city", nameCity)
 	}
+	// Names, codes and labels are shown on maps, tickets and CSV exports.
+	oneLine := func(pointer, what, s string) {
+		if !text.OneLine(s) {
+			m.add(pointer, "%s %q has a line break or control character; write it on one line.", what, s)
+		}
+	}
+	oneLine("/name", "Name", l.Name)
+	oneLine("/city", "City", l.City)
 	if l.Width <= 0 || l.Width > 100000 {
 		m.add("/width", size)
 	}
@@ -114,6 +123,9 @@ func (l *Layout) Validate() error {
 		if len(s.Code) > 20 || len(s.PriceLevel) > 20 || len(s.Name) > 100 {
 			m.add(at(), "Section %d: code and price_level must be at most 20 characters, name at most 100.", i)
 		}
+		oneLine(at("code"), fmt.Sprintf("Section %d: code", i), s.Code)
+		oneLine(at("name"), fmt.Sprintf("Section %d: name", i), s.Name)
+		oneLine(at("price_level"), fmt.Sprintf("Section %d: price_level", i), s.PriceLevel)
 		if s.Name == "" {
 			s.Name = s.Code
 		}
@@ -138,6 +150,7 @@ func (l *Layout) Validate() error {
 					m.add(at("rows", j), "Section %s: rows need unique labels and at least one seat.", s.Code)
 				}
 				rows[r.Label] = true
+				oneLine(at("rows", j, "label"), fmt.Sprintf("Section %s: row %d label", s.Code, j), r.Label)
 				if len(r.Label) > 20 || !fits(r.Rank) {
 					m.add(at("rows", j), "Section %s row %s: labels are at most 20 characters, ranks between 0 and %d.", s.Code, r.Label, maxInt4)
 				}

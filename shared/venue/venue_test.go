@@ -48,3 +48,26 @@ func TestValidateReportsEveryMistake(t *testing.T) {
 		t.Fatalf("first %v, detail %s", r.Reasons[0], r.Detail())
 	}
 }
+
+// Names, codes and labels are one line each: a line break or a direction
+// override would break or reverse the map, tickets and exports around them.
+func TestValidateRefusesControlCharacters(t *testing.T) {
+	l := Stadium("Arena\r\nX-Injected: 1", "Recife", 20, 5)
+	l.Sections[0].Name = "North \u202Ereversed"
+	l.Sections[2].Rows[1].Label = "B\x00"
+	var r *reject.Error
+	if err := l.Validate(); !errors.As(err, &r) {
+		t.Fatalf("want a layout refusal, got %v", err)
+	}
+	var got []string
+	for _, reason := range r.Reasons {
+		got = append(got, reason.Pointer)
+	}
+	want := []string{"/name", "/sections/0/name", "/sections/2/rows/1/label"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pointers %v, want %v (%v)", got, want, r.Reasons)
+	}
+	if !strings.Contains(r.Reasons[0].Detail, "line break or control character") {
+		t.Fatalf("detail: %s", r.Reasons[0].Detail)
+	}
+}
