@@ -284,6 +284,13 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
+	if p.Phase == "" {
+		// No room was ever published: only now is the catalog asked
+		// whether the event exists at all.
+		if _, err := s.publicEvent(r.Context(), id); errors.Is(err, event.ErrNotFound) {
+			return err
+		}
+	}
 	// No stale-while-revalidate: fans near the front judge from served when
 	// to pick up their turn, and a stale count costs shopping-slot time.
 	w.Header().Set("Cache-Control", "public, max-age=1")

@@ -203,7 +203,10 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
 			requireProblem(t, f.do(method, "/api/events/"+itoa(missing)+"/queue", nil), http.StatusNotFound, "event-not-found")
 		}
+		requireProblem(t, newFan(t, srv).do(http.MethodGet, "/api/events/"+itoa(missing)+"/queue/progress", nil), http.StatusNotFound, "event-not-found")
 	}
+	require.Equal(t, http.StatusOK, newFan(t, srv).do(http.MethodGet, "/api/events/"+itoa(id)+"/queue/progress", nil).Status,
+		"an event without a room shows its empty counters")
 }
 
 // A room the controller has not published yet is opening, not absent:
