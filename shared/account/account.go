@@ -193,8 +193,11 @@ var common = map[string]bool{
 	"password1234": true, "iloveyou123": true, "senha12345": true, "abcdefghij": true,
 }
 
-// checkPassword follows NIST SP 800-63B: length over composition rules.
+// checkPassword follows NIST SP 800-63B: length over composition rules,
+// judged on the password as it is hashed (NFKC), so fullwidth letters do
+// not make a common password rare.
 func checkPassword(password, email string) error {
+	password = string(passwordBytes(password))
 	n := utf8.RuneCountInString(password)
 	switch {
 	case n < 10:

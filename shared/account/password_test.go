@@ -37,3 +37,14 @@ func TestPasswordsMatchAcrossUnicodeForms(t *testing.T) {
 		}
 	}
 }
+
+func TestCommonPasswordsAreJudgedAsHashed(t *testing.T) {
+	for _, p := range []string{"password123", "ＰＡＳＳＷＯＲＤ１２３", "ｐａｓｓｗｏｒｄ１２３"} {
+		if err := checkPassword(p, "fan@example.com"); err == nil {
+			t.Errorf("%q was accepted: it is hashed as a common password", p)
+		}
+	}
+	if err := checkPassword("correct horse battery", "fan@example.com"); err != nil {
+		t.Errorf("a long passphrase was refused: %v", err)
+	}
+}

@@ -231,7 +231,7 @@ func translate(err error) error {
 		return p.Wrap(err)
 	case transactionConflict(err):
 		p := problem.New(http.StatusServiceUnavailable, "concurrent-change",
-			"Another request changed the same tickets at the same moment, so nothing was saved. Try again; a retry with the same Idempotency-Key is safe.")
+			"Another request changed the same tickets at the same moment, so this one did not complete. Try again; a retry with the same Idempotency-Key is safe.")
 		p.RetryAfter = 1
 		return p.Wrap(err)
 	}
@@ -239,11 +239,12 @@ func translate(err error) error {
 }
 
 // transactionConflict tells a transaction PostgreSQL rolled back to break a
-// deadlock or a serialization conflict (class 40): nothing of it was
-// written, and the same request again normally succeeds.
+// deadlock (40P01) or a serialization conflict (40001): nothing of that
+// transaction was written, and the same request again normally succeeds.
+// Other class-40 errors (a commit whose outcome is unknown) stay 500s.
 func transactionConflict(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "40")
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // refused answers a domain's refusal in the domain's own words: the detail

@@ -284,9 +284,9 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	if p.Phase == "" {
-		// No room was ever published: only now is the catalog asked
-		// whether the event exists at all.
+	if p.Phase == "" && p.DrawAt.UnixMilli() == 0 {
+		// No room was ever published (it would have a draw time): only
+		// now is the catalog asked whether the event exists at all.
 		if _, err := s.publicEvent(r.Context(), id); errors.Is(err, event.ErrNotFound) {
 			return err
 		}

@@ -37,8 +37,9 @@ func TestDatabaseOutagesAreRetryable(t *testing.T) {
 		require.Equal(t, 1, p.RetryAfter, name)
 	}
 	for name, err := range map[string]error{
-		"constraint": &pgconn.PgError{Code: "23514", Message: "check constraint"},
-		"bug":        errors.New("nil map"),
+		"constraint":     &pgconn.PgError{Code: "23514", Message: "check constraint"},
+		"commit unknown": &pgconn.PgError{Code: "40003", Message: "statement completion unknown"},
+		"bug":            errors.New("nil map"),
 	} {
 		require.Equal(t, http.StatusInternalServerError, problem.From(translate(err)).Status, name)
 	}

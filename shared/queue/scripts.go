@@ -48,7 +48,7 @@ var slowLua = ratelimit.TakeLua + fmt.Sprintf(`
 local now = tonumber(ARGV[2])
 local wait = take(pace, now, %d, %g)
 if wait > 0 then return {'slow', wait} end
-`, fanBurst, fanRefill)
+`, fanBurst, float64(fanRefill))
 
 // The join and status scripts are what every fan sends, so they spend as
 // little of Redis as they can (docs/waiting-room.md, What a fan costs):

@@ -18,7 +18,10 @@ import (
 // the other and PostgreSQL aborts one of them as a deadlock.
 func TestCheckoutLocksTheHoldBeforeTheOrder(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	// A regression would wait for a lock forever (or until the deadlock
+	// detector): fail in a minute, not at go test's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	pool, st, h := oneSeatHeld(t)
 
 	charge, err := pool.Begin(ctx)

@@ -13,6 +13,8 @@ func TestOneLine(t *testing.T) {
 		"\u202Eevil":          false, // right-to-left override
 		"\u2067isolate":       false, // right-to-left isolate
 		"bad \xff byte":       false,
+		"line\u2028separator": false,
+		"para\u2029graph":     false,
 	} {
 		if got := OneLine(s); got != want {
 			t.Errorf("OneLine(%q) = %v, want %v", s, got, want)
