@@ -49,16 +49,22 @@ func TestCheckoutLocksTheHoldBeforeTheOrder(t *testing.T) {
 	require.NoError(t, <-checkout, "the checkout must get both locks once the charge commits")
 }
 
+// freshShard returns a pool and a store on a fresh migrated shard.
+func freshShard(t *testing.T) (*pgxpool.Pool, *shardstore.Store) {
+	t.Helper()
+	dbs := testenv.NewDatabases(t, 1)
+	pool, err := pgxpool.New(context.Background(), dbs.DSN(dbs.Shards[1]))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool, shardstore.New(pool)
+}
+
 // oneSeatHeld returns a fresh shard's pool and store, with one seat of
 // event 1 held by account 1.
 func oneSeatHeld(t *testing.T) (*pgxpool.Pool, *shardstore.Store, shardstore.Held) {
 	t.Helper()
 	ctx := context.Background()
-	dbs := testenv.NewDatabases(t, 1)
-	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := shardstore.New(pool)
+	pool, st := freshShard(t)
 	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
 		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
 	}))

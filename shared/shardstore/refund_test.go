@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
@@ -21,15 +19,11 @@ import (
 func TestRefundProgressIsOneRowAndExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dbs := testenv.NewDatabases(t, 1)
-	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := shardstore.New(pool)
+	pool, st := freshShard(t)
 	const event, size = 7, 2000
 	// Event 7's orders are every 12th: size of them; 1 in 20 refunded
 	// before the cancellation, 1 in 10 never paid.
-	_, err = pool.Exec(ctx, `
+	_, err := pool.Exec(ctx, `
 		WITH h AS (
 			INSERT INTO holds (event_id, account_id, status, expires_at, idempotency_key, request_hash)
 			SELECT CASE WHEN i % 12 = 0 THEN $1 ELSE 100 + i % 9 END, i, 'converted', now(), 'h' || i, '\x00'
