@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -110,16 +109,16 @@ func BenchmarkQueueHTTP(b *testing.B) {
 	}
 	var added atomic.Int64
 	added.Store(fans)
-	variants := []queueVariant{
-		{"zadd", func(seq int) error {
+	variants := []loadstat.Variant{
+		{Name: "zadd", Op: func(seq int) error {
 			n := added.Add(1)
 			return a.Redis.ZAddNX(ctx, rawKey, redis.Z{Score: float64(n), Member: strconv.FormatInt(n, 10)}).Err()
 		}},
-		{"join", func(seq int) error { return inProcess(http.MethodPost) }},
-		{"zrank", func(seq int) error { return a.Redis.ZRank(ctx, rawKey, strconv.Itoa(seq%fans)).Err() }},
-		{"status", func(seq int) error { return inProcess(http.MethodGet) }},
-		{"join-http", func(seq int) error { return overTCP(http.MethodPost) }},
-		{"status-http", func(seq int) error { return overTCP(http.MethodGet) }},
+		{Name: "join", Op: func(seq int) error { return inProcess(http.MethodPost) }},
+		{Name: "zrank", Op: func(seq int) error { return a.Redis.ZRank(ctx, rawKey, strconv.Itoa(seq%fans)).Err() }},
+		{Name: "status", Op: func(seq int) error { return inProcess(http.MethodGet) }},
+		{Name: "join-http", Op: func(seq int) error { return overTCP(http.MethodPost) }},
+		{Name: "status-http", Op: func(seq int) error { return overTCP(http.MethodGet) }},
 	}
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("interleaved/clients=%d", clients), func(b *testing.B) {
@@ -132,71 +131,26 @@ func BenchmarkQueueHTTP(b *testing.B) {
 	}
 }
 
-// queueVariant is one operation BenchmarkQueueHTTP compares.
-type queueVariant struct {
-	name string
-	op   func(seq int) error
-}
-
-// interleaveQueue runs every variant queueRounds times for queueOps requests
-// over clients, round r starting with variant r so that none always runs
-// first or last. It reports, per variant, the median over rounds of
-// throughput ("<name>-ops/s"), latency, and this process's and the Redis
-// server's CPU per request ("<name>-go-cpu-µs/op": the load generator's
-// share included; "<name>-redis-cpu-µs/op", INFO cpu: exact on the private
-// Redis make bench starts, other tests' commands included on a shared one),
-// and for each pair {a, b} the median of the rounds' a/b throughput ratios
-// ("a/b"): the machine's load, which swings over minutes, weighs on both
-// sides of each ratio alike.
-func interleaveQueue(b *testing.B, rdb redis.UniversalClient, clients int, variants []queueVariant, pairs ...[2]string) {
+// interleaveQueue runs every variant queueRounds times for queueOps
+// requests over clients, interleaved (loadstat.Interleave); besides
+// throughput and latency it reports this process's and the Redis server's
+// CPU per request ("go-cpu-µs/op": the load generator's share included;
+// "redis-cpu-µs/op", INFO cpu: exact on the private Redis make bench
+// starts, other tests' commands included on a shared one).
+func interleaveQueue(b *testing.B, rdb redis.UniversalClient, clients int, variants []loadstat.Variant, pairs ...[2]string) {
 	ctx := context.Background()
-	type sample struct{ perSec, p50, p99, goCPU, redisCPU float64 }
-	got := map[string][]sample{}
-	for r := range queueRounds {
-		for i := range variants {
-			v := variants[(r+i)%len(variants)]
-			cpu, server := loadstat.StartCPU(ctx, nil), redisCPU(ctx, b, rdb)
-			res := loadstat.Run(clients, queueOps, v.op)
-			goCPU, redisUsed := cpu.Stop(ctx).Go, redisCPU(ctx, b, rdb)-server
-			if res.Errors > 0 {
-				b.Fatalf("%s: %d of %d requests failed", v.name, res.Errors, queueOps)
-			}
-			perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.Ops) }
-			got[v.name] = append(got[v.name], sample{res.PerSec, msOf(res.P50), msOf(res.P99), perOp(goCPU), perOp(redisUsed)})
+	loadstat.Interleave(b, queueRounds, variants, func(v loadstat.Variant) loadstat.Metrics {
+		cpu, server := loadstat.StartCPU(ctx, nil), redisCPU(ctx, b, rdb)
+		res := loadstat.Run(clients, queueOps, v.Op)
+		goCPU, redisUsed := cpu.Stop(ctx).Go, redisCPU(ctx, b, rdb)-server
+		if res.Errors > 0 {
+			b.Fatalf("%s: %d of %d requests failed", v.Name, res.Errors, queueOps)
 		}
-	}
-	med := func(xs []float64) float64 {
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
-	for _, v := range variants {
-		for _, m := range []struct {
-			unit string
-			f    func(sample) float64
-		}{
-			{"ops/s", func(s sample) float64 { return s.perSec }},
-			{"p50-ms", func(s sample) float64 { return s.p50 }},
-			{"p99-ms", func(s sample) float64 { return s.p99 }},
-			{"go-cpu-µs/op", func(s sample) float64 { return s.goCPU }},
-			{"redis-cpu-µs/op", func(s sample) float64 { return s.redisCPU }},
-		} {
-			var xs []float64
-			for _, s := range got[v.name] {
-				xs = append(xs, m.f(s))
-			}
-			b.ReportMetric(med(xs), v.name+"-"+m.unit)
-		}
-	}
-	for _, p := range pairs {
-		var ratios []float64
-		for r := range queueRounds {
-			ratios = append(ratios, got[p[0]][r].perSec/got[p[1]][r].perSec)
-		}
-		b.ReportMetric(med(ratios), p[0]+"/"+p[1])
-	}
+		perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.Ops) }
+		return loadstat.Metrics{"ops/s": res.PerSec, "p50-ms": loadstat.Ms(res.P50), "p99-ms": loadstat.Ms(res.P99),
+			"go-cpu-µs/op": perOp(goCPU), "redis-cpu-µs/op": perOp(redisUsed)}
+	}, pairs...)
 }
-
-func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // redisCPU is the CPU time the Redis server has spent (INFO cpu).
 func redisCPU(ctx context.Context, b *testing.B, rdb redis.UniversalClient) time.Duration {

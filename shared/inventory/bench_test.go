@@ -3,10 +3,8 @@ package inventory_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,17 +45,17 @@ func BenchmarkSeatHolds(b *testing.B) {
 		}
 		return err
 	}
-	variants := []variant{
-		{"update", func(seq int) error {
+	variants := []loadstat.Variant{
+		{Name: "update", Op: func(seq int) error {
 			_, err := f.shard.Exec(ctx, `UPDATE event_seats SET status = 'held', hold_id = $3, held_until = now() + interval '5 minutes'
 				WHERE event_id = $1 AND seat_id = ANY($2)`, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1))
 			return err
 		}},
-		{"bound", func(seq int) error {
+		{Name: "bound", Op: func(seq int) error {
 			_, err := f.shard.Exec(ctx, holdWrites, f.event.ID, f.seats[seq*2:seq*2+2], int64(seq+1), strconv.Itoa(seq))
 			return err
 		}},
-		{"hold", func(seq int) error {
+		{Name: "hold", Op: func(seq int) error {
 			_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{
 				Account: int64(run*1_000_000 + seq), Key: strconv.Itoa(seq), Seats: f.seats[seq*2 : seq*2+2]})
 			return err
@@ -73,63 +71,28 @@ func BenchmarkSeatHolds(b *testing.B) {
 	}
 }
 
-// variant is one operation a benchmark compares; seq is unique within a run.
-type variant struct {
-	name string
-	op   func(seq int) error
-}
-
 // interleave runs every variant rounds times for ops operations each over
-// clients, alternating them (round r starts with variant r, so none always
-// runs right after the reset or last), with reset before each run. It
-// reports, per variant, the median over rounds of throughput
-// ("<name>-ops/s"), latency, CPU and WAL bytes per operation, and for each
-// pair {a, b} the median of the rounds' a/b throughput ratios ("a/b"): each
-// ratio compares two runs seconds apart, so the machine's load, which
-// swings over minutes, weighs on both sides alike.
-func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, reset func() error, variants []variant, pairs ...[2]string) {
+// clients, interleaved (loadstat.Interleave), with reset before each run;
+// besides throughput and latency it reports the CPU (shard backends and
+// this process) and the WAL bytes each operation cost.
+func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, reset func() error, variants []loadstat.Variant, pairs ...[2]string) {
 	ctx := context.Background()
-	type sample struct{ perSec, p50, p99, dbCPU, goCPU, wal float64 }
-	got := map[string][]sample{}
-	for r := range rounds {
-		for i := range variants {
-			v := variants[(r+i)%len(variants)]
-			if err := reset(); err != nil {
-				b.Fatal(err)
-			}
-			wal0 := walBytes(b, shard)
-			cpu := loadstat.StartCPU(ctx, shard)
-			res := loadstat.Run(clients, ops, v.op)
-			c := cpu.Stop(ctx)
-			wal := walBytes(b, shard) - wal0
-			if res.Errors > 0 {
-				b.Fatalf("%s: %d of %d operations failed", v.name, res.Errors, ops)
-			}
-			got[v.name] = append(got[v.name], sample{res.PerSec, ms(res.P50), ms(res.P99), ms(c.DB) / float64(ops), ms(c.Go) / float64(ops), wal / float64(ops)})
+	loadstat.Interleave(b, rounds, variants, func(v loadstat.Variant) loadstat.Metrics {
+		if err := reset(); err != nil {
+			b.Fatal(err)
 		}
-	}
-	med := func(name string, f func(sample) float64) float64 {
-		var xs []float64
-		for _, s := range got[name] {
-			xs = append(xs, f(s))
+		wal0 := walBytes(b, shard)
+		cpu := loadstat.StartCPU(ctx, shard)
+		res := loadstat.Run(clients, ops, v.Op)
+		c := cpu.Stop(ctx)
+		wal := walBytes(b, shard) - wal0
+		if res.Errors > 0 {
+			b.Fatalf("%s: %d of %d operations failed", v.Name, res.Errors, ops)
 		}
-		return median(xs)
-	}
-	for _, v := range variants {
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.perSec }), v.name+"-ops/s")
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.p50 }), v.name+"-p50-ms")
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.p99 }), v.name+"-p99-ms")
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.dbCPU }), v.name+"-db-cpu-ms/op")
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.goCPU }), v.name+"-go-cpu-ms/op")
-		b.ReportMetric(med(v.name, func(s sample) float64 { return s.wal }), v.name+"-wal-bytes/op")
-	}
-	for _, p := range pairs {
-		var ratios []float64
-		for r := range rounds {
-			ratios = append(ratios, got[p[0]][r].perSec/got[p[1]][r].perSec)
-		}
-		b.ReportMetric(median(ratios), p[0]+"/"+p[1])
-	}
+		n := float64(ops)
+		return loadstat.Metrics{"ops/s": res.PerSec, "p50-ms": loadstat.Ms(res.P50), "p99-ms": loadstat.Ms(res.P99),
+			"db-cpu-ms/op": loadstat.Ms(c.DB) / n, "go-cpu-ms/op": loadstat.Ms(c.Go) / n, "wal-bytes/op": wal / n}
+	}, pairs...)
 }
 
 // walBytes is the server's WAL position in bytes. On the benchmarks' private
@@ -145,14 +108,6 @@ func walBytes(b *testing.B, shard loadstat.Querier) float64 {
 		b.Fatal(err)
 	}
 	return n
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // measureCPU runs op benchOps times over clients and reports throughput,
