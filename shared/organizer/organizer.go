@@ -258,7 +258,7 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	if err := spec.validate(); err != nil {
 		return event.Event{}, err
 	}
-	if err := s.ownsVenue(ctx, createdBy, spec.VenueID); err != nil {
+	if err := s.venues.Owns(ctx, createdBy, spec.VenueID); err != nil {
 		return event.Event{}, err
 	}
 	layout, err := s.venues.Load(ctx, spec.VenueID, spec.LayoutVersion)
@@ -331,21 +331,6 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 		}
 	}
 	return s.events.Get(ctx, id)
-}
-
-// ownsVenue fails with venue.ErrNotFound unless organizerID imported the
-// venue: another organizer's venue (or an operator's) is answered as if it
-// did not exist. Operators (organizerID 0) may use any venue.
-func (s *Service) ownsVenue(ctx context.Context, organizerID, venueID int64) error {
-	if organizerID == 0 {
-		return nil
-	}
-	var owner *int64
-	err := s.catalog.QueryRow(ctx, `SELECT created_by FROM venues WHERE id = $1`, venueID).Scan(&owner)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
-		return fmt.Errorf("venue %d: %w", venueID, venue.ErrNotFound)
-	}
-	return err
 }
 
 // SetStatus moves an event between draft, scheduled, on_sale, closed,

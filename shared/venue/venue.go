@@ -219,6 +219,24 @@ type Store struct{ db *pgxpool.Pool }
 // NewStore returns a store on the catalog.
 func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
 
+// Owns fails with ErrNotFound when venueID does not exist or, for an
+// organizer (owner > 0), is not theirs: another organizer's venue is
+// answered as if it did not exist. Operators (owner 0) may use any venue.
+func (s *Store) Owns(ctx context.Context, owner, venueID int64) error {
+	return owns(ctx, s.db, owner, venueID)
+}
+
+func owns(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, owner, venueID int64) error {
+	var current *int64
+	err := q.QueryRow(ctx, `SELECT created_by FROM venues WHERE id = $1`, venueID).Scan(&current)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && owner > 0 && (current == nil || *current != owner) {
+		return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
+	}
+	return err
+}
+
 // Import validates l and writes it as a new venue with layout version 1, or
 // as the next version of venueID when venueID > 0. owner is the importing
 // organizer (0: an operator): a new venue is theirs, and only they may add
@@ -240,17 +258,8 @@ func (s *Store) Import(ctx context.Context, owner, venueID int64, l Layout) (Lay
 			createdBy = &owner
 		}
 		if venueID > 0 {
-			var current *int64
-			err := tx.QueryRow(ctx, `SELECT created_by FROM venues WHERE id = $1`, venueID).Scan(&current)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
-			}
-			if err != nil {
+			if err := owns(ctx, tx, owner, venueID); err != nil {
 				return err
-			}
-			if owner > 0 && (current == nil || *current != owner) {
-				// Another organizer's venue is not found, as if it did not exist.
-				return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
 			}
 		}
 		if venueID == 0 {
