@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -243,9 +244,7 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	case queue.StateNone:
 		v.Message = "You are not in this waiting room. Join to get a place."
 	case queue.StateClosed:
-		// Rare (the hot path never gets here): only now is the catalog
-		// asked whether the event exists at all.
-		if _, err := s.publicEvent(r.Context(), id); errors.Is(err, event.ErrNotFound) {
+		if err := s.eventExists(r.Context(), id); err != nil {
 			return err
 		}
 		v.Message = "This event has no open waiting room."
@@ -284,10 +283,8 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	if p.Phase == "" && p.DrawAt.UnixMilli() == 0 {
-		// No room was ever published (it would have a draw time): only
-		// now is the catalog asked whether the event exists at all.
-		if _, err := s.publicEvent(r.Context(), id); errors.Is(err, event.ErrNotFound) {
+	if p.Phase == "" && p.DrawAt.UnixMilli() == 0 { // no room was ever published
+		if err := s.eventExists(r.Context(), id); err != nil {
 			return err
 		}
 	}
@@ -298,6 +295,17 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 		queue.Progress
 		Now time.Time `json:"now"`
 	}{p, time.Now().UTC()})
+	return nil
+}
+
+// eventExists is event-not-found when id names no event fans can see. The
+// queue's answers come from Redis alone; only the rare ones of a room that
+// is closed or was never published ask the catalog (its in-process cache)
+// whether the event exists at all.
+func (s *Server) eventExists(ctx context.Context, id int64) error {
+	if _, err := s.publicEvent(ctx, id); errors.Is(err, event.ErrNotFound) {
+		return err
+	}
 	return nil
 }
 
