@@ -130,15 +130,19 @@ func scan(row pgx.Row) (Event, error) {
 }
 
 // Get returns one event with its price levels.
-func (d *Directory) Get(ctx context.Context, id int64) (Event, error) {
-	e, err := scan(d.db.QueryRow(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, id))
+func (d *Directory) Get(ctx context.Context, id int64) (Event, error) { return Read(ctx, d.db, id) }
+
+// Read returns one event with its price levels through db: a transaction
+// reads it with its own locks and writes, on the connection it holds.
+func Read(ctx context.Context, db Querier, id int64) (Event, error) {
+	e, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, fmt.Errorf("event %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return Event{}, fmt.Errorf("get event %d: %w", id, err)
 	}
-	rows, err := d.db.Query(ctx, `SELECT code, name, price_cents, color FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
+	rows, err := db.Query(ctx, `SELECT code, name, price_cents, color FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
 	if err != nil {
 		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
 	}
@@ -310,11 +314,13 @@ func (d *Directory) byIDs(ctx context.Context, ids []int64, offset, limit int) (
 	return p, nil
 }
 
-type querier interface {
+// Querier is a pool or a transaction.
+type Querier interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
 }
 
-func collect(ctx context.Context, db querier, q string, args []any) ([]Event, error) {
+func collect(ctx context.Context, db Querier, q string, args []any) ([]Event, error) {
 	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)

@@ -378,6 +378,7 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if !statuses[event.Status(status)] {
 		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
+	var changed event.Event
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		if _, err := s.lock(ctx, tx, organizerID, eventID, ifMatch); err != nil {
 			return err
@@ -389,12 +390,10 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 		if tag.RowsAffected() == 0 && event.Status(status) != event.Cancelled {
 			return reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 		}
-		return nil
+		changed, err = event.Read(ctx, tx, eventID)
+		return err
 	})
-	if err != nil {
-		return event.Event{}, err
-	}
-	return s.events.Get(ctx, eventID)
+	return changed, err
 }
 
 // owns fails with event.ErrNotFound unless organizerID created the event:
@@ -413,18 +412,19 @@ func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
 // take the new price; held and sold ones keep the price copied into their
 // orders.
 func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, levels []event.PriceLevel) (event.Event, error) {
-	if _, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+	e, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
 		if err := changeablePrices("", e, levels); err != nil {
 			return err
 		}
 		return updatePrices(ctx, tx, eventID, levels)
-	}); err != nil {
+	})
+	if err != nil {
 		return event.Event{}, err
 	}
 	if err := s.pushPrices(ctx, eventID); err != nil {
 		return event.Event{}, err
 	}
-	return s.events.Get(ctx, eventID)
+	return e, nil
 }
 
 // updatePrices writes new prices of an event's levels in the catalog.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
@@ -134,4 +135,50 @@ func TestPricesSurviveACrashBetweenTheDatabases(t *testing.T) {
 	catalog, _, pools := prices("GA")
 	require.Equal(t, 70, catalog)
 	require.Equal(t, 70, pools)
+}
+
+// TestWritesNeedOneConnectionEach: an organizer write reads the event in
+// the transaction that locks it, so writes never wait for a second
+// connection while holding one. More concurrent writes than the pool has
+// connections all finish; reading through the pool instead starves it
+// (each write holds a connection and waits for another) until the deadline.
+func TestWritesNeedOneConnectionEach(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	ctx := context.Background()
+	var owner int64
+	require.NoError(t, a.Catalog.QueryRow(ctx, `INSERT INTO accounts (email, password_hash, name, role)
+		VALUES ('org@example.com', 'x', 'Org', 'organizer') RETURNING id`).Scan(&owner))
+	setup := organizer.New(a.Catalog, a.Shards)
+	l, err := setup.ImportLayoutAs(ctx, owner, 0, venue.Stadium("Test Arena", "Recife", 100, 10))
+	require.NoError(t, err)
+	e, err := setup.CreateEvent(ctx, owner, spec(l, "Busy"))
+	require.NoError(t, err)
+
+	pc, err := pgxpool.ParseConfig(a.Catalog.Config().ConnString())
+	require.NoError(t, err)
+	pc.MaxConns = 2
+	small, err := pgxpool.NewWithConfig(ctx, pc)
+	require.NoError(t, err)
+	t.Cleanup(small.Close)
+	org := organizer.New(small, a.Shards)
+
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	const writers = 6
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			var err error
+			if i%2 == 0 {
+				_, err = org.SetWaitingRoom(ctx, owner, e.ID, nil, event.WaitingRoom{Enabled: true, Ceiling: 100 + i})
+			} else {
+				_, err = org.ChangeStatus(ctx, owner, e.ID, nil, string(event.OnSale))
+			}
+			errs <- err
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs, "every write finishes with a pool of %d connections", pc.MaxConns)
+	}
 }

@@ -52,8 +52,11 @@ var watched = []struct{ column, pointer, label string }{
 // the organizer owns the event, it is not cancelled (its orders are being
 // refunded) and its version satisfies ifMatch; it returns the event as
 // changed. The lock orders concurrent writes, so a second write based on
-// the same version finds it stale.
+// the same version finds it stale. Every read goes through the
+// transaction: a write holding its connection and the lock never waits
+// for a second connection (writers would starve a small pool).
 func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
+	var changed event.Event
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
 		if err != nil {
@@ -62,12 +65,13 @@ func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch
 		if e.Status == event.Cancelled {
 			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
 		}
-		return change(tx, e)
+		if err := change(tx, e); err != nil {
+			return err
+		}
+		changed, err = event.Read(ctx, tx, eventID)
+		return err
 	})
-	if err != nil {
-		return event.Event{}, err
-	}
-	return s.events.Get(ctx, eventID)
+	return changed, err
 }
 
 // lock takes the event's row lock in tx and returns the event, if the
@@ -83,7 +87,7 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, organizerID, eventID int6
 	if err != nil {
 		return event.Event{}, err
 	}
-	e, err := s.events.Get(ctx, eventID)
+	e, err := event.Read(ctx, tx, eventID)
 	if err != nil {
 		return event.Event{}, err
 	}
