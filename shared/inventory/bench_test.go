@@ -39,7 +39,7 @@ func BenchmarkSeatHolds(b *testing.B) {
 	ctx := context.Background()
 	run := 0
 	reset := func() error {
-		_, err := f.shard.Exec(ctx, `TRUNCATE order_items, orders, hold_ga, holds CASCADE`)
+		_, err := f.shard.Exec(ctx, `TRUNCATE order_items, orders, holds CASCADE`)
 		if err == nil {
 			_, err = f.shard.Exec(ctx, `UPDATE event_seats SET status = 'available', hold_id = NULL, held_until = NULL WHERE status <> 'available'`)
 		}

@@ -162,7 +162,7 @@ func TestConcurrentMixedHolds(t *testing.T) {
 
 	remaining := f.count(t, `SELECT sum(remaining) FROM ga_slots`)
 	require.Equal(t, 60, remaining+gaHeld, "GA places are conserved")
-	require.Equal(t, gaHeld, f.count(t, `SELECT coalesce(sum(quantity), 0) FROM hold_ga`))
+	require.Equal(t, gaHeld, f.count(t, `SELECT coalesce(sum(cardinality(slots)), 0) FROM order_items`))
 	require.Less(t, remaining, minFailedGA, "GA said sold out only when fewer places than asked were left")
 
 	// Demand of one place at a time fills the pool exactly to capacity.
@@ -174,7 +174,7 @@ func TestConcurrentMixedHolds(t *testing.T) {
 	_, _, err := f.app.Inventory.Hold(ctx, f.event, inventory.Request{Account: 9999, Key: "over", Pool: "FLOOR", Quantity: 1})
 	require.ErrorIs(t, err, inventory.ErrSoldOut)
 	require.Zero(t, f.count(t, `SELECT sum(remaining) FROM ga_slots`))
-	require.Equal(t, 60, f.count(t, `SELECT sum(quantity) FROM hold_ga`), "GA holds reach capacity exactly")
+	require.Equal(t, 60, f.count(t, `SELECT sum(cardinality(slots)) FROM order_items`), "GA holds reach capacity exactly")
 }
 
 // TestBestAvailableGivesAdjacentSeatsToConcurrentBuyers checks that parallel

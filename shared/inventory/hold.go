@@ -275,18 +275,18 @@ func (s *Service) takeGA(ctx context.Context, st *shardstore.Store, nh shardstor
 		}
 		time.Sleep(time.Duration(50+rand.IntN(200*(try+1))) * time.Microsecond)
 	}
-	return st.TakeWith(ctx, nh, func(tx shardstore.Tx, holdID int64, _ time.Time) (shardstore.Taken, error) {
-		ok, err := tx.TakePlaces(ctx, holdID, pool.ID, quantity)
-		if err == nil && !ok {
+	return st.TakeWith(ctx, nh, func(tx shardstore.Tx, _ int64, _ time.Time) (shardstore.Taken, error) {
+		slots, err := tx.TakePlaces(ctx, pool.ID, quantity)
+		if err == nil && slots == nil {
 			if err := tx.ExpireOfEvent(ctx, nh.EventID); err != nil {
 				return shardstore.Taken{}, err
 			}
-			ok, err = tx.TakePlaces(ctx, holdID, pool.ID, quantity)
+			slots, err = tx.TakePlaces(ctx, pool.ID, quantity)
 		}
-		if err == nil && !ok {
+		if err == nil && slots == nil {
 			err = fmt.Errorf("%w: fewer than %d places left in %s", ErrSoldOut, quantity, code)
 		}
-		return shardstore.TakenPlaces(pool, quantity), err
+		return shardstore.TakenPlaces(pool, slots), err
 	})
 }
 

@@ -130,22 +130,27 @@ func (t Tx) freeSeats(ctx context.Context, ids []int64, freed *freedByEvent) err
 	return err
 }
 
-// returnPlaces adds the holds' GA places back to the slots they came from.
-// It locks the slots in key order first, so concurrent sweepers and
-// releases cannot deadlock on them.
+// placesBack adds the GA places of holds $1 back to the slots their order
+// items record and sums them per event and pool.
+const placesBack = `WITH back AS (
+		SELECT i.pool_id, s.slot, count(*) AS q
+		FROM orders o JOIN order_items i ON i.order_id = o.id CROSS JOIN unnest(i.slots) AS s (slot)
+		WHERE o.hold_id = ANY($1) GROUP BY i.pool_id, s.slot
+	), locked AS (
+		SELECT g.pool_id, g.slot FROM ga_slots g JOIN back USING (pool_id, slot) ORDER BY g.pool_id, g.slot FOR UPDATE OF g
+	), upd AS (
+		UPDATE ga_slots g SET remaining = g.remaining + back.q
+		FROM back, locked WHERE g.pool_id = back.pool_id AND g.slot = back.slot
+		  AND locked.pool_id = back.pool_id AND locked.slot = back.slot
+		RETURNING g.pool_id, back.q
+	)
+	SELECT p.event_id, p.code, sum(upd.q)::int FROM upd JOIN ga_pools p ON p.id = upd.pool_id GROUP BY p.event_id, p.code`
+
+// returnPlaces adds the holds' GA places back to the slots they came from
+// (placesBack). It locks the slots in key order first, so concurrent
+// sweepers and releases cannot deadlock on them.
 func (t Tx) returnPlaces(ctx context.Context, ids []int64, freed *freedByEvent) error {
-	rows, err := t.tx.Query(ctx, `
-		WITH back AS (
-			SELECT pool_id, slot, sum(quantity) AS q FROM hold_ga WHERE hold_id = ANY($1) GROUP BY pool_id, slot
-		), locked AS (
-			SELECT g.pool_id, g.slot FROM ga_slots g JOIN back USING (pool_id, slot) ORDER BY g.pool_id, g.slot FOR UPDATE OF g
-		), upd AS (
-			UPDATE ga_slots g SET remaining = g.remaining + back.q
-			FROM back, locked WHERE g.pool_id = back.pool_id AND g.slot = back.slot
-			  AND locked.pool_id = back.pool_id AND locked.slot = back.slot
-			RETURNING g.pool_id, back.q
-		)
-		SELECT p.event_id, p.code, sum(upd.q)::int FROM upd JOIN ga_pools p ON p.id = upd.pool_id GROUP BY p.event_id, p.code`, ids)
+	rows, err := t.tx.Query(ctx, placesBack, ids)
 	if err != nil {
 		return err
 	}
@@ -184,7 +189,8 @@ func (r reads) Availability(ctx context.Context, eventID int64) (available, held
 		  (SELECT count(*) FROM event_seats WHERE event_id = $1 AND (status = 'available' OR (status = 'held' AND held_until < now())))
 		  + (SELECT coalesce(sum(s.remaining), 0) FROM ga_slots s JOIN ga_pools p ON p.id = s.pool_id WHERE p.event_id = $1),
 		  (SELECT count(*) FROM event_seats WHERE event_id = $1 AND status = 'held' AND held_until >= now())
-		  + (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga g JOIN holds h ON h.id = g.hold_id WHERE h.event_id = $1 AND h.status = 'active')`,
+		  + (SELECT coalesce(sum(cardinality(i.slots)), 0) FROM holds h JOIN orders o ON o.hold_id = h.id JOIN order_items i ON i.order_id = o.id
+		     WHERE h.event_id = $1 AND h.status = 'active')`,
 		eventID).Scan(&available, &held)
 	return available, held, err
 }

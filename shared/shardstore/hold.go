@@ -146,7 +146,7 @@ func insertHold(h NewHold) step {
 // CTE runs to completion whether or not the query reads it, and src's rows
 // are the items' rows one for one.
 // ctes (parameters $1..) must define src: (event_seat_id, pool_id, seat_id,
-// seat_index, pool_code, quantity, label, price_level, price_cents), usually
+// seat_index, pool_code, quantity, label, price_level, price_cents, slots), usually
 // around the take itself, so limit, take, order and items are one
 // statement; a take should require (SELECT ok FROM lim) so it locks nothing
 // for a request over the limit. Unless src adds up to want tickets, the
@@ -168,8 +168,8 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 			HAVING (SELECT ok FROM lim) AND CASE WHEN coalesce(sum(quantity), 0) = ` + p(4) + ` THEN true ELSE ensure(false, ` + p(5) + `, ` + p(6) + `) END
 			RETURNING id, total_cents
 		), ins AS (
-			INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents)
-			SELECT o.id, event_seat_id, pool_id, quantity, label, price_level, price_cents FROM src, o
+			INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents, slots)
+			SELECT o.id, event_seat_id, pool_id, quantity, label, price_level, price_cents, slots FROM src, o
 		)
 		SELECT o.id, o.total_cents, src.seat_id, src.seat_index, src.pool_code, src.quantity, src.label, src.price_level, src.price_cents
 		FROM o, src ORDER BY src.seat_index NULLS LAST`,
@@ -181,21 +181,23 @@ func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) st
 func seatColumns(t string) string {
 	return t + `.id AS event_seat_id, NULL::bigint AS pool_id, ` + t + `.seat_id, ` + t + `.seat_index, '' AS pool_code, 1 AS quantity,
 		'Section ' || ` + t + `.section_code || ' · Row ' || ` + t + `.row_label || ' · Seat ' || ` + t + `.seat_number AS label,
-		` + t + `.price_level, ` + t + `.price_cents`
+		` + t + `.price_level, ` + t + `.price_cents, NULL::int[] AS slots`
 }
 
 // seatSource selects seats of an event by layout seat id ($2) for orderStep.
 var seatSource = `src AS (SELECT ` + seatColumns("s") + ` FROM event_seats s WHERE s.event_id = $1 AND s.seat_id = ANY($2))`
 
-// poolColumns turns ga_pools alias t and a quantity expression into src
-// columns for orderStep.
-func poolColumns(t, quantity string) string {
+// poolColumns turns ga_pools alias t, a quantity expression and the slots
+// the places came from (one per place) into src columns for orderStep.
+func poolColumns(t, quantity, slots string) string {
 	return `NULL::bigint AS event_seat_id, ` + t + `.id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, ` + t + `.code AS pool_code,
-		` + quantity + ` AS quantity, ` + t + `.name || ' × ' || ` + quantity + ` AS label, ` + t + `.price_level, ` + t + `.price_cents`
+		` + quantity + ` AS quantity, ` + t + `.name || ' × ' || ` + quantity + ` AS label, ` + t + `.price_level, ` + t + `.price_cents,
+		` + slots + ` AS slots`
 }
 
-// poolSource selects $2 places of pool $1 for orderStep.
-var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int") + ` FROM ga_pools p WHERE p.id = $1)`
+// poolSource selects $2 places of pool $1, taken from slots $3, for
+// orderStep.
+var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int", "$3::int[]") + ` FROM ga_pools p WHERE p.id = $1)`
 
 // takeSeats is the compare-and-set on seat rows: only seats that are
 // available or whose hold has expired flip to this hold, and the order is
@@ -221,9 +223,10 @@ func takeSeats(h NewHold, seatIDs []int64) step {
 		)`, []any{h.EventID, seatIDs, h.TTL}, len(seatIDs), seatsTaken)
 }
 
-// takeGAFast claims quantity from one slot of a pool and orders it: with
-// several slots it starts at a random one and skips slots other buyers have
-// locked; with one slot it is the plain counter update and waits its turn.
+// takeGAFast claims quantity from one slot of a pool and orders it, the
+// item recording the slot: with several slots it starts at a random one and
+// skips slots other buyers have locked; with one slot it is the plain
+// counter update and waits its turn.
 //
 // The claim walks the primary key from the random slot up, and only if that
 // finds nothing from slot 0 up to it: each branch stops at its first free
@@ -241,8 +244,7 @@ func takeGAFast(h NewHold, p Pool, quantity int) step {
 	return orderStep(h, claim+`,
 		u AS (UPDATE ga_slots g SET remaining = g.remaining - $2 FROM c
 		      WHERE g.pool_id = $1 AND g.slot = c.slot AND g.remaining >= $2 RETURNING g.slot),
-		hg AS (INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT `+curHold+`, $1, slot, $2 FROM u RETURNING quantity),
-		src AS (SELECT `+poolColumns("p", "hg.quantity")+` FROM ga_pools p, hg WHERE p.id = $1)`,
+		src AS (SELECT `+poolColumns("p", "$2::int", "array_fill(u.slot, ARRAY[$2::int])")+` FROM ga_pools p, u WHERE p.id = $1)`,
 		[]any{p.ID, quantity, rand.IntN(p.Slots)}, quantity, noSlot)
 }
 
@@ -308,9 +310,10 @@ func TakenSeats(eventID int64, seatIDs []int64) Taken {
 	return Taken{seatSource, []any{eventID, seatIDs}, len(seatIDs), seatsTaken}
 }
 
-// TakenPlaces are quantity places of pool p that a take just held.
-func TakenPlaces(p Pool, quantity int) Taken {
-	return Taken{poolSource, []any{p.ID, quantity}, quantity, noSlot}
+// TakenPlaces are the places of pool p that a take just held, by the slot
+// each came from (as TakePlaces returns them).
+func TakenPlaces(p Pool, slots []int) Taken {
+	return Taken{poolSource, []any{p.ID, len(slots), slots}, len(slots), noSlot}
 }
 
 // TakeWith inserts the hold, runs a take that needs decisions between
@@ -404,7 +407,6 @@ const (
 	slotWithEnough = `SELECT EXISTS (SELECT 1 FROM ga_slots WHERE pool_id = $1 AND remaining >= $2)`
 	lockSlots      = `SELECT slot, remaining FROM ga_slots WHERE pool_id = $1 ORDER BY slot FOR UPDATE`
 	takeFromSlot   = `UPDATE ga_slots SET remaining = remaining - $3 WHERE pool_id = $1 AND slot = $2`
-	recordSlots    = `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) SELECT $1, $2, * FROM unnest($3::int[], $4::int[])`
 )
 
 // SlotWithEnough tells whether one slot of a pool has quantity places.
@@ -414,53 +416,36 @@ func (r reads) SlotWithEnough(ctx context.Context, poolID int64, quantity int) (
 	return enough, err
 }
 
-// TakePlaces takes quantity places of a pool for a hold and records which
-// slots gave them; ok is false, and nothing is taken, when the pool lacks
-// them. It locks every slot of the pool in slot order, so concurrent slow
-// paths queue up instead of deadlocking, and prefers one slot that has
-// enough.
-func (t Tx) TakePlaces(ctx context.Context, holdID, poolID int64, quantity int) (ok bool, err error) {
-	taken, err := t.takeFromSlots(ctx, poolID, quantity)
-	if err != nil || taken == nil {
-		return false, err
-	}
-	var slots, qty []int
-	for slot, q := range taken {
-		slots, qty = append(slots, slot), append(qty, q)
-	}
-	if _, err := t.tx.Exec(ctx, recordSlots, holdID, poolID, slots, qty); err != nil {
-		return false, fmt.Errorf("record GA hold: %w", err)
-	}
-	return true, nil
-}
-
-// takeFromSlots returns slot → quantity taken, or nil when the pool lacks
-// quantity.
-func (t Tx) takeFromSlots(ctx context.Context, poolID int64, quantity int) (map[int]int, error) {
+// TakePlaces takes quantity places of a pool and returns the slot each
+// came from (for its order item: TakenPlaces), or nil, having taken
+// nothing, when the pool lacks them. It locks every slot of the pool in
+// slot order, so concurrent slow paths queue up instead of deadlocking, and
+// prefers one slot that has enough.
+func (t Tx) TakePlaces(ctx context.Context, poolID int64, quantity int) (slots []int, err error) {
 	rows, err := t.tx.Query(ctx, lockSlots, poolID)
 	if err != nil {
 		return nil, err
 	}
-	type slotRemaining struct{ slot, remaining int }
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotRemaining, error) {
-		var s slotRemaining
-		return s, r.Scan(&s.slot, &s.remaining)
+	type slotPlaces struct{ slot, n int }
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (slotPlaces, error) {
+		var s slotPlaces
+		return s, r.Scan(&s.slot, &s.n)
 	})
 	if err != nil {
 		return nil, err
 	}
-	taken := map[int]int{}
+	var taken []slotPlaces
 	for _, s := range all {
-		if s.remaining >= quantity {
-			taken = map[int]int{s.slot: quantity}
+		if s.n >= quantity {
+			taken = []slotPlaces{{s.slot, quantity}}
 			break
 		}
 	}
-	if len(taken) == 0 {
+	if taken == nil {
 		need := quantity
 		for _, s := range all {
-			if q := min(need, s.remaining); q > 0 {
-				taken[s.slot] = q
+			if q := min(need, s.n); q > 0 {
+				taken = append(taken, slotPlaces{s.slot, q})
 				need -= q
 			}
 		}
@@ -468,12 +453,15 @@ func (t Tx) takeFromSlots(ctx context.Context, poolID int64, quantity int) (map[
 			return nil, nil
 		}
 	}
-	for slot, q := range taken {
-		if _, err := t.tx.Exec(ctx, takeFromSlot, poolID, slot, q); err != nil {
+	for _, s := range taken {
+		if _, err := t.tx.Exec(ctx, takeFromSlot, poolID, s.slot, s.n); err != nil {
 			return nil, err
 		}
+		for range s.n {
+			slots = append(slots, s.slot)
+		}
 	}
-	return taken, nil
+	return slots, nil
 }
 
 // seatStates tells, per requested seat ($2) of event $1, whether it is free.

@@ -60,7 +60,7 @@ const peerTables = `
 // starts from the same state: no holds or orders, every slot and unit free
 // and vacuumed.
 var peerReset = []string{
-	`TRUNCATE order_items, orders, hold_ga, holds CASCADE`,
+	`TRUNCATE order_items, orders, holds CASCADE`,
 	`UPDATE peer_units SET state = 'FREE', hold_id = NULL WHERE state <> 'FREE'`,
 	`UPDATE ga_slots s SET remaining = p.capacity / p.slots FROM ga_pools p WHERE p.id = s.pool_id AND s.remaining <> p.capacity / p.slots`,
 	`VACUUM ANALYZE peer_units, ga_slots`,
@@ -89,7 +89,7 @@ func pretixCount(h NewHold, p Pool, quantity int) step {
 			SELECT coalesce(sum(i.quantity), 0) AS n FROM order_items i JOIN orders po ON po.id = i.order_id JOIN holds ph ON ph.id = po.hold_id
 			WHERE (SELECT ok FROM lim) AND i.pool_id = $1
 			  AND (po.status = 'paid' OR (po.status = 'pending' AND ph.status = 'active' AND ph.expires_at > now()))
-		), src AS (SELECT `+poolColumns("p", "$2::int")+` FROM ga_pools p, used WHERE p.id = $1 AND used.n + $2 <= p.capacity)`,
+		), src AS (SELECT `+poolColumns("p", "$2::int", "NULL::int[]")+` FROM ga_pools p, used WHERE p.id = $1 AND used.n + $2 <= p.capacity)`,
 		[]any{p.ID, quantity}, quantity, noSlot)
 }
 
@@ -104,7 +104,7 @@ func alfioUnits(h NewHold, p Pool, quantity int) step {
 			SELECT id FROM peer_units WHERE (SELECT ok FROM lim) AND pool_id = $1 AND state = 'FREE' ORDER BY id LIMIT `+strconv.Itoa(quantity)+` FOR UPDATE SKIP LOCKED
 		), marked AS (
 			UPDATE peer_units u SET state = 'PENDING', hold_id = `+curHold+` FROM free WHERE u.id = free.id RETURNING u.id
-		), src AS (SELECT `+poolColumns("p", "m.n")+` FROM ga_pools p, (SELECT count(*)::int AS n FROM marked) m WHERE p.id = $1 AND m.n > 0)`,
+		), src AS (SELECT `+poolColumns("p", "m.n", "NULL::int[]")+` FROM ga_pools p, (SELECT count(*)::int AS n FROM marked) m WHERE p.id = $1 AND m.n > 0)`,
 		[]any{p.ID}, quantity, noSlot)
 }
 

@@ -131,3 +131,25 @@ func TestSeatTakeUpdatesInIDOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseFindsPlacesThroughTheHolds: giving back the GA places of ended
+// holds finds their order items through the holds' orders (one index probe
+// each), not by reading every order or item of the shard.
+func TestReleaseFindsPlacesThroughTheHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := genericPlans(t)
+	_, err := conn.Exec(ctx, `WITH h AS (
+			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+			SELECT 1, g, now() + interval '1 minute', 'k', '\x00' FROM generate_series(1, 3000) g RETURNING id, account_id),
+		o AS (INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
+			SELECT 1, account_id, id, 2, 100, 'BRL' FROM h RETURNING id)
+		INSERT INTO order_items (order_id, pool_id, quantity, label, price_level, price_cents, slots)
+		SELECT id, 1, 2, 'Floor × 2', 'GA', 50, '{3,3}' FROM o;
+		ANALYZE holds, orders, order_items`)
+	require.NoError(t, err)
+	plan := explain(t, conn, step{placesBack, []any{[]int64{1025, 2049}}})
+	require.Contains(t, plan, "orders_hold_id_key", plan)
+	require.Contains(t, plan, "order_items_order", plan)
+	require.NotRegexp(t, "Seq Scan on (orders|order_items)", plan)
+}

@@ -48,7 +48,7 @@ func (t Tx) SellHold(ctx context.Context, holdID, orderID int64) (ok bool, seats
 		}
 		if status != HoldActive {
 			// The hold's GA places went back to the pool: take them again.
-			if ok, err := sp.retakePlaces(ctx, holdID, orderID); !ok || err != nil {
+			if ok, err := sp.retakePlaces(ctx, orderID); !ok || err != nil {
 				return false, err
 			}
 		}
@@ -87,39 +87,32 @@ func (t Tx) sellSeats(ctx context.Context, holdID, orderID int64) (seats []int, 
 	return seats, nil
 }
 
-// retakePlaces takes an ended hold's GA places again; ok is false when the
-// pool lacks them.
-func (t Tx) retakePlaces(ctx context.Context, holdID, orderID int64) (ok bool, err error) {
-	rows, err := t.tx.Query(ctx, `SELECT pool_id, quantity FROM order_items WHERE order_id = $1 AND pool_id IS NOT NULL`, orderID)
+// retakePlaces takes an ended hold's GA places again, recording on each
+// item the slots they now come from (the old ones were given back when the
+// hold ended); ok is false when the pool lacks them.
+func (t Tx) retakePlaces(ctx context.Context, orderID int64) (ok bool, err error) {
+	rows, err := t.tx.Query(ctx, `SELECT id, pool_id, quantity FROM order_items WHERE order_id = $1 AND pool_id IS NOT NULL`, orderID)
 	if err != nil {
 		return false, err
 	}
 	type ga struct {
-		pool int64
-		qty  int
+		item, pool int64
+		qty        int
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ga, error) {
 		var g ga
-		return g, r.Scan(&g.pool, &g.qty)
+		return g, r.Scan(&g.item, &g.pool, &g.qty)
 	})
 	if err != nil {
 		return false, err
 	}
-	// Its old per-slot record was given back when the hold ended.
-	if _, err := t.tx.Exec(ctx, `DELETE FROM hold_ga WHERE hold_id = $1`, holdID); err != nil {
-		return false, err
-	}
 	for _, it := range items {
-		taken, err := t.takeFromSlots(ctx, it.pool, it.qty)
-		if err != nil || taken == nil {
+		slots, err := t.TakePlaces(ctx, it.pool, it.qty)
+		if err != nil || slots == nil {
 			return false, err
 		}
-		for slot, q := range taken {
-			if _, err := t.tx.Exec(ctx, `INSERT INTO hold_ga (hold_id, pool_id, slot, quantity) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (hold_id, pool_id, slot) DO UPDATE SET quantity = hold_ga.quantity + excluded.quantity`,
-				holdID, it.pool, slot, q); err != nil {
-				return false, err
-			}
+		if _, err := t.tx.Exec(ctx, `UPDATE order_items SET slots = $2 WHERE id = $1`, it.item, slots); err != nil {
+			return false, err
 		}
 	}
 	return true, nil

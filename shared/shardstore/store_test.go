@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -112,4 +113,54 @@ func TestGAFastTakeFindsTheLastSlot(t *testing.T) {
 	}
 	_, err = st.TakeGA(ctx, hold(200, "ga"), pool, 1)
 	require.ErrorIs(t, err, shardstore.ErrNoSlot)
+}
+
+// TestGAPlacesGoBackToTheirSlots: a take split over slots records on its
+// order item the slot of every place, and ending the hold gives each slot
+// back exactly what it gave (a pool of one place per slot has no slot with
+// two afterwards); a payment for the ended hold takes them again.
+func TestGAPlacesGoBackToTheirSlots(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := newStore(t, 1, 4, 4)
+	pool, _, err := st.PoolOf(ctx, 1, "GA")
+	require.NoError(t, err)
+	gaLeft := func() int {
+		available, _, err := st.Availability(ctx, 1)
+		require.NoError(t, err)
+		return available - 1 // the seat
+	}
+	split := func(account int64) shardstore.Held {
+		_, err := st.TakeGA(ctx, hold(account, "fast"), pool, 3)
+		require.ErrorIs(t, err, shardstore.ErrNoSlot, "no slot has 3 places")
+		h, err := st.TakeWith(ctx, hold(account, "split"), func(tx shardstore.Tx, _ int64, _ time.Time) (shardstore.Taken, error) {
+			slots, err := tx.TakePlaces(ctx, pool.ID, 3)
+			require.Equal(t, []int{0, 1, 2}, slots)
+			return shardstore.TakenPlaces(pool, slots), err
+		})
+		require.NoError(t, err)
+		require.Equal(t, 1, gaLeft())
+		return h
+	}
+	end := func(h shardstore.Held) {
+		require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+			freed, err := tx.EndHolds(ctx, []int64{h.ID}, shardstore.HoldReleased)
+			require.Equal(t, []shardstore.Freed{{EventID: 1, Seats: nil, GA: map[string]int{"GA": 3}}}, freed)
+			return err
+		}))
+		require.Equal(t, 4, gaLeft())
+	}
+
+	end(split(1))
+	_, err = st.TakeGA(ctx, hold(2, "pair"), pool, 2)
+	require.ErrorIs(t, err, shardstore.ErrNoSlot, "every slot got its one place back")
+
+	h := split(3)
+	end(h)
+	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+		ok, _, err := tx.SellHold(ctx, h.ID, h.OrderID)
+		require.True(t, ok, "the places are free: the payment takes them again")
+		return err
+	}))
+	require.Equal(t, 1, gaLeft())
 }

@@ -51,7 +51,7 @@ func Warm(ctx context.Context, conn *pgx.Conn) error {
 func warmSteps() []step {
 	h := NewHold{Currency: "XXX", TTL: 1, MaxPerAccount: 1, Key: "warm-up", Hash: []byte{}}
 	none := []int64{0}
-	seats, places := TakenSeats(h.EventID, none), TakenPlaces(Pool{}, 1)
+	seats, places := TakenSeats(h.EventID, none), TakenPlaces(Pool{}, []int{0})
 	return []step{
 		insertHold(h),
 		takeSeats(h, none),
@@ -65,7 +65,6 @@ func warmSteps() []step {
 		{slotWithEnough, []any{int64(0), 1}},
 		{lockSlots, []any{int64(0)}},
 		{takeFromSlot, []any{int64(0), 0, 1}},
-		{recordSlots, []any{int64(0), int64(0), []int{0}, []int{1}}},
 		{expiredOfEvent, []any{h.EventID}},
 	}
 }

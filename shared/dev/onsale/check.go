@@ -32,7 +32,8 @@ func (r *run) check(ctx context.Context) ([]string, error) {
 			WHERE o.event_id = $1 AND o.status = 'paid' AND (s.status <> 'sold' OR s.order_id <> o.id)`},
 		{"GA places not conserved (capacity ≠ left + held + sold)", `SELECT count(*) FROM ga_pools p WHERE p.event_id = $1 AND p.capacity <>
 			(SELECT coalesce(sum(remaining), 0) FROM ga_slots WHERE pool_id = p.id)
-			+ (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga g JOIN holds h ON h.id = g.hold_id WHERE g.pool_id = p.id AND h.status IN ('active', 'converted'))`},
+			+ (SELECT coalesce(sum(cardinality(i.slots)), 0) FROM order_items i JOIN orders o ON o.id = i.order_id JOIN holds h ON h.id = o.hold_id
+			   WHERE i.pool_id = p.id AND h.status IN ('active', 'converted'))`},
 		{"paid orders whose tickets are missing", `SELECT count(*) FROM orders o WHERE o.event_id = $1 AND o.status = 'paid'
 			AND (SELECT count(*) FROM tickets t WHERE t.order_id = o.id) <> o.ticket_count`},
 		{"paid orders without a succeeded payment", `SELECT count(*) FROM orders o WHERE o.event_id = $1 AND o.status = 'paid'
