@@ -19,6 +19,6 @@ func main() {
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
 	mailer := app.Must(app.NewMailer(ctx, cfg.Mail, log))
 	orders := app.NewOrders(app.Orders{DB: db, Redis: app.OpenRedis(cfg.Redis), Prefix: cfg.RedisPrefix,
-		PublicURL: cfg.PublicURL, PSP: cfg.PSP, Mailer: mailer, Log: log})
+		PublicURL: cfg.PublicURL, PSP: cfg.PSP, Mailer: mailer, Outbox: cfg.Outbox, Log: log})
 	lambda.Start(func(ctx context.Context) (int, error) { return orders.Fulfil(ctx) })
 }

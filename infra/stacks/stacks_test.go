@@ -17,6 +17,7 @@ import (
 	"github.com/catraca/catraca/edge"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/shared/metrics"
 )
 
 type resource struct {
@@ -241,9 +242,14 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("operations: alarms, dashboard, migrations, PSP concurrency", func(t *testing.T) {
+		watched := map[string]bool{}
 		require.GreaterOrEqual(t, each(all, "AWS::CloudWatch::Alarm", func(_, id string, r resource) {
 			require.Len(t, r.Properties["AlarmActions"], 1, "%s notifies the alarm topic", id)
+			if name, ok := r.Properties["MetricName"].(string); ok {
+				watched[name] = true
+			}
 		}), 5)
+		require.True(t, watched[metrics.OutboxDead], "an outbox message set aside alarms: %v", watched)
 		require.Equal(t, 1, each(all, "AWS::SNS::Subscription", func(_, _ string, r resource) {
 			require.Equal(t, "oncall@example.com", r.Properties["Endpoint"])
 		}))

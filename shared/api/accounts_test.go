@@ -92,4 +92,5 @@ func TestHealth(t *testing.T) {
 	r := call(t, srv, http.MethodGet, "/healthz", "", nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Len(t, r.Body["checks"], 4, "catalog, two shards and Redis")
+	require.EqualValues(t, 0, r.Body["outbox_dead"], "no outbox message set aside")
 }

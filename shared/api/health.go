@@ -54,6 +54,16 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			status = http.StatusServiceUnavailable
 		}
 	}
-	writeJSON(w, status, map[string]any{"ok": status == http.StatusOK, "checks": results})
+	body := map[string]any{"ok": status == http.StatusOK, "checks": results}
+	// Messages set aside need an operator, not another instance: counted,
+	// they leave the status alone.
+	if status == http.StatusOK && s.orders != nil {
+		if n, err := s.orders.DeadMessages(ctx); err != nil {
+			s.log.Warn("health: count dead outbox messages", "err", err)
+		} else {
+			body["outbox_dead"] = n
+		}
+	}
+	writeJSON(w, status, body)
 	return nil
 }

@@ -48,7 +48,9 @@ type Orders struct {
 	TicketKey []config.Key
 	Mailer    order.Mailer
 	Queue     order.Queue
-	Log       *slog.Logger
+	// Outbox bounds the outbox worker's tries (fulfil).
+	Outbox config.Outbox
+	Log    *slog.Logger
 }
 
 // NewOrders returns the order service. A purchase frees the buyer's
@@ -63,6 +65,7 @@ func NewOrders(o Orders) *order.Service {
 	return order.New(order.Config{Shards: o.DB.Shards, PSP: psp.NewClient(o.PSP.PSPURL, o.PSP.PSPAPIKey),
 		Limiter: ratelimit.New(o.Redis, o.Prefix), Queue: o.Queue, Rate: o.PSP.PSPRate, PublicURL: o.PublicURL,
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
+		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)

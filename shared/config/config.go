@@ -29,6 +29,7 @@ type Config struct {
 	Queue
 	Webhooks
 	Mail
+	Outbox
 	Edge
 }
 
@@ -222,6 +223,22 @@ type Mail struct {
 func (p *Mail) read(r *reader) {
 	p.Mailbox = r.str("CATRACA_MAILBOX", "")
 	p.MailFrom = r.str("CATRACA_MAIL_FROM", "")
+}
+
+// Outbox bounds the outbox worker's tries of a message (backing off up to
+// a minute between tries).
+type Outbox struct {
+	// OutboxTries is how often a ticket mail or a payment cancel is tried
+	// before it is set aside for an operator (0: order.DefaultOutboxTries).
+	OutboxTries int
+	// RefundTries is how often the PSP is asked for a refund it does not
+	// answer before the refund has failed (0: order.DefaultRefundTries).
+	RefundTries int
+}
+
+func (p *Outbox) read(r *reader) {
+	p.OutboxTries = r.integer("CATRACA_OUTBOX_TRIES", 0)
+	p.RefundTries = r.integer("CATRACA_REFUND_TRIES", 0)
 }
 
 // Edge is the CloudFront KeyValueStore the edge function reads.

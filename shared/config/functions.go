@@ -57,6 +57,7 @@ type (
 		Redis
 		PSP
 		Mail
+		Outbox
 	}
 	// Reconcile replays the PSP's recent events.
 	Reconcile struct {

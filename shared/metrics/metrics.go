@@ -30,6 +30,9 @@ const (
 	// ChargesRefunded counts matching charges refunded because the order
 	// could not take them (hold lost, limit, sales closed, duplicate).
 	ChargesRefunded = "ChargesRefunded"
+	// OutboxDead counts outbox messages (ticket mails, payment cancels)
+	// set aside after failing every try.
+	OutboxDead = "OutboxDead"
 )
 
 // Set collects one request's metrics.

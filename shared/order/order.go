@@ -9,6 +9,7 @@
 package order
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,8 @@ type Service struct {
 	now       func() time.Time
 	paid      func(eventID, account int64, seats []int)
 	pspFailed func(ctx context.Context)
+	// outboxTries and refundTries bound the outbox worker's tries.
+	outboxTries, refundTries int
 }
 
 // Config wires a Service.
@@ -107,6 +110,9 @@ type Config struct {
 	// PSPFailed, if set, is told about every failed PSP call (the control
 	// room counts them).
 	PSPFailed func(ctx context.Context)
+	// OutboxTries and RefundTries bound the outbox worker's tries of a
+	// message (0: DefaultOutboxTries, DefaultRefundTries).
+	OutboxTries, RefundTries int
 }
 
 // New returns the service.
@@ -119,7 +125,8 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
-		paid: c.Paid, pspFailed: c.PSPFailed}
+		paid: c.Paid, pspFailed: c.PSPFailed,
+		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 
 // callPSP spends a PSP quota token: waiting for one when block is set,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/shardstore"
 )
@@ -22,7 +23,8 @@ import (
 // every handler is idempotent (PSP calls carry idempotency keys, the email
 // is rewritten whole). A message whose handler fails is tried again later,
 // backing off, without holding back the others; a refund the PSP has not
-// answered after refundTries is failed.
+// answered after its tries is failed, any other message out of tries is
+// set aside for an operator (later).
 func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	done := 0
 	var errs []error
@@ -44,7 +46,7 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 				for _, m := range msgs {
 					if err := tx.Try(ctx, func(sp shardstore.Tx) error { return s.handle(ctx, sp, m.Topic, m.Payload) }); err != nil {
 						failed = append(failed, fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err))
-						if err := s.later(ctx, tx, m, err); err != nil {
+						if err := s.later(ctx, tx, id, m, err); err != nil {
 							return err
 						}
 						continue
@@ -70,17 +72,25 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-// refundTries is how many times the worker asks the PSP for a refund that
-// gets no answer (about eight minutes of backoff) before it calls the
-// refund failed.
-const refundTries = 10
+// Default tries of the outbox worker (Config.OutboxTries, RefundTries).
+const (
+	// DefaultOutboxTries is how many times a mail or a payment cancel is
+	// tried (about fourteen minutes of backoff) before it is set aside.
+	DefaultOutboxTries = 20
+	// DefaultRefundTries is how many times the PSP is asked for a refund
+	// that gets no answer (about four minutes of backoff, plus the calls'
+	// timeouts) before the refund has failed.
+	DefaultRefundTries = 10
+)
 
 // later records a failed try of a message: tried again after a backoff
 // (one second, doubling, at most a minute), except a refund out of tries,
-// which has failed.
-func (s *Service) later(ctx context.Context, tx shardstore.Tx, m shardstore.Message, cause error) error {
+// which has failed, and another message out of tries, which is set aside
+// (dead) for an operator: alarmed on (OutboxDead), counted by /healthz.
+func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m shardstore.Message, cause error) error {
 	tries := m.Attempts + 1
-	if m.Topic == shardstore.TopicRefundRequested && tries >= refundTries {
+	switch {
+	case m.Topic == shardstore.TopicRefundRequested && tries >= s.refundTries:
 		var p refundRequest
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
 			return err
@@ -89,8 +99,34 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, m shardstore.Mess
 			return err
 		}
 		return tx.Processed(ctx, m.ID)
+	case m.Topic != shardstore.TopicRefundRequested && tries >= s.outboxTries:
+		if err := tx.Dead(ctx, m.ID, cause.Error()); err != nil {
+			return err
+		}
+		s.log.LogAttrs(ctx, slog.LevelError, "outbox message dead", append([]slog.Attr{
+			slog.Int("shard", shardID), slog.Int64("message", m.ID), slog.String("topic", string(m.Topic)),
+			slog.Int("tries", tries), slog.String("err", cause.Error()),
+		}, metrics.Attrs(map[string]float64{metrics.OutboxDead: 1})...)...)
+		return nil
 	}
 	return tx.Failed(ctx, m.ID, cause.Error(), min(time.Second<<min(tries-1, 6), time.Minute))
+}
+
+// DeadMessages counts the outbox messages set aside on every shard.
+func (s *Service) DeadMessages(ctx context.Context) (int, error) {
+	total := 0
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return 0, err
+		}
+		n, err := st.DeadMessages(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("dead outbox messages of shard %d: %w", id, err)
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // refundRequest is a refund.requested message: Try numbers the requests of

@@ -39,7 +39,7 @@ func (t Tx) Enqueue(ctx context.Context, topic Topic, payload any) error {
 // Unprocessed locks up to limit unprocessed messages due now, oldest
 // first, skipping those another worker holds.
 func (t Tx) Unprocessed(ctx context.Context, limit int) ([]Message, error) {
-	rows, err := t.tx.Query(ctx, `SELECT id, topic, payload, attempts FROM outbox WHERE processed_at IS NULL
+	rows, err := t.tx.Query(ctx, `SELECT id, topic, payload, attempts FROM outbox WHERE processed_at IS NULL AND dead_at IS NULL
 		AND (retry_at IS NULL OR retry_at <= now()) ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 	if err != nil {
 		return nil, err
@@ -62,6 +62,20 @@ func (t Tx) Failed(ctx context.Context, id int64, cause string, wait time.Durati
 	_, err := t.tx.Exec(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = $2,
 		retry_at = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`, id, cause, wait.Seconds())
 	return err
+}
+
+// Dead records the last failed try of a message, which is set aside
+// (never tried again) until an operator redrives it.
+func (t Tx) Dead(ctx context.Context, id int64, cause string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE outbox SET attempts = attempts + 1, last_error = $2, dead_at = now() WHERE id = $1`, id, cause)
+	return err
+}
+
+// DeadMessages counts the messages set aside.
+func (s *Store) DeadMessages(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE dead_at IS NOT NULL`).Scan(&n)
+	return n, err
 }
 
 // Try runs fn in a savepoint of t: fn's error undoes only fn's writes, and
