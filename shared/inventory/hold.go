@@ -14,7 +14,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -89,19 +88,18 @@ type Option func(*Service)
 // OnFreed tells fn what the sweeper gave back (for watchers).
 func OnFreed(fn func(Freed)) Option { return func(s *Service) { s.freed = fn } }
 
-// validate checks the shape of r and the per-hold maximum.
-func (r *Request) validate(e event.Event) error {
+// validate checks the shape of r and the per-hold maximum; seats are
+// r.Seats sorted.
+func (r *Request) validate(e event.Event, seats []int64) error {
 	shapes := 0
 	n := 0
-	if len(r.Seats) > 0 {
+	if len(seats) > 0 {
 		shapes++
-		n = len(r.Seats)
-		seen := map[int64]bool{}
-		for _, id := range r.Seats {
-			if id <= 0 || seen[id] {
+		n = len(seats)
+		for i, id := range seats {
+			if id <= 0 || i > 0 && id == seats[i-1] {
 				return invalid("/seats", "seat ids must be positive and listed once")
 			}
-			seen[id] = true
 		}
 	}
 	if r.Pool != "" || r.Quantity != 0 {
@@ -133,16 +131,25 @@ func (r *Request) validate(e event.Event) error {
 	return nil
 }
 
-// fingerprint identifies the request body for idempotency.
-func (r *Request) fingerprint(eventID int64) []byte {
-	seats := slices.Clone(r.Seats)
-	slices.Sort(seats)
-	var b strings.Builder
-	fmt.Fprintf(&b, "e=%d;seats=%v;pool=%s;q=%d", eventID, seats, r.Pool, r.Quantity)
-	if r.Best != nil {
-		fmt.Fprintf(&b, ";best=%d/%s", r.Best.Quantity, r.Best.Section)
+// fingerprint identifies the request body for idempotency; seats are
+// r.Seats sorted. The text hashed is "e=1;seats=[3 5];pool=;q=0", then
+// ";best=2/A" for best available: holds stored with earlier fingerprints
+// must still match their retries.
+func (r *Request) fingerprint(eventID int64, seats []int64) []byte {
+	b := make([]byte, 0, 64)
+	b = strconv.AppendInt(append(b, "e="...), eventID, 10)
+	b = append(b, ";seats=["...)
+	for i, id := range seats {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, id, 10)
 	}
-	sum := sha256.Sum256([]byte(b.String()))
+	b = strconv.AppendInt(append(append(append(b, "];pool="...), r.Pool...), ";q="...), int64(r.Quantity), 10)
+	if r.Best != nil {
+		b = append(append(strconv.AppendInt(append(b, ";best="...), int64(r.Best.Quantity), 10), '/'), r.Best.Section...)
+	}
+	sum := sha256.Sum256(b)
 	return sum[:]
 }
 
@@ -154,7 +161,8 @@ func (r *Request) fingerprint(eventID int64) []byte {
 // transaction); best-available and a GA pool near sell-out need a short
 // interactive transaction.
 func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold, replayed bool, err error) {
-	if err := req.validate(e); err != nil {
+	seats := slices.Sorted(slices.Values(req.Seats))
+	if err := req.validate(e, seats); err != nil {
 		return Hold{}, false, err
 	}
 	st, err := s.shards.Primary(e.Shard)
@@ -162,7 +170,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		return Hold{}, false, err
 	}
 	nh := shardstore.NewHold{EventID: e.ID, Account: req.Account, TTL: e.HoldTTL, Key: req.Key,
-		Hash: req.fingerprint(e.ID), Currency: e.Currency, MaxPerAccount: e.MaxPerAccount}
+		Hash: req.fingerprint(e.ID, seats), Currency: e.Currency, MaxPerAccount: e.MaxPerAccount}
 	if !e.OnSale(s.now()) {
 		if h, err := replay(ctx, st, nh); !errors.Is(err, ErrHoldNotFound) {
 			return h, err == nil, err
@@ -171,9 +179,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 	}
 	var held shardstore.Held
 	switch {
-	case len(req.Seats) > 0:
-		seats := slices.Clone(req.Seats)
-		slices.Sort(seats)
+	case len(seats) > 0:
 		held, err = st.TakeSeats(ctx, nh, seats)
 	case req.Best != nil:
 		held, err = takeBest(ctx, st, nh, *req.Best)

@@ -6,10 +6,13 @@ package shardstore
 // the reads that explain a failure or replay an earlier hold.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -100,12 +103,6 @@ type step struct {
 	args []any
 }
 
-// curHold is the id of the hold in flight: holds are inserted with nextval,
-// so currval names it in the next statement of the same pipeline without a
-// round trip. The sub-select makes the planner compute the volatile currval
-// once, so index scans on the id still work.
-const curHold = `(SELECT currval('holds_seq') * 1024 + shard_id())`
-
 // shortfall is the error a take raises when it gets less than asked.
 type shortfall struct{ code, message string }
 
@@ -122,85 +119,101 @@ func LimitLockKey(account, eventID int64) string {
 	return "hold:" + strconv.FormatInt(account, 10) + ":" + strconv.FormatInt(eventID, 10)
 }
 
-// insertHold takes the account's limit lock (so the limit check in
-// orderStep, whose snapshot comes later, cannot race) and inserts the hold.
-// A reused idempotency key fails with a unique violation.
-func insertHold(h NewHold) step {
-	return step{`INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
-		SELECT $1, $2, now() + make_interval(secs => $3), $4, $5
-		FROM (SELECT pg_advisory_xact_lock(hashtextextended($6, 0))) AS serialized
-		RETURNING id, expires_at`,
-		[]any{h.EventID, h.Account, h.TTL, h.Key, h.Hash, LimitLockKey(h.Account, h.EventID)}}
-}
+// newHold is the id of the hold a one-statement take writes (its CTE h),
+// for the take's own rows.
+const newHold = `(SELECT id FROM h)`
 
-// orderStep checks the account's limit, writes the pending order and its
+// takeSQL is a whole take around ctes (parameters $1..$n), which must
+// define src: (event_seat_id, pool_id, seat_id, seat_index, pool_code,
+// quantity, label, price_level, price_cents, slots), usually around the take
+// itself. It checks the account's limit, writes the pending order and its
 // items, and returns the items, each row carrying the order id and total.
-// Its checks call ensure() only to fail: a CASE keeps the plpgsql call (a
-// per-transaction evaluation context) off the path of a hold that passes.
-// The limit check names the event on the hold, not on the order: with
-// o.event_id in the query, the generic plan a connection caches (planned on
-// a shard with few orders) walked orders_event, every order of the event
-// filtered by buyer, so each hold of an on-sale cost more than the one
-// before; the buyer's orders come from orders_user.
+//
+// With oneStatement the statement first inserts the hold (h; a reused
+// idempotency key fails there with a unique violation, before anything is
+// checked), src begins with the hold's id and expiry (hold_id, expires_at),
+// and every row returns them: the whole hold is one statement, one
+// implicit transaction, all or nothing. Without it the hold exists already
+// and its id is the parameter after the order's (a take done step by step:
+// TakeWith).
+//
+// The limit check, lim, is within_limit() (migration 00010): the account's
+// limit lock, then a count in a snapshot of its own taken after the lock,
+// so that a hold that committed while this one waited is counted although
+// this statement's snapshot is older. It reads h, so it runs after the
+// hold's insert; a take should require (SELECT ok FROM lim) so it locks
+// nothing for a request over the limit, and the order requires it too, so
+// that no take can skip it. The shortfall check calls ensure() only to
+// fail: a CASE keeps the plpgsql call off the path of a hold that passes.
+// Unless src adds up to want tickets, the statement fails with short.
+//
 // The items are returned from src, not from the insert: a data-modifying
 // CTE runs to completion whether or not the query reads it, and src's rows
-// are the items' rows one for one.
-// ctes (parameters $1..) must define src: (event_seat_id, pool_id, seat_id,
-// seat_index, pool_code, quantity, label, price_level, price_cents, slots), usually
-// around the take itself, so limit, take, order and items are one
-// statement; a take should require (SELECT ok FROM lim) so it locks nothing
-// for a request over the limit. Unless src adds up to want tickets, the
-// statement fails with short.
-func orderStep(h NewHold, ctes string, args []any, want int, short shortfall) step {
-	n := len(args)
+// are the items' rows one for one. scanOrder puts them in seat order.
+func takeSQL(ctes string, n int, short shortfall, oneStatement bool) string {
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
-	return step{`WITH lim AS (
-			SELECT CASE WHEN coalesce(sum(o.ticket_count), 0) + ` + p(4) + ` <= ` + p(7) + ` THEN true ELSE ensure(false, 'CT002',
-				'you have ' || coalesce(sum(o.ticket_count), 0) || ' of ' || ` + p(7) + ` || ' tickets for this event, so '
-				|| CASE WHEN ` + p(7) + ` > coalesce(sum(o.ticket_count), 0) THEN 'at most ' || (` + p(7) + ` - coalesce(sum(o.ticket_count), 0)) || ' more' ELSE 'no more' END) END AS ok
-			FROM orders o JOIN holds h ON h.id = o.hold_id
-			WHERE o.user_id = ` + p(2) + ` AND h.event_id = ` + p(1) + `
-			  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))
-		), ` + ctes + `,
+	head, lim, hold, rows := `WITH `, ``, p(7), ``
+	if oneStatement {
+		head = `WITH h AS (
+			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+			VALUES (` + p(1) + `, ` + p(2) + `, now() + make_interval(secs => ` + p(7) + `), ` + p(8) + `, ` + p(9) + `)
+			RETURNING id, expires_at
+		), `
+		lim, hold, rows = ` FROM h`, newHold, `src.hold_id, src.expires_at, `
+	}
+	return head + `lim AS (SELECT within_limit(` + p(6) + `, ` + p(2) + `, ` + p(1) + `, ` + p(4) + `, ` + p(5) + `) AS ok` + lim + `),
+		` + ctes + `,
 		o AS (
 			INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
-			SELECT ` + p(1) + `, ` + p(2) + `, ` + curHold + `, sum(quantity), sum(quantity * price_cents), ` + p(3) + ` FROM src
-			HAVING (SELECT ok FROM lim) AND CASE WHEN coalesce(sum(quantity), 0) = ` + p(4) + ` THEN true ELSE ensure(false, ` + p(5) + `, ` + p(6) + `) END
+			SELECT ` + p(1) + `, ` + p(2) + `, ` + hold + `, sum(quantity), sum(quantity * price_cents), ` + p(3) + ` FROM src
+			HAVING (SELECT ok FROM lim) AND CASE WHEN coalesce(sum(quantity), 0) = ` + p(4) + ` THEN true
+				ELSE ensure(false, '` + short.code + `', '` + short.message + `') END
 			RETURNING id, total_cents
 		), ins AS (
 			INSERT INTO order_items (order_id, event_seat_id, pool_id, quantity, label, price_level, price_cents, slots)
 			SELECT o.id, event_seat_id, pool_id, quantity, label, price_level, price_cents, slots FROM src, o
 		)
-		SELECT o.id, o.total_cents, src.seat_id, src.seat_index, src.pool_code, src.quantity, src.label, src.price_level, src.price_cents
-		FROM o, src ORDER BY src.seat_index NULLS LAST`,
-		append(args, h.EventID, h.Account, h.Currency, want, short.code, short.message, h.MaxPerAccount)}
+		SELECT ` + rows + `o.id, o.total_cents, src.seat_id, src.seat_index, src.pool_code, src.quantity, src.label, src.price_level, src.price_cents
+		FROM o, src`
+}
+
+// takeArgs are a take's arguments: its own (args), the order's and the
+// hold's (the hold row's, or the id of one that exists: TakeWith).
+func takeArgs(h NewHold, args []any, want int, hold ...any) []any {
+	return append(append(args, h.EventID, h.Account, h.Currency, want, h.MaxPerAccount, LimitLockKey(h.Account, h.EventID)), hold...)
+}
+
+// oneStatement are the arguments of a one-statement take.
+func oneStatement(h NewHold, args []any, want int) []any {
+	return takeArgs(h, args, want, h.TTL, h.Key, h.Hash)
 }
 
 // seatColumns turns the event_seats columns of alias t into src columns
-// for orderStep.
+// for takeSQL.
 func seatColumns(t string) string {
 	return t + `.id AS event_seat_id, NULL::bigint AS pool_id, ` + t + `.seat_id, ` + t + `.seat_index, '' AS pool_code, 1 AS quantity,
 		'Section ' || ` + t + `.section_code || ' · Row ' || ` + t + `.row_label || ' · Seat ' || ` + t + `.seat_number AS label,
 		` + t + `.price_level, ` + t + `.price_cents, NULL::int[] AS slots`
 }
 
-// seatSource selects seats of an event by layout seat id ($2) for orderStep.
-var seatSource = `src AS (SELECT ` + seatColumns("s") + ` FROM event_seats s WHERE s.event_id = $1 AND s.seat_id = ANY($2))`
-
 // poolColumns turns ga_pools alias t, a quantity expression and the slots
-// the places came from (one per place) into src columns for orderStep.
+// the places came from (one per place) into src columns for takeSQL.
 func poolColumns(t, quantity, slots string) string {
 	return `NULL::bigint AS event_seat_id, ` + t + `.id AS pool_id, 0::bigint AS seat_id, NULL::int AS seat_index, ` + t + `.code AS pool_code,
 		` + quantity + ` AS quantity, ` + t + `.name || ' × ' || ` + quantity + ` AS label, ` + t + `.price_level, ` + t + `.price_cents,
 		` + slots + ` AS slots`
 }
 
-// poolSource selects $2 places of pool $1, taken from slots $3, for
-// orderStep.
-var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int", "$3::int[]") + ` FROM ga_pools p WHERE p.id = $1)`
+// The orders of takes done step by step: the seats by layout seat id ($2)
+// of event $1, or $2 places of pool $1 taken from slots $3.
+var (
+	seatsOrder = takeSQL(`src AS (SELECT `+seatColumns("s")+` FROM event_seats s WHERE s.event_id = $1 AND s.seat_id = ANY($2))`,
+		2, seatsTaken, false)
+	placesOrder = takeSQL(`src AS (SELECT `+poolColumns("p", "$2::int", "$3::int[]")+` FROM ga_pools p WHERE p.id = $1)`, 3, noSlot, false)
+)
 
-// takeSeats is the compare-and-set on seat rows: only seats that are
-// available or whose hold has expired flip to this hold, and the order is
+// seatTake is the compare-and-set on seat rows: only seats that are
+// available or whose hold has expired flip to the hold, and the order is
 // written from the rows that flipped. held_until equals the hold's
 // expires_at: now() is the transaction's start in both.
 //
@@ -213,124 +226,154 @@ var poolSource = `src AS (SELECT ` + poolColumns("p", "$2::int", "$3::int[]") + 
 // and a WAL record twice): a seat only waits when its version in the
 // snapshot is free, and one another hold has just taken fails the
 // compare-and-set on its re-check once that hold commits.
-func takeSeats(h NewHold, seatIDs []int64) step {
-	return orderStep(h, `src AS (
-			UPDATE event_seats s SET status = 'held', hold_id = `+curHold+`,
+var seatTake = takeSQL(`src AS (
+			UPDATE event_seats s SET status = 'held', hold_id = `+newHold+`,
 				held_until = now() + make_interval(secs => $3), updated_at = now()
 			FROM (SELECT id FROM event_seats WHERE (SELECT ok FROM lim) AND event_id = $1 AND seat_id = ANY($2) ORDER BY id) target
 			WHERE s.id = target.id AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < now()))
-			RETURNING `+seatColumns("s")+`
-		)`, []any{h.EventID, seatIDs, h.TTL}, len(seatIDs), seatsTaken)
+			RETURNING s.hold_id, s.held_until AS expires_at, `+seatColumns("s")+`
+		)`, 3, seatsTaken, true)
+
+// takeSeats holds seats (layout ids, sorted) for a new hold.
+func takeSeats(h NewHold, seatIDs []int64) step {
+	return step{seatTake, oneStatement(h, []any{h.EventID, seatIDs, h.TTL}, len(seatIDs))}
 }
 
-// takeGAFast claims quantity from one slot of a pool and orders it, the
-// item recording the slot: with several slots it starts at a random one and
-// skips slots other buyers have locked; with one slot it is the plain
+// gaTake claims $2 places from one slot of pool $1 and orders them, the
+// item recording the slot: with several slots (many) it starts at slot $3
+// and skips slots other buyers have locked; with one slot it is the plain
 // counter update and waits its turn.
 //
-// The claim walks the primary key from the random slot up, and only if that
+// The claim walks the primary key from the start slot up, and only if that
 // finds nothing from slot 0 up to it: each branch stops at its first free
 // slot with enough places (a branch does not run once an earlier one found
 // a slot), so a hold reads a few slot rows, not all of them sorted.
-func takeGAFast(h NewHold, p Pool, quantity int) step {
+func gaTake(many bool) string {
 	claim := `c1 AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND slot >= $3 AND remaining >= $2
 			ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED),
 		c2 AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND slot < $3 AND remaining >= $2
 			ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED),
 		c AS (SELECT slot FROM c1 UNION ALL SELECT slot FROM c2 LIMIT 1)`
-	if p.Slots == 1 {
+	if !many {
 		claim = `c AS (SELECT slot FROM ga_slots WHERE (SELECT ok FROM lim) AND pool_id = $1 AND remaining >= $2 AND $3::int = 0)`
 	}
-	return orderStep(h, claim+`,
+	return takeSQL(claim+`,
 		u AS (UPDATE ga_slots g SET remaining = g.remaining - $2 FROM c
 		      WHERE g.pool_id = $1 AND g.slot = c.slot AND g.remaining >= $2 RETURNING g.slot),
-		src AS (SELECT `+poolColumns("p", "$2::int", "array_fill(u.slot, ARRAY[$2::int])")+` FROM ga_pools p, u WHERE p.id = $1)`,
-		[]any{p.ID, quantity, rand.IntN(p.Slots)}, quantity, noSlot)
+		src AS (SELECT h.id AS hold_id, h.expires_at, `+poolColumns("p", "$2::int", "array_fill(u.slot, ARRAY[$2::int])")+`
+			FROM h, ga_pools p, u WHERE p.id = $1)`, 3, noSlot, true)
+}
+
+// The GA takes of pools of one slot and of several.
+var gaTakeOne, gaTakeMany = gaTake(false), gaTake(true)
+
+// takeGAFast holds quantity places from one slot of a pool for a new hold.
+func takeGAFast(h NewHold, p Pool, quantity int) step {
+	sql := gaTakeMany
+	if p.Slots == 1 {
+		sql = gaTakeOne
+	}
+	return step{sql, oneStatement(h, []any{p.ID, quantity, rand.IntN(p.Slots)}, quantity)}
 }
 
 // TakeSeats holds seats (layout ids, sorted) and writes the pending order,
-// in one round trip. It fails with ErrSeatsTaken, ErrOverLimit or ErrKeyUsed.
+// in one statement. It fails with ErrSeatsTaken, ErrOverLimit or ErrKeyUsed.
 func (s *Store) TakeSeats(ctx context.Context, h NewHold, seatIDs []int64) (Held, error) {
-	return s.pipeline(ctx, insertHold(h), takeSeats(h, seatIDs))
+	return s.take(ctx, takeSeats(h, seatIDs))
 }
 
 // TakeGA holds quantity places from one slot of a pool and writes the
-// pending order, in one round trip. It fails with ErrNoSlot when no slot it
+// pending order, in one statement. It fails with ErrNoSlot when no slot it
 // could lock had enough, or ErrOverLimit or ErrKeyUsed.
 func (s *Store) TakeGA(ctx context.Context, h NewHold, p Pool, quantity int) (Held, error) {
-	return s.pipeline(ctx, insertHold(h), takeGAFast(h, p, quantity))
+	return s.take(ctx, takeGAFast(h, p, quantity))
 }
 
-// pipeline sends the hold insert and the take-and-order step as one round
-// trip. Without an explicit BEGIN, PostgreSQL runs every statement up to the
-// batch's Sync as one implicit transaction: the first failure rolls all of
-// them back.
-func (s *Store) pipeline(ctx context.Context, hold, take step) (Held, error) {
-	b := &pgx.Batch{}
-	b.Queue(hold.sql, hold.args...)
-	b.Queue(take.sql, take.args...)
-	br := s.db.SendBatch(ctx, b)
-	defer br.Close()
+// take runs a one-statement take (a statement outside a transaction is
+// one: its failure leaves nothing behind) and reads the hold it wrote.
+func (s *Store) take(ctx context.Context, t step) (Held, error) {
 	var h Held
-	if err := br.QueryRow().Scan(&h.ID, &h.ExpiresAt); err != nil {
-		return Held{}, classify(err)
-	}
-	rows, err := br.Query()
+	rows, err := s.db.Query(ctx, t.sql, t.args...)
 	if err == nil {
-		err = scanOrder(rows, &h)
+		err = scanOrder(rows, &h, &h.ID, &h.ExpiresAt)
 	}
 	if err != nil {
 		return Held{}, classify(err)
 	}
 	h.ExpiresAt = h.ExpiresAt.UTC()
-	return h, classify(br.Close())
+	return h, nil
 }
 
-// scanOrder reads orderStep's rows into h.
-func scanOrder(rows pgx.Rows, h *Held) error {
+// scanOrder reads a take's rows into h, each row's leading columns into
+// lead, then the order and one item, and puts the items in seat order
+// (a sort here costs the database's executor a node less per hold).
+func scanOrder(rows pgx.Rows, h *Held, lead ...any) error {
+	var it Item
+	dest := append(lead, &h.OrderID, &h.TotalCents, &it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
 	var err error
 	h.Items, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) {
-		var it Item
-		return it, r.Scan(&h.OrderID, &h.TotalCents, &it.SeatID, &it.SeatIndex, &it.Pool, &it.Quantity, &it.Label, &it.PriceLevel, &it.PriceCents)
+		it = Item{}
+		err := r.Scan(dest...)
+		return it, err
 	})
+	slices.SortFunc(h.Items, func(a, b Item) int { return cmp.Compare(seatOrder(a), seatOrder(b)) })
 	return err
+}
+
+// seatOrder is an item's place in a hold's items: its seat's index, GA
+// places last.
+func seatOrder(it Item) int {
+	if it.SeatIndex == nil {
+		return math.MaxInt
+	}
+	return *it.SeatIndex
 }
 
 // Taken is what a take done step by step hands to TakeWith: the places it
 // took, to be ordered.
 type Taken struct {
-	ctes  string
+	order string
 	args  []any
 	want  int
-	short shortfall
 }
 
 // TakenSeats are the seats (layout ids) a take just held.
 func TakenSeats(eventID int64, seatIDs []int64) Taken {
-	return Taken{seatSource, []any{eventID, seatIDs}, len(seatIDs), seatsTaken}
+	return Taken{seatsOrder, []any{eventID, seatIDs}, len(seatIDs)}
 }
 
 // TakenPlaces are the places of pool p that a take just held, by the slot
 // each came from (as TakePlaces returns them).
 func TakenPlaces(p Pool, slots []int) Taken {
-	return Taken{poolSource, []any{p.ID, len(slots), slots}, len(slots), noSlot}
+	return Taken{placesOrder, []any{p.ID, len(slots), slots}, len(slots)}
 }
+
+// insertHold takes the account's limit lock and inserts the hold of a take
+// done step by step; a reused idempotency key fails with a unique
+// violation. The lock comes before the take's seat or slot locks, as in a
+// one-statement take (and a payment): taken only by the limit check after
+// them, a step-by-step take holding seats could wait for a one-statement
+// hold of the same account that waits for those seats.
+const insertHold = `INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+	SELECT $1, $2, now() + make_interval(secs => $3), $4, $5
+	FROM (SELECT pg_advisory_xact_lock(hashtextextended($6, 0))) AS serialized
+	RETURNING id, expires_at`
 
 // TakeWith inserts the hold, runs a take that needs decisions between
 // statements, and orders what it took, in one short transaction.
 func (s *Store) TakeWith(ctx context.Context, h NewHold, take func(tx Tx, holdID int64, until time.Time) (Taken, error)) (Held, error) {
 	var held Held
 	err := s.WithTx(ctx, func(tx Tx) error {
-		ins := insertHold(h)
-		if err := tx.tx.QueryRow(ctx, ins.sql, ins.args...).Scan(&held.ID, &held.ExpiresAt); err != nil {
+		err := tx.tx.QueryRow(ctx, insertHold, h.EventID, h.Account, h.TTL, h.Key, h.Hash, LimitLockKey(h.Account, h.EventID)).
+			Scan(&held.ID, &held.ExpiresAt)
+		if err != nil {
 			return err
 		}
 		o, err := take(tx, held.ID, held.ExpiresAt)
 		if err != nil {
 			return err
 		}
-		order := orderStep(h, o.ctes, o.args, o.want, o.short)
-		rows, err := tx.tx.Query(ctx, order.sql, order.args...)
+		rows, err := tx.tx.Query(ctx, o.order, takeArgs(h, o.args, o.want, held.ID)...)
 		if err != nil {
 			return err
 		}

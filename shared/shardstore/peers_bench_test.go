@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -66,46 +67,62 @@ var peerReset = []string{
 	`VACUUM ANALYZE peer_units, ga_slots`,
 }
 
-// pretixLock is the hold's insert (insertHold: the account's limit lock,
-// the idempotency key) with pretix's locks for a sale from one quota
-// (pretix 2023.8 and later, PostgreSQL advisory locks): shared on the
-// event, exclusive on the quota ($7), held to the commit. They are taken
-// in this first statement so that the count in the next one, whose snapshot
-// comes later, sees every earlier holder's commit; pretix also locks right
-// before it counts.
-func pretixLock(h NewHold, quota int64) step {
-	ins := insertHold(h)
-	return step{`WITH ins AS (` + ins.sql + `)
-		SELECT ins.id, ins.expires_at FROM ins, (SELECT pg_advisory_xact_lock_shared(hashtextextended('event:' || $1, 0)),
-			pg_advisory_xact_lock(hashtextextended('quota:' || $7::bigint, 0))) AS quota`,
-		append(ins.args, quota)}
+// pretixLocks are pretix's locks for a sale from one quota (pretix 2023.8
+// and later, PostgreSQL advisory locks): shared on the event, exclusive on
+// the quota, held to the commit. They are taken in a statement of their own
+// before the hold's, so that the count in the hold, whose snapshot comes
+// later, sees every earlier holder's commit; pretix also locks right before
+// it counts.
+func pretixLocks(quota int64) step {
+	return step{`SELECT pg_advisory_xact_lock_shared(hashtextextended('event:' || $1::bigint, 0)),
+		pg_advisory_xact_lock(hashtextextended('quota:' || $2::bigint, 0))`, []any{int64(peerEvent), quota}}
 }
 
-// pretixCount is pretix's take: count what the quota's holds and orders
-// use (pretix counts the positions of pending and paid orders and the cart
-// positions not yet expired) and order the places if the quota has room.
-func pretixCount(h NewHold, p Pool, quantity int) step {
-	return orderStep(h, `used AS (
+// pretixTake is pretix's take of $2 places of pool $1: count what the
+// quota's holds and orders use (pretix counts the positions of pending and
+// paid orders and the cart positions not yet expired) and order the places
+// if the quota has room.
+var pretixTake = takeSQL(`used AS (
 			SELECT coalesce(sum(i.quantity), 0) AS n FROM order_items i JOIN orders po ON po.id = i.order_id JOIN holds ph ON ph.id = po.hold_id
 			WHERE (SELECT ok FROM lim) AND i.pool_id = $1
 			  AND (po.status = 'paid' OR (po.status = 'pending' AND ph.status = 'active' AND ph.expires_at > now()))
-		), src AS (SELECT `+poolColumns("p", "$2::int", "NULL::int[]")+` FROM ga_pools p, used WHERE p.id = $1 AND used.n + $2 <= p.capacity)`,
-		[]any{p.ID, quantity}, quantity, noSlot)
-}
+		), src AS (SELECT h.id AS hold_id, h.expires_at, `+poolColumns("p", "$2::int", "NULL::int[]")+` FROM h, ga_pools p, used WHERE p.id = $1 AND used.n + $2 <= p.capacity)`,
+	2, noSlot, true)
 
-// alfioUnits is alf.io's take: lock the first free unit rows it can get
-// without waiting (FOR UPDATE SKIP LOCKED, lowest ids first), mark them
-// pending for this hold, and order as many places as it marked. The limit
-// is written into the statement, as alf.io's update names its ids: with a
-// parameter, the generic plan expects a tenth of the table and hashes all
-// of it to update one row.
-func alfioUnits(h NewHold, p Pool, quantity int) step {
-	return orderStep(h, `free AS (
+// alfioTake is alf.io's take of places of pool $1: lock the first free unit
+// rows it can get without waiting (FOR UPDATE SKIP LOCKED, lowest ids
+// first), mark them pending for this hold, and order as many places as it
+// marked. The limit is written into the statement, as alf.io's update names
+// its ids: with a parameter, the generic plan expects a tenth of the table
+// and hashes all of it to update one row.
+func alfioTake(quantity int) string {
+	return takeSQL(`free AS (
 			SELECT id FROM peer_units WHERE (SELECT ok FROM lim) AND pool_id = $1 AND state = 'FREE' ORDER BY id LIMIT `+strconv.Itoa(quantity)+` FOR UPDATE SKIP LOCKED
 		), marked AS (
-			UPDATE peer_units u SET state = 'PENDING', hold_id = `+curHold+` FROM free WHERE u.id = free.id RETURNING u.id
-		), src AS (SELECT `+poolColumns("p", "m.n", "NULL::int[]")+` FROM ga_pools p, (SELECT count(*)::int AS n FROM marked) m WHERE p.id = $1 AND m.n > 0)`,
-		[]any{p.ID}, quantity, noSlot)
+			UPDATE peer_units u SET state = 'PENDING', hold_id = `+newHold+` FROM free WHERE u.id = free.id RETURNING u.id
+		), src AS (SELECT h.id AS hold_id, h.expires_at, `+poolColumns("p", "m.n", "NULL::int[]")+` FROM h, ga_pools p, (SELECT count(*)::int AS n FROM marked) m WHERE p.id = $1 AND m.n > 0)`,
+		1, noSlot, true)
+}
+
+// lockedTake runs a statement taking locks and then a one-statement take,
+// in one round trip and one implicit transaction.
+func (s *Store) lockedTake(ctx context.Context, lock, take step) error {
+	b := &pgx.Batch{}
+	b.Queue(lock.sql, lock.args...)
+	b.Queue(take.sql, take.args...)
+	br := s.db.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			var h Held
+			err = scanOrder(rows, &h, &h.ID, &h.ExpiresAt)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return classify(err)
 }
 
 // peerStrategy is one way to take a GA place, inside the same hold.
@@ -162,11 +179,10 @@ func newPeerFixture(b testing.TB) (*peerFixture, []peerStrategy) {
 			return f.catraca(ctx, h, pools["SLOTTED"], quantity)
 		}},
 		{"pretix-quota-lock", func(ctx context.Context, h NewHold, quantity int) error {
-			_, err := f.st.pipeline(ctx, pretixLock(h, pools["QUOTA"].ID), pretixCount(h, pools["QUOTA"], quantity))
-			return err
+			return f.st.lockedTake(ctx, pretixLocks(pools["QUOTA"].ID), step{pretixTake, oneStatement(h, []any{pools["QUOTA"].ID, quantity}, quantity)})
 		}},
 		{"alfio-skip-locked", func(ctx context.Context, h NewHold, quantity int) error {
-			_, err := f.st.pipeline(ctx, insertHold(h), alfioUnits(h, pools["UNITS"], quantity))
+			_, err := f.st.take(ctx, step{alfioTake(quantity), oneStatement(h, []any{pools["UNITS"].ID}, quantity)})
 			return err
 		}},
 		{"naive-counter", func(ctx context.Context, h NewHold, quantity int) error {

@@ -2,6 +2,7 @@ package shardstore_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,10 +64,10 @@ func hold(account int64, key string) shardstore.NewHold {
 	return shardstore.NewHold{EventID: 1, Account: account, TTL: 60, Key: key, Hash: []byte(key), Currency: "BRL", MaxPerAccount: 10}
 }
 
-// TestHoldsAreOneRoundTrip: a seat hold and a GA hold (a slot has enough)
-// each send the database one batch and nothing else, once the
+// TestHoldsAreOneStatement: a seat hold and a GA hold (a slot has enough)
+// each send the database one statement and nothing else, once the
 // connection's statement cache is warm.
-func TestHoldsAreOneRoundTrip(t *testing.T) {
+func TestHoldsAreOneStatement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, c := newStore(t, 10, 100, 4)
@@ -84,15 +85,15 @@ func TestHoldsAreOneRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, h.Items, 2)
 	require.EqualValues(t, 200, h.TotalCents)
-	require.EqualValues(t, 1, c.batches.Load(), "a seat hold is one batch")
-	require.Zero(t, c.queries.Load(), "and no other statement")
+	require.EqualValues(t, 1, c.queries.Load(), "a seat hold is one statement")
+	require.Zero(t, c.batches.Load(), "and no batch")
 
-	c.batches.Store(0)
+	c.queries.Store(0)
 	h, err = st.TakeGA(ctx, hold(3, "ga"), pool, 2)
 	require.NoError(t, err)
 	require.EqualValues(t, 100, h.TotalCents)
-	require.EqualValues(t, 1, c.batches.Load(), "a GA hold is one batch")
-	require.Zero(t, c.queries.Load(), "and no other statement")
+	require.EqualValues(t, 1, c.queries.Load(), "a GA hold is one statement")
+	require.Zero(t, c.batches.Load(), "and no batch")
 }
 
 // TestGAFastTakeFindsTheLastSlot: the one-round-trip GA take starts at a
@@ -163,4 +164,92 @@ func TestGAPlacesGoBackToTheirSlots(t *testing.T) {
 		return err
 	}))
 	require.Equal(t, 1, gaLeft())
+}
+
+// TestLimitCountsWhatCommittedWhileTheHoldWaited: a hold is one statement,
+// whose snapshot is taken before it waits for the account's limit lock; the
+// limit check must still count the tickets another transaction of the same
+// account committed while holding that lock, or two holds racing could
+// both pass it.
+func TestLimitCountsWhatCommittedWhileTheHoldWaited(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, st := freshShard(t)
+	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
+	}))
+	h := hold(1, "late")
+	h.MaxPerAccount = 2
+
+	first, err := pool.Begin(ctx) // another hold of the account, still open
+	require.NoError(t, err)
+	defer first.Rollback(ctx)
+	_, err = first.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, shardstore.LimitLockKey(h.Account, h.EventID))
+	require.NoError(t, err)
+	_, err = first.Exec(ctx, `WITH h AS (
+			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+			VALUES (1, $1, now() + interval '1 minute', 'first', '\x00') RETURNING id)
+		INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency) SELECT 1, $1, id, 2, 200, 'BRL' FROM h`, h.Account)
+	require.NoError(t, err)
+
+	late := make(chan error, 1)
+	go func() {
+		_, err := st.TakeSeats(ctx, h, []int64{1})
+		late <- err
+	}()
+	require.Eventually(t, func() bool { // the late hold has its snapshot and waits for the lock
+		var waiting bool
+		err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`).Scan(&waiting)
+		return err == nil && waiting
+	}, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, first.Commit(ctx))
+	require.ErrorIs(t, <-late, shardstore.ErrOverLimit, "the first hold's two tickets count")
+}
+
+// TestReusedKeyIsReportedBeforeTheLimit: retrying a hold that brought the
+// account to its limit fails as a used key (the caller replays the first
+// hold), not as over the limit, which would refuse the fan their own hold.
+func TestReusedKeyIsReportedBeforeTheLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := newStore(t, 4, 10, 1)
+	h := hold(1, "k")
+	h.MaxPerAccount = 2
+	_, err := st.TakeSeats(ctx, h, []int64{1, 2})
+	require.NoError(t, err)
+	_, err = st.TakeSeats(ctx, h, []int64{1, 2})
+	require.ErrorIs(t, err, shardstore.ErrKeyUsed)
+	_, err = st.TakeSeats(ctx, h, []int64{3, 4})
+	require.ErrorIs(t, err, shardstore.ErrKeyUsed)
+	h.Key = "other"
+	_, err = st.TakeSeats(ctx, h, []int64{3})
+	require.ErrorIs(t, err, shardstore.ErrOverLimit)
+}
+
+// TestStepByStepTakeLocksTheAccountFirst: a take done step by step holds
+// the account's limit lock before it takes any seat, as a one-statement
+// hold does, so that the two, for one account, never each wait for the
+// other.
+func TestStepByStepTakeLocksTheAccountFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, st := freshShard(t)
+	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
+		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
+	}))
+	h := hold(1, "step")
+	_, err := st.TakeWith(ctx, h, func(tx shardstore.Tx, holdID int64, until time.Time) (shardstore.Taken, error) {
+		var free bool
+		err := pool.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, shardstore.LimitLockKey(h.Account, h.EventID)).Scan(&free)
+		if err != nil || free {
+			return shardstore.Taken{}, fmt.Errorf("the account's lock is not held before the take (free: %v, %v)", free, err)
+		}
+		free, err = tx.ClaimSeats(ctx, []int64{1}, holdID, until)
+		if err != nil || !free {
+			return shardstore.Taken{}, fmt.Errorf("claim: %v, %v", free, err)
+		}
+		return shardstore.TakenSeats(h.EventID, []int64{1}), nil
+	})
+	require.NoError(t, err)
 }

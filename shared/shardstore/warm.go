@@ -53,12 +53,12 @@ func warmSteps() []step {
 	none := []int64{0}
 	seats, places := TakenSeats(h.EventID, none), TakenPlaces(Pool{}, []int{0})
 	return []step{
-		insertHold(h),
+		{insertHold, []any{h.EventID, h.Account, h.TTL, h.Key, h.Hash, LimitLockKey(h.Account, h.EventID)}},
 		takeSeats(h, none),
 		takeGAFast(h, Pool{Slots: 2}, 1),
 		takeGAFast(h, Pool{Slots: 1}, 1),
-		orderStep(h, seats.ctes, seats.args, seats.want, seats.short),
-		orderStep(h, places.ctes, places.args, places.want, places.short),
+		{seats.order, takeArgs(h, seats.args, seats.want, int64(0))},
+		{places.order, takeArgs(h, places.args, places.want, int64(0))},
 		{bestCandidates, []any{h.EventID, "", BestWindow, 0}},
 		{bestClaim, []any{none, int64(0), time.Time{}, 1}},
 		{seatStates, []any{h.EventID, none}},
