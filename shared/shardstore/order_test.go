@@ -59,16 +59,24 @@ func freshShard(t *testing.T) (*pgxpool.Pool, *shardstore.Store) {
 	return pool, shardstore.New(pool)
 }
 
-// oneSeatHeld returns a fresh shard's pool and store, with one seat of
-// event 1 held by account 1.
-func oneSeatHeld(t *testing.T) (*pgxpool.Pool, *shardstore.Store, shardstore.Held) {
+// oneSeat returns a fresh shard's pool and store, with one seat (1) of
+// event 1.
+func oneSeat(t *testing.T) (*pgxpool.Pool, *shardstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	pool, st := freshShard(t)
 	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
 		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
 	}))
-	h, err := st.TakeSeats(ctx, hold(1, "k"), []int64{1})
+	return pool, st
+}
+
+// oneSeatHeld returns a fresh shard's pool and store, with one seat of
+// event 1 held by account 1.
+func oneSeatHeld(t *testing.T) (*pgxpool.Pool, *shardstore.Store, shardstore.Held) {
+	t.Helper()
+	pool, st := oneSeat(t)
+	h, err := st.TakeSeats(context.Background(), hold(1, "k"), []int64{1})
 	require.NoError(t, err)
 	return pool, st, h
 }

@@ -174,10 +174,7 @@ func TestGAPlacesGoBackToTheirSlots(t *testing.T) {
 func TestLimitCountsWhatCommittedWhileTheHoldWaited(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, st := freshShard(t)
-	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
-		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
-	}))
+	pool, st := oneSeat(t)
 	h := hold(1, "late")
 	h.MaxPerAccount = 2
 
@@ -234,10 +231,7 @@ func TestReusedKeyIsReportedBeforeTheLimit(t *testing.T) {
 func TestStepByStepTakeLocksTheAccountFirst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, st := freshShard(t)
-	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
-		return tx.CreateSeats(ctx, 1, []shardstore.NewSeat{{SeatID: 1, Section: "S", Row: "1", Number: 1, PriceLevel: "A", PriceCents: 100}})
-	}))
+	pool, st := oneSeat(t)
 	h := hold(1, "step")
 	_, err := st.TakeWith(ctx, h, func(tx shardstore.Tx, holdID int64, until time.Time) (shardstore.Taken, error) {
 		var free bool
