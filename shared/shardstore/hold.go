@@ -137,7 +137,7 @@ const newHold = `(SELECT id FROM h)`
 // and its id is the parameter after the order's (a take done step by step:
 // TakeWith).
 //
-// The limit check, lim, is within_limit() (migration 00010): the account's
+// The limit check, lim, is within_limit() (migration 00011): the account's
 // limit lock, then a count in a snapshot of its own taken after the lock,
 // so that a hold that committed while this one waited is counted although
 // this statement's snapshot is older. It reads h, so it runs after the

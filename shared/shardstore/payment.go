@@ -80,7 +80,7 @@ func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool
 
 // ticketsKept counts account $1's tickets on event $2 besides order $3; the
 // event is read from the hold, so the plan finds the account's orders
-// through orders_user (see within_limit, migration 00010).
+// through orders_user (see within_limit, migration 00011).
 const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) FROM orders o JOIN holds h ON h.id = o.hold_id
 	WHERE o.user_id = $1 AND h.event_id = $2 AND o.id <> $3
 	  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`
