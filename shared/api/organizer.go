@@ -308,7 +308,9 @@ func organizerError(err error) error {
 	switch {
 	case errors.As(err, &lines):
 		return problem.New(http.StatusBadRequest, "invalid-layout", lines.Detail()).With("errors", lines.Lines)
-	case errors.Is(err, organizer.ErrInvalidEvent), errors.Is(err, venue.ErrInvalidLayout):
+	case errors.Is(err, venue.ErrInvalidLayout):
+		return refused(err, http.StatusBadRequest, "invalid-layout")
+	case errors.Is(err, organizer.ErrInvalidEvent):
 		return refused(err, http.StatusBadRequest, "invalid-event")
 	case errors.Is(err, organizer.ErrStale):
 		return refused(err, http.StatusPreconditionFailed, "event-changed")

@@ -26,14 +26,14 @@ func TestLayoutErrorReachesTheClientWhole(t *testing.T) {
 			{Label: "2", Seats: []venue.Seat{{Number: 1}}},
 			{Label: "3", Seats: []venue.Seat{{Number: 6}, {Number: 7}, {Number: 7}}},
 		}}}}
-	requireRefusal(t, o.do(http.MethodPost, "/api/venues", l), http.StatusBadRequest, "invalid-event",
+	requireRefusal(t, o.do(http.MethodPost, "/api/venues", l), http.StatusBadRequest, "invalid-layout",
 		"Section A row 3: seat 7 appears twice.", "/sections/0/rows/2/seats/2/n")
 
 	// Several mistakes come back together, each with where it is.
 	l.Height = 0
 	l.Sections[0].Rows[1].Label = "1"
 	r := o.do(http.MethodPost, "/api/venues?dry_run=true", l)
-	requireProblem(t, r, http.StatusBadRequest, "invalid-event")
+	requireProblem(t, r, http.StatusBadRequest, "invalid-layout")
 	require.Equal(t, []any{
 		map[string]any{"pointer": "/height", "detail": "Width and height must be between 1 and 100000."},
 		map[string]any{"pointer": "/sections/0/rows/1", "detail": "Section A: rows need unique labels and at least one seat."},
@@ -91,7 +91,7 @@ func TestRefusalsReachTheClientUnchanged(t *testing.T) {
 		{"no name", newFan(t, srv), "POST", "/api/accounts", signUp("b@example.com", "a long enough password", " "), nil,
 			400, "invalid-account", "Invalid account data: name must be 1 to 100 characters of text.", "/name"},
 		{"section kind", o, "POST", "/api/venues", badKind, nil,
-			400, "invalid-event", "Section " + badKind.Sections[1].Code + ": kind must be seated or standing.", "/sections/1/kind"},
+			400, "invalid-layout", "Section " + badKind.Sections[1].Code + ": kind must be seated or standing.", "/sections/1/kind"},
 		{"event name", o, "POST", "/api/events", event(map[string]any{"name": ""}), nil,
 			400, "invalid-event", "Name must be 1 to 200 characters.", "/name"},
 		{"sale window", o, "POST", "/api/events", event(map[string]any{"sale_ends_at": "2029-12-31T10:00:00Z"}), nil,
