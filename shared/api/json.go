@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -65,6 +66,9 @@ func decode(r *http.Request, dst any) error {
 	case errors.As(err, &maxErr):
 		return problem.New(http.StatusRequestEntityTooLarge, "body-too-large",
 			fmt.Sprintf("The body is larger than %d bytes.", maxErr.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return problem.New(http.StatusBadRequest, "body-timeout",
+			"The request body arrived too slowly and was cut off: send it again, all at once.")
 	case errors.Is(err, io.EOF):
 		return problem.New(http.StatusBadRequest, "malformed-json", "The request body is empty; send a JSON object.")
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):

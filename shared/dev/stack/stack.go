@@ -5,9 +5,11 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,7 +35,13 @@ type Options struct {
 	// (fulfil, reconcile, sweep) to the caller, for tests that step time
 	// themselves; the PSP call queue and the edge keys still run.
 	Manual bool
+	// BodyTimeout bounds the reading of a request's body
+	// (DefaultBodyTimeout when zero).
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is how long a client may take to send a request body.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Stack is a running local catraca.
 type Stack struct {
@@ -95,9 +103,10 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	go app.Every(ctx, time.Second, s.publishKeys)
 	s.publishKeys(ctx)
 
+	body := cmp.Or(o.BodyTimeout, DefaultBodyTimeout)
 	servers := []*http.Server{
-		{Handler: gw, ReadHeaderTimeout: 10 * time.Second},
-		{Handler: s.Sim, ReadHeaderTimeout: 10 * time.Second},
+		{Handler: boundBody(gw, body), ReadHeaderTimeout: 10 * time.Second},
+		{Handler: boundBody(s.Sim, body), ReadHeaderTimeout: 10 * time.Second},
 	}
 	for i, l := range []net.Listener{web, pspL} {
 		go func() {
@@ -124,6 +133,38 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 		s.Close()
 	}()
 	return s, nil
+}
+
+// boundBody gives a request's body d to arrive: a client trickling it can
+// no longer hold a connection forever. A server-wide ReadTimeout would also
+// end event streams and long answers; this deadline covers only the body,
+// and is lifted once it is read whole.
+func boundBody(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline at the body's end, so
+// the rest of the exchange (a long answer, the next request's headers,
+// which ReadHeaderTimeout bounds) is not cut short by it.
+type deadlineBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // PublishKeys brings the edge store up to date now (a manual stack's
