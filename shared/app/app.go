@@ -113,7 +113,7 @@ func (a *App) services(ctx context.Context) error {
 	}
 	a.Events = event.NewDirectory(a.CatalogRO)
 	if cfg.SearchIndex {
-		a.SearchIndex = searchindex.New(a.CatalogRO, searchindex.Options{Log: a.Logger})
+		a.SearchIndex = searchindex.New(a.CatalogRO, searchindex.Options{MaxEvents: cfg.SearchMaxEvents, Log: a.Logger})
 		a.Events = a.Events.WithSearchIndex(a.SearchIndex)
 	}
 	a.Organizer = organizer.New(a.Catalog, a.Shards)

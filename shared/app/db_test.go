@@ -46,15 +46,22 @@ func hold(t *testing.T, db *app.Databases) {
 	org := organizer.New(db.Catalog, db.Shards)
 	l, err := org.ImportLayout(ctx, 0, venue.Stadium("Proxy Arena", "Natal", 20, 2))
 	require.NoError(t, err)
-	now := time.Now()
-	e, err := org.CreateEvent(ctx, 0, organizer.EventSpec{VenueID: l.VenueID, LayoutVersion: l.Version, Name: "P",
-		StartsAt: now.Add(48 * time.Hour), SaleStartsAt: now.Add(-time.Hour), SaleEndsAt: now.Add(47 * time.Hour),
-		PriceLevels: []event.PriceLevel{{Code: "A", PriceCents: 10}, {Code: "B", PriceCents: 10}, {Code: "C", PriceCents: 10}, {Code: "GA", PriceCents: 10}}})
-	require.NoError(t, err)
+	e := createEvent(t, org, l, "P")
 	require.NoError(t, org.SetStatus(ctx, e.ID, "on_sale"))
 	e.Status = "on_sale"
 	_, _, err = inventory.New(db.Shards).Hold(ctx, e, inventory.Request{Account: 1, Key: t.Name() + time.Now().String(), Pool: "FLOOR", Quantity: 1})
 	require.NoError(t, err)
+}
+
+// createEvent creates an event on layout l, on sale from an hour ago.
+func createEvent(t *testing.T, org *organizer.Service, l venue.Layout, name string) event.Event {
+	t.Helper()
+	now := time.Now()
+	e, err := org.CreateEvent(context.Background(), 0, organizer.EventSpec{VenueID: l.VenueID, LayoutVersion: l.Version, Name: name,
+		StartsAt: now.Add(48 * time.Hour), SaleStartsAt: now.Add(-time.Hour), SaleEndsAt: now.Add(47 * time.Hour),
+		PriceLevels: []event.PriceLevel{{Code: "A", PriceCents: 10}, {Code: "B", PriceCents: 10}, {Code: "C", PriceCents: 10}, {Code: "GA", PriceCents: 10}}})
+	require.NoError(t, err)
+	return e
 }
 
 func preparedStatements(t *testing.T, pool *pgxpool.Pool) int {

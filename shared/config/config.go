@@ -106,12 +106,16 @@ type Readers struct {
 	// SearchIndex answers event search from an in-memory index in each
 	// instance, refreshed from the catalog reader (docs/read-path.md).
 	SearchIndex bool
+	// SearchMaxEvents bounds the index's memory: a larger catalog is not
+	// loaded, PostgreSQL answers (0: searchindex's default, 500,000).
+	SearchMaxEvents int
 }
 
 func (p *Readers) read(r *reader) {
 	p.CatalogReadDSN = r.str("CATRACA_CATALOG_READ_DSN", "")
 	p.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
 	p.SearchIndex = r.boolean("CATRACA_SEARCH_INDEX", true)
+	p.SearchMaxEvents = r.integer("CATRACA_SEARCH_MAX_EVENTS", 0)
 }
 
 // Redis is the waiting room's, the caches' and the limiters' store.

@@ -37,6 +37,21 @@ func TestSecretsHaveNoDefault(t *testing.T) {
 	}
 }
 
+// TestSearchMaxEventsIsRead: the search index's bound comes from the
+// environment, 0 (the index's default) when unset.
+func TestSearchMaxEventsIsRead(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"CATRACA_SEARCH_MAX_EVENTS": "1000"}
+	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+	c, err := FromLookup[Readers](lookup)
+	require.NoError(t, err)
+	require.Equal(t, 1000, c.SearchMaxEvents)
+	delete(env, "CATRACA_SEARCH_MAX_EVENTS")
+	c, err = FromLookup[Readers](lookup)
+	require.NoError(t, err)
+	require.Zero(t, c.SearchMaxEvents)
+}
+
 // TestEachFunctionNeedsOnlyItsOwn: a function starts with its required
 // variables alone, and the secrets it has no use for are not among them
 // (the sweeper cannot read the PSP key or sign sessions).
