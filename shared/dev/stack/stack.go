@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -137,34 +136,16 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 
 // boundBody gives a request's body d to arrive: a client trickling it can
 // no longer hold a connection forever. A server-wide ReadTimeout would also
-// end event streams and long answers; this deadline covers only the body,
-// and is lifted once it is read whole.
+// end event streams and long answers; this deadline covers only the body:
+// net/http lifts it once the body is read whole (as it starts watching the
+// connection for the client going away).
 func boundBody(h http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-			}
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// deadlineBody lifts the connection's read deadline at the body's end, so
-// the rest of the exchange (a long answer, the next request's headers,
-// which ReadHeaderTimeout bounds) is not cut short by it.
-type deadlineBody struct {
-	io.ReadCloser
-	rc *http.ResponseController
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // PublishKeys brings the edge store up to date now (a manual stack's
