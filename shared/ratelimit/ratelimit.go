@@ -21,14 +21,21 @@ import (
 // tokens, so a call may spend one while full - now <= (capacity - 1) *
 // interval, and spending moves full one interval later (rounded up to the
 // ms, so the rate is never exceeded). The key expires when the bucket is
-// full, and a missing key is a full bucket: one GET and one SET PX, integers
-// written with %d. This is the hot path of every waiting-room call, and
-// Redis 7.0 formats a Lua number argument with printf("%.17g") and parses
-// decimals with strtod, which cost more than the two commands.
+// full, and a missing key is a full bucket (capacity is at least 1), so
+// the first command is a SET NX … GET that spends from a full bucket in
+// one command, and only a bucket spent from within the last interval costs
+// a second SET: a waiting room's heartbeats, minutes apart, always find the
+// bucket full. Integers are written with %d: this is the hot path of every
+// waiting-room call, and Redis 7.0 formats a Lua number argument with
+// printf("%.17g") and parses decimals with strtod, which cost more than the
+// commands. (SET with NX and GET together needs Redis 7.0.)
 const TakeLua = `
 local function take(key, now, cap, rate)
   local interval = 1000 / rate
-  local full = math.max(tonumber(redis.call('GET', key) or 0), now)
+  local full = math.ceil(now + interval)
+  local was = redis.call('SET', key, string.format('%d', full), 'NX', 'PX', string.format('%d', full - now), 'GET')
+  if not was then return 0 end
+  full = math.max(tonumber(was), now)
   local wait = math.ceil(full - now - (cap - 1) * interval)
   if wait > 0 then return wait end
   full = math.ceil(full + interval)
