@@ -102,6 +102,77 @@ func newScript(keys func(k roomKeys, account int64) []string, body string) scrip
 	return script{src: src.String(), lua: redis.NewScript(src.String()), keys: keys}
 }
 
+// fanScript is the join or status script, the calls every fan sends. Its
+// keys are the room's (fanRooms), the same on every call for one event,
+// then the account's bucket (pace), so that the start of each call's
+// command can be built once per event (see fanArgs).
+type fanScript struct {
+	script
+	kind fanKind
+	hash any // the digest, boxed once
+}
+
+// fanKind names the fan scripts.
+type fanKind int
+
+const (
+	joinKind fanKind = iota
+	statusKind
+	fanKinds
+)
+
+// fanRooms are the room's keys each fan script declares.
+var fanRooms = [fanKinds]func(k roomKeys) []string{
+	joinKind:   func(k roomKeys) []string { return append(roomFanKeys(k), k.ts) },
+	statusKind: func(k roomKeys) []string { return append(roomFanKeys(k), k.frozen) },
+}
+
+func newFanScript(kind fanKind, body string) fanScript {
+	s := newScript(func(k roomKeys, account int64) []string {
+		return append(fanRooms[kind](k), k.pace(account))
+	}, body)
+	return fanScript{script: s, kind: kind, hash: s.lua.Hash()}
+}
+
+// fanArgs returns the arguments of an EVALSHA of s for account, as go-redis
+// sends them. The room's keys among them are boxed into interfaces once per
+// event: go-redis would box every key, an allocation each, on every call of
+// every fan.
+func (r *Room) fanArgs(s fanScript, eventID, account int64, args ...any) []any {
+	room := r.fanRoom(s.kind, eventID)
+	out := make([]any, 0, 4+len(room)+len(args))
+	out = append(out, "evalsha", s.hash, len(room)+1)
+	out = append(out, room...)
+	out = append(out, r.keys(eventID).pace(account))
+	return append(out, args...)
+}
+
+func (r *Room) fanRoom(kind fanKind, eventID int64) []any {
+	if c, ok := r.fanKeys.Load(eventID); ok {
+		return c.(*[fanKinds][]any)[kind]
+	}
+	var c [fanKinds][]any
+	k := r.keys(eventID)
+	for i, room := range fanRooms {
+		for _, key := range room(k) {
+			c[i] = append(c[i], key)
+		}
+	}
+	r.fanKeys.Store(eventID, &c)
+	return c[kind]
+}
+
+// runFan runs s for account in one round trip (see fanArgs), loading the
+// script when Redis does not have it cached.
+func (r *Room) runFan(ctx context.Context, s fanScript, eventID, account int64, args ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, r.fanArgs(s, eventID, account, args...)...)
+	cmd.SetFirstKeyPos(3)
+	if err := r.rdb.Process(ctx, cmd); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return s.lua.Eval(ctx, r.rdb, s.keys(r.keys(eventID), account), args...)
+	}
+	return cmd
+}
+
 // run runs s for one event (and account, for scripts that use its keys)
 // in one round trip once Redis has the script cached.
 func (s script) run(ctx context.Context, r *Room, eventID, account int64, args ...any) *redis.Cmd {

@@ -1,17 +1,19 @@
 package queue
 
 import (
+	"context"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
 // scripts are every Lua script of the waiting room, by Go name.
 var scripts = map[string]script{
-	"join": joinScript, "status": statusScript, "freeze": freezeScript, "drawChunk": drawChunkScript,
+	"join": joinScript.script, "status": statusScript.script, "freeze": freezeScript, "drawChunk": drawChunkScript,
 	"finishDraw": finishDrawScript, "tick": tickScript, "leave": leaveScript, "hold": holdScript, "lease": leaseScript,
 }
 
@@ -48,7 +50,7 @@ var returnedState = regexp.MustCompile(`return \{'(\w+)'`)
 func TestScriptsReturnKnownStates(t *testing.T) {
 	known := []State{StateClosed, StateNotYet, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateSoldOut, StateNone}
 	seen := map[State]bool{}
-	for _, s := range []script{joinScript, statusScript} {
+	for _, s := range []script{joinScript.script, statusScript.script} {
 		for _, m := range returnedState.FindAllStringSubmatch(s.src, -1) {
 			if m[1] == slow {
 				continue
@@ -59,5 +61,31 @@ func TestScriptsReturnKnownStates(t *testing.T) {
 	}
 	for _, s := range known {
 		require.True(t, seen[s], "no script returns %q", s)
+	}
+}
+
+// TestFanCallsSendWhatScriptRunWould: the join and status calls' prebuilt
+// commands are EVALSHA, digest, key count, the script's keys, then its
+// arguments, for any event and account; and a script Redis has not cached
+// (a new deployment's, or after a failover) is loaded by the call.
+func TestFanCallsSendWhatScriptRunWould(t *testing.T) {
+	r := New(nil, "p:")
+	for _, s := range []fanScript{joinScript, statusScript} {
+		for _, event := range []int64{7, 8, 7} {
+			for _, account := range []int64{42, 1 << 40} {
+				want := []any{"evalsha", s.lua.Hash(), len(s.keys(r.keys(event), account))}
+				for _, k := range s.keys(r.keys(event), account) {
+					want = append(want, k)
+				}
+				require.Equal(t, append(want, account, int64(5)), r.fanArgs(s, event, account, account, int64(5)))
+			}
+		}
+	}
+	f := newRoom(t, 9, Settings{})
+	fresh := newFanScript(joinKind, "return {'waiting', ARGV[1], pace}\n-- "+time.Now().String())
+	for range 2 {
+		v, err := f.room.runFan(context.Background(), fresh, 9, 42, 42).Slice()
+		require.NoError(t, err)
+		require.Equal(t, []any{"waiting", "42", f.room.keys(9).pace(42)}, v)
 	}
 }

@@ -60,10 +60,11 @@ const slow = "slow"
 
 // Room is the waiting room of every event, on one Redis.
 type Room struct {
-	rdb    redis.UniversalClient
-	prefix string
-	now    func() time.Time
-	keyset sync.Map // event ID → *roomKeys, built once per event (see keys)
+	rdb     redis.UniversalClient
+	prefix  string
+	now     func() time.Time
+	keyset  sync.Map // event ID → *roomKeys, built once per event (see keys)
+	fanKeys sync.Map // event ID → *[fanKinds][]any (see fanArgs)
 }
 
 // New returns a room on rdb; prefix starts every key.
@@ -157,12 +158,12 @@ type Place struct {
 // fanCall runs the join or status script for account: one round trip,
 // which also spends from the account's bucket. A restore place of 0 is
 // not sent.
-func (r *Room) fanCall(ctx context.Context, s script, eventID, account, restore int64, now time.Time) ([]any, error) {
+func (r *Room) fanCall(ctx context.Context, s fanScript, eventID, account, restore int64, now time.Time) ([]any, error) {
 	args := []any{account, ms(now), restore}
 	if restore <= 0 {
 		args = args[:2]
 	}
-	v, err := s.run(ctx, r, eventID, account, args...).Slice()
+	v, err := r.runFan(ctx, s, eventID, account, args...).Slice()
 	if err != nil {
 		return nil, unavailable(err)
 	}

@@ -57,18 +57,16 @@ if wait > 0 then return {'slow', wait} end
 // formats a Lua number argument with printf("%.17g")), and each declares
 // only the keys it may touch, which Redis copies into KEYS on every call.
 
-// roomFanKeys are the keys the join and status scripts share.
-func roomFanKeys(k roomKeys, account int64) []string {
-	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed, k.pace(account)}
+// roomFanKeys are the room's keys the join and status scripts share.
+func roomFanKeys(k roomKeys) []string {
+	return []string{k.cfg, k.st, k.pre, k.q, k.seen, k.active, k.adm, k.placed}
 }
 
 // joinScript: ARGV member, now, restore place (absent = none).
 // Returns {state, place or time, turn when admitted}; places and times
 // read from Redis come back as strings. The functions it needs only off
 // its most frequent path are defined after it.
-var joinScript = newScript(func(k roomKeys, account int64) []string {
-	return append(roomFanKeys(k, account), k.ts)
-}, slowLua+`
+var joinScript = newFanScript(joinKind, slowLua+`
 local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw')
 if conf[1] ~= '1' then return {'closed', 0} end
 if now < tonumber(conf[2]) then return {'notyet', conf[2]} end
@@ -110,9 +108,7 @@ return {'waiting', place}
 // where Publish copies them, so a fan in line costs one hash read. A fan
 // in line has no open turn (see the join script): only a fan not in q
 // needs turn's functions.
-var statusScript = newScript(func(k roomKeys, account int64) []string {
-	return append(roomFanKeys(k, account), k.frozen)
-}, slowLua+`
+var statusScript = newFanScript(statusKind, slowLua+`
 local m = ARGV[1]
 local s = redis.call('HMGET', st, 'enabled', 'soldout', 'rate', 'rate_at', 'set_ceiling', 'ceiling', 'active_ttl')
 if not s[1] then
