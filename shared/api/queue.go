@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/catraca/catraca/shared/event"
@@ -124,17 +126,23 @@ func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueVie
 // writes it (TestTokenCookieIsNetHTTPs) for a fraction of its cost: joins
 // and status calls set one or two on every answer.
 func setTokenCookie(w http.ResponseWriter, r *http.Request, name, token, path string, expires time.Time) {
-	b := make([]byte, 0, len(name)+len(token)+len(path)+80)
-	b = append(append(append(b, name...), '='), token...)
-	b = append(append(b, "; Path="...), path...)
-	b = expires.UTC().AppendFormat(append(b, "; Expires="...), http.TimeFormat)
-	b = append(b, "; HttpOnly"...)
+	var c strings.Builder // its buffer becomes the string: one allocation
+	c.Grow(len(name) + len(token) + len(path) + 90)
+	c.WriteString(name)
+	c.WriteByte('=')
+	c.WriteString(token)
+	c.WriteString("; Path=")
+	c.WriteString(path)
+	c.WriteString("; Expires=")
+	var at [len(http.TimeFormat)]byte
+	c.Write(expires.UTC().AppendFormat(at[:0], http.TimeFormat))
+	c.WriteString("; HttpOnly")
 	if isHTTPS(r) {
-		b = append(b, "; Secure"...)
+		c.WriteString("; Secure")
 	}
-	b = append(b, "; SameSite=Lax"...)
+	c.WriteString("; SameSite=Lax")
 	h := w.Header()
-	h["Set-Cookie"] = append(h["Set-Cookie"], string(b))
+	h["Set-Cookie"] = append(h["Set-Cookie"], c.String())
 }
 
 // issueAdmission mints the stateless admission token once the controller
@@ -210,8 +218,20 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	if err := s.issueTicket(w, r, &v, id, sess.Account, place.Number); err != nil {
 		return err
 	}
-	writeJSONBytes(w, http.StatusOK, v.appendJSON(make([]byte, 0, 1024)))
+	v.write(w)
 	return nil
+}
+
+// answers recycles the buffers join and status answers are written in (a
+// ResponseWriter keeps nothing of what it is given).
+var answers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// write sends v as the 200 answer.
+func (v *queueView) write(w http.ResponseWriter) {
+	b := answers.Get().(*[]byte)
+	*b = v.appendJSON((*b)[:0])
+	writeJSONBytes(w, http.StatusOK, *b)
+	answers.Put(b)
 }
 
 // queueStatus serves GET /api/events/{id}/queue: the fan's own state and
@@ -249,7 +269,7 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 		}
 		v.Message = "This event has no open waiting room."
 	}
-	writeJSONBytes(w, http.StatusOK, v.appendJSON(make([]byte, 0, 1024)))
+	v.write(w)
 	return nil
 }
 

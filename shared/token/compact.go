@@ -2,6 +2,7 @@ package token
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -32,16 +33,19 @@ type signingKey struct {
 
 // macState is a pooled HMAC with scratch space for a token's parts.
 type macState struct {
-	mac hash.Hash
-	buf []byte
-	sum [sha256.Size]byte
+	mac    hash.Hash
+	buf    []byte
+	claims []byte // a token's claims being issued, as JSON
+	sum    [sha256.Size]byte
 }
 
 func newKey(k config.Key) *signingKey {
 	// A map marshals with sorted keys: the same bytes the JWT library wrote.
 	h, _ := json.Marshal(map[string]string{"alg": "HS256", "kid": k.ID, "typ": "JWT"})
 	nk := &signingKey{secret: k.Secret, header: base64.RawURLEncoding.EncodeToString(h)}
-	nk.macs.New = func() any { return &macState{mac: hmac.New(sha256.New, k.Secret), buf: make([]byte, 0, 2048)} }
+	nk.macs.New = func() any {
+		return &macState{mac: hmac.New(sha256.New, k.Secret), buf: make([]byte, 0, 2048), claims: make([]byte, 0, 512)}
+	}
 	return nk
 }
 
@@ -52,18 +56,23 @@ func (m *macState) sign(input []byte) []byte {
 	return m.mac.Sum(m.sum[:0])
 }
 
-// sign appends ".<signature>" to the signing input b.
-func (k *signingKey) sign(b []byte) []byte {
+// token returns the token of claims c signed with k. Its parts are written
+// in the pooled state's buffers, so that issuing allocates the token alone:
+// a join issues one on every call.
+func (k *signingKey) token(c Claims, audience string, iat, exp int64) string {
 	m := k.macs.Get().(*macState)
 	defer k.macs.Put(m)
-	b = append(b, '.')
-	return base64.RawURLEncoding.AppendEncode(b, m.sign(b[:len(b)-1]))
+	m.claims = appendClaims(m.claims[:0], c, audience, iat, exp)
+	b := append(append(m.buf[:0], k.header...), '.')
+	b = append(base64.RawURLEncoding.AppendEncode(b, m.claims), '.')
+	m.buf = base64.RawURLEncoding.AppendEncode(b, m.sign(b[:len(b)-1]))
+	return string(m.buf)
 }
 
-// appendPayload appends the encoded claims of a token, in the fields and
-// order the JWT library used (role, evt, plc, trn, sub, aud, exp, iat, jti).
-func appendPayload(b []byte, c Claims, audience string, iat, exp int64) []byte {
-	j := make([]byte, 0, 256)
+// appendClaims appends the claims of a token as JSON, in the fields and
+// order the JWT library used (role, evt, plc, trn, sub, aud, exp, iat,
+// jti); a claims without an ID gets a random one (12 bytes, base64url).
+func appendClaims(j []byte, c Claims, audience string, iat, exp int64) []byte {
 	j = append(j, '{')
 	if c.Role != "" {
 		j = appendString(append(j, `"role":`...), c.Role)
@@ -82,9 +91,15 @@ func appendPayload(b []byte, c Claims, audience string, iat, exp int64) []byte {
 	j = appendString(append(j, `","aud":[`...), audience)
 	j = strconv.AppendInt(append(j, `],"exp":`...), exp, 10)
 	j = strconv.AppendInt(append(j, `,"iat":`...), iat, 10)
-	j = appendString(append(j, `,"jti":`...), c.ID)
-	j = append(j, '}')
-	return base64.RawURLEncoding.AppendEncode(b, j)
+	j = append(j, `,"jti":`...)
+	if c.ID == "" {
+		var id [12]byte
+		rand.Read(id[:])
+		j = append(base64.RawURLEncoding.AppendEncode(append(j, '"'), id[:]), '"')
+	} else {
+		j = appendString(j, c.ID)
+	}
+	return append(j, '}')
 }
 
 // appendString appends s as a JSON string.

@@ -5,8 +5,6 @@
 package token
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -76,15 +74,7 @@ func NewSigner(audience string, keys []config.Key) (*Signer, error) {
 func (s *Signer) Issue(c Claims, ttl time.Duration) (string, time.Time, error) {
 	now := s.now()
 	exp := now.Add(ttl).Truncate(time.Second)
-	if c.ID == "" {
-		c.ID = newID()
-	}
-	k := s.keys[0]
-	b := make([]byte, 0, 384)
-	b = append(b, k.header...)
-	b = append(b, '.')
-	b = appendPayload(b, c, s.audience, now.Unix(), exp.Unix())
-	return string(k.sign(b)), exp, nil
+	return s.keys[0].token(c, s.audience, now.Unix(), exp.Unix()), exp, nil
 }
 
 // Verify checks signature, algorithm, kid, audience and expiry, with no lookup.
@@ -121,10 +111,4 @@ func (s *Signer) verifyJWT(raw string) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
 	}
 	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
-}
-
-func newID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
