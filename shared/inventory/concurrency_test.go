@@ -85,6 +85,45 @@ func TestCompareAndSetHoldsOneSeatOnce(t *testing.T) {
 	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM orders`), "failed attempts leave no order behind")
 }
 
+// TestOneFansRacingHoldsKeepTheLimit: a fan's holds sent at once, each
+// within the limit but not together, get at most the limit: one wins and
+// the other is over it (its check counts the winner's tickets although its
+// statement began before the winner committed).
+func TestOneFansRacingHoldsKeepTheLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 200, 10) // 8 per account, 4 per hold
+	ctx := context.Background()
+	const fans, holds = 10, 3
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([][]error, fans)
+	for fan := range fans {
+		errs[fan] = make([]error, holds)
+		for i := range holds {
+			wg.Go(func() {
+				first := (fan*holds + i) * 4
+				<-start
+				_, _, errs[fan][i] = f.app.Inventory.Hold(ctx, f.event, inventory.Request{Account: int64(100 + fan),
+					Key: fmt.Sprint(i), Seats: f.seats[first : first+4]})
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	for fan, fanErrs := range errs {
+		won := 0
+		for _, err := range fanErrs {
+			if err == nil {
+				won++
+			} else {
+				require.ErrorIs(t, err, inventory.ErrAccountLimit, "fan %d", fan)
+			}
+		}
+		require.Equal(t, 2, won, "fan %d: two holds of 4 fill the limit of 8", fan)
+	}
+	require.Zero(t, f.count(t, `SELECT count(*) FROM (SELECT user_id FROM orders GROUP BY user_id HAVING sum(ticket_count) > 8) o`))
+}
+
 // TestConcurrentMixedHolds throws 240 concurrent requests of all three
 // shapes at a small event whose demand exceeds supply, then checks the
 // invariants straight in the database.
