@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,10 +30,11 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		return problem.New(http.StatusBadRequest, "idempotency-key-required",
 			"Send an Idempotency-Key header (1 to 255 printable ASCII characters) so a retried hold is not taken twice.")
 	}
-	var req inventory.Request
-	if err := decode(r, &req); err != nil {
+	var body holdRequest
+	if err := decode(r, &body); err != nil {
 		return err
 	}
+	req := body.Request
 	e, err := s.publicEvent(r.Context(), id)
 	if err != nil {
 		return err
@@ -59,6 +62,23 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
+	return nil
+}
+
+// holdRequest is a hold's body, whose shape is told by the members sent.
+type holdRequest struct{ inventory.Request }
+
+// checkMembers refuses members of two shapes, empty or null ones too.
+func (*holdRequest) checkMembers(sent map[string]json.RawMessage) error {
+	shapes := 0
+	for _, members := range [][]string{{"seats"}, {"pool", "quantity"}, {"best"}} {
+		if slices.ContainsFunc(members, func(m string) bool { _, ok := sent[m]; return ok }) {
+			shapes++
+		}
+	}
+	if shapes > 1 {
+		return inventoryError(inventory.ShapeError())
+	}
 	return nil
 }
 

@@ -58,8 +58,10 @@ func TestFeatureSequences(t *testing.T) {
 			s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
 	}, "the payments to settle")
 	s.requireMoneyConserved(t)
-	t.Logf("over the sequences: %d paid orders, %d refunded, %d tickets transferred, %d admitted at the door",
-		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'paid'`), s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'refunded'`),
+	t.Logf("over the sequences: %d paid orders (%d of standing places), %d refunded, %d tickets transferred, %d admitted at the door",
+		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'paid'`),
+		s.count(t, `SELECT count(*)::int FROM orders o WHERE status = 'paid' AND EXISTS (SELECT 1 FROM order_items i WHERE i.order_id = o.id AND i.pool_id IS NOT NULL)`),
+		s.count(t, `SELECT count(*)::int FROM orders WHERE status = 'refunded'`),
 		s.count(t, `SELECT count(*)::int FROM ticket_transfers`), admitted)
 }
 
@@ -142,6 +144,13 @@ func (m *sequence) HoldBest(rt *rapid.T) {
 	n := rapid.IntRange(1, 5).Draw(rt, "quantity")
 	key := fmt.Sprintf("b%d", rapid.IntRange(0, 3).Draw(rt, "key"))
 	m.answer(rt, "best", m.fan(rt).do(http.MethodPost, m.ev+"/holds", map[string]any{"best": map[string]any{"quantity": n}}, "Idempotency-Key", key))
+}
+
+// HoldPool holds standing places on the floor (general admission).
+func (m *sequence) HoldPool(rt *rapid.T) {
+	n := rapid.IntRange(1, 4).Draw(rt, "quantity")
+	key := fmt.Sprintf("p%d", rapid.IntRange(0, 3).Draw(rt, "key"))
+	m.answer(rt, "pool", m.fan(rt).do(http.MethodPost, m.ev+"/holds", map[string]any{"pool": "FLOOR", "quantity": n}, "Idempotency-Key", key))
 }
 
 func (m *sequence) Release(rt *rapid.T) {
@@ -274,6 +283,9 @@ func (m *sequence) Check(rt *rapid.T) {
 		"seats sold but not to a paid order":    `SELECT count(*)::int FROM event_seats s JOIN orders o ON o.id = s.order_id WHERE s.status = 'sold' AND o.status NOT IN ('paid', 'refunded')`,
 		"accounts over their ticket limit":      `SELECT count(*)::int FROM (SELECT o.user_id FROM orders o WHERE o.status = 'paid' OR (o.status = 'pending' AND EXISTS (SELECT 1 FROM holds h WHERE h.id = o.hold_id AND h.status = 'active' AND h.expires_at > now())) GROUP BY o.user_id HAVING sum(o.ticket_count) > 6) x`,
 		"paid orders without all their tickets": `SELECT count(*)::int FROM orders o WHERE o.status = 'paid' AND o.ticket_count <> (SELECT count(*) FROM tickets k WHERE k.order_id = o.id)`,
+		"standing places lost or made up": `SELECT count(*)::int FROM ga_pools p WHERE p.capacity <> (SELECT sum(remaining) FROM ga_slots WHERE pool_id = p.id)
+			+ (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga g JOIN holds h ON h.id = g.hold_id WHERE g.pool_id = p.id AND h.status IN ('active', 'converted'))`,
+		"standing places sold but not to a paid order": `SELECT count(*)::int FROM hold_ga g JOIN holds h ON h.id = g.hold_id JOIN orders o ON o.hold_id = h.id WHERE h.status = 'converted' AND o.status NOT IN ('paid', 'refunded')`,
 	} {
 		if n := m.s.count(m.t, q); n != 0 {
 			rt.Fatalf("%s: %d", what, n)

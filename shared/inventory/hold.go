@@ -120,7 +120,7 @@ func (r *Request) validate(e event.Event, seats []int64) error {
 		n = r.Best.Quantity
 	}
 	if shapes != 1 {
-		return invalid("", `send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
+		return ShapeError()
 	}
 	if n > e.MaxPerHold {
 		return invalid("", "at most %d tickets per hold", e.MaxPerHold)
@@ -129,6 +129,13 @@ func (r *Request) validate(e event.Event, seats []int64) error {
 		return invalid("", "an Idempotency-Key of 1 to 255 characters is required")
 	}
 	return nil
+}
+
+// ShapeError refuses a request of no shape or of several. A decoder that
+// sees the members sent calls it too: an empty seat list or a null best
+// beside another shape reads here as left out.
+func ShapeError() error {
+	return invalid("", `send exactly one of {"seats":[…]}, {"pool","quantity"} or {"best":{"quantity"}}`)
 }
 
 // fingerprint identifies the request body for idempotency; seats are
