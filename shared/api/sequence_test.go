@@ -284,8 +284,10 @@ func (m *sequence) Check(rt *rapid.T) {
 		"accounts over their ticket limit":      `SELECT count(*)::int FROM (SELECT o.user_id FROM orders o WHERE o.status = 'paid' OR (o.status = 'pending' AND EXISTS (SELECT 1 FROM holds h WHERE h.id = o.hold_id AND h.status = 'active' AND h.expires_at > now())) GROUP BY o.user_id HAVING sum(o.ticket_count) > 6) x`,
 		"paid orders without all their tickets": `SELECT count(*)::int FROM orders o WHERE o.status = 'paid' AND o.ticket_count <> (SELECT count(*) FROM tickets k WHERE k.order_id = o.id)`,
 		"standing places lost or made up": `SELECT count(*)::int FROM ga_pools p WHERE p.capacity <> (SELECT sum(remaining) FROM ga_slots WHERE pool_id = p.id)
-			+ (SELECT coalesce(sum(g.quantity), 0) FROM hold_ga g JOIN holds h ON h.id = g.hold_id WHERE g.pool_id = p.id AND h.status IN ('active', 'converted'))`,
-		"standing places sold but not to a paid order": `SELECT count(*)::int FROM hold_ga g JOIN holds h ON h.id = g.hold_id JOIN orders o ON o.hold_id = h.id WHERE h.status = 'converted' AND o.status NOT IN ('paid', 'refunded')`,
+			+ (SELECT coalesce(sum(cardinality(i.slots)), 0) FROM order_items i JOIN orders o ON o.id = i.order_id JOIN holds h ON h.id = o.hold_id
+			   WHERE i.pool_id = p.id AND h.status IN ('active', 'converted'))`,
+		"standing places sold but not to a paid order": `SELECT count(*)::int FROM order_items i JOIN orders o ON o.id = i.order_id JOIN holds h ON h.id = o.hold_id
+			WHERE i.pool_id IS NOT NULL AND h.status = 'converted' AND o.status NOT IN ('paid', 'refunded')`,
 	} {
 		if n := m.s.count(m.t, q); n != 0 {
 			rt.Fatalf("%s: %d", what, n)

@@ -148,11 +148,14 @@ func record(ctx context.Context, st *shardstore.Store, sc Scan, r Result) (Resul
 			r.Outcome, r.Message = Admitted, "Admitted."
 			return nil
 		}
-		gate, scanID, at, err := tx.LockCheckIn(ctx, r.Ticket)
+		first, err := tx.LockCheckIn(ctx, r.Ticket)
+		gate, scanID, at := first.Gate, first.ScanID, first.At
 		switch {
 		case err != nil:
 			return err
-		case scanID == sc.ID: // a retried request
+		case scanID == sc.ID && first.Staff == sc.Staff && gate == sc.Gate:
+			// A retried request. Scan ids are the gate's own: another
+			// gate's scan with the same id is another person.
 			r.Outcome, r.Message = Admitted, "Admitted."
 			return nil
 		case !sc.Offline:

@@ -259,10 +259,11 @@ func (t Tx) CheckIn(ctx context.Context, c CheckIn) (landed bool, err error) {
 }
 
 // LockCheckIn locks a ticket's admission of record.
-func (t Tx) LockCheckIn(ctx context.Context, ticket int64) (gate, scanID string, at time.Time, err error) {
-	err = t.tx.QueryRow(ctx, `SELECT gate, scan_id, scanned_at FROM checkins WHERE ticket_id = $1 FOR UPDATE`, ticket).
-		Scan(&gate, &scanID, &at)
-	return gate, scanID, at, err
+func (t Tx) LockCheckIn(ctx context.Context, ticket int64) (c CheckIn, err error) {
+	c.Ticket = ticket
+	err = t.tx.QueryRow(ctx, `SELECT event_id, gate, scan_id, staff_id, scanned_at, offline FROM checkins WHERE ticket_id = $1 FOR UPDATE`, ticket).
+		Scan(&c.EventID, &c.Gate, &c.ScanID, &c.Staff, &c.At, &c.Offline)
+	return c, err
 }
 
 // ReplaceCheckIn makes an earlier offline scan the admission of record.

@@ -1,0 +1,43 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/pspsim"
+)
+
+// A scan id answers a retry of the same scan, not another gate's scan that
+// happens to reuse it: two gates numbering their scans 1, 2, 3… admitted
+// one ticket twice, the second "Admitted." as a replay of the first.
+func TestScanIDsOfOtherGatesAdmitNobody(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	north := s.doorStaff(t, "north@example.com")
+	south := s.doorStaff(t, "south@example.com")
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	s.paidTickets(t, ana, "a", s.seats[0], s.seats[1])
+	_, codes := myCodes(t, ana)
+	ev := "/api/events/" + itoa(s.eventID)
+	scan := func(door *fan, gate, code string) response {
+		return door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": code, "gate": gate, "scan_id": "1"})
+	}
+	require.Equal(t, "admitted", scan(north, "North", codes[0]).Body["outcome"])
+	require.Equal(t, "admitted", scan(north, "North", codes[0]).Body["outcome"], "the same gate's retry")
+	for _, again := range []response{scan(south, "South", codes[0]), scan(south, "North", codes[0]), scan(north, "South", codes[0])} {
+		require.Equal(t, "already-used", again.Body["outcome"], string(again.Raw))
+	}
+
+	// Offline gates syncing scans with the same id: the second is a conflict.
+	sync := func(door *fan, gate string) response {
+		return door.do(http.MethodPost, ev+"/checkins/sync", map[string]any{"gate": gate,
+			"scans": []map[string]any{{"code": codes[1], "scan_id": "7", "scanned_at": time.Now()}}})
+	}
+	require.Equal(t, "admitted", sync(north, "North").Body["results"].([]any)[0].(map[string]any)["outcome"])
+	r := sync(south, "South")
+	require.Equal(t, "conflict", r.Body["results"].([]any)[0].(map[string]any)["outcome"], string(r.Raw))
+}
