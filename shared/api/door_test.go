@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,4 +41,36 @@ func TestScanIDsOfOtherGatesAdmitNobody(t *testing.T) {
 	require.Equal(t, "admitted", sync(north, "North").Body["results"].([]any)[0].(map[string]any)["outcome"])
 	r := sync(south, "South")
 	require.Equal(t, "conflict", r.Body["results"].([]any)[0].(map[string]any)["outcome"], string(r.Raw))
+}
+
+// A ticket transferred while its old code is at the gate is either
+// admitted (and then not transferable: it was used) or void at the gate,
+// never both: the scan read the ticket, the transfer committed, and the
+// scan admitted the old holder's code of a ticket now someone else's.
+func TestTransferAndScanOfOneTicketDoNotBothWin(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	door := s.doorStaff(t, "door@example.com")
+	newFan(t, s.srv).signUp("to@example.com")
+	ev := "/api/events/" + itoa(s.eventID)
+	for round := range 4 {
+		f := newFan(t, s.srv)
+		f.signUp("from" + itoa(int64(round)) + "@example.com")
+		s.paidTickets(t, f, "k", s.seats[3*round:3*round+3]...)
+		ids, codes := myCodes(t, f)
+		for i, id := range ids {
+			var transfer, scan response
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				transfer = f.do(http.MethodPost, "/api/tickets/"+itoa(id)+"/transfer", map[string]any{"email": "to@example.com"})
+			})
+			wg.Go(func() {
+				scan = door.do(http.MethodPost, ev+"/checkins", map[string]any{"code": codes[i], "gate": "North", "scan_id": "s" + itoa(id)})
+			})
+			wg.Wait()
+			require.False(t, transfer.Status == http.StatusOK && scan.Body["outcome"] == "admitted",
+				"ticket %d was transferred and its old code admitted", id)
+			require.Contains(t, []int{http.StatusOK, http.StatusConflict}, transfer.Status, string(transfer.Raw))
+		}
+	}
 }

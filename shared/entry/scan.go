@@ -107,19 +107,18 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 		r.Outcome, r.Message = outcome, fmt.Sprintf(msg, args...)
 		return r, nil
 	}
+	why := void(code.Generation, *t.Generation, t.OrderStatus)
 	switch {
 	case t.EventID != sc.Event:
 		return deny(WrongEvent, "Wrong event: this ticket is for event %d.", t.EventID)
-	case code.Generation < *t.Generation:
-		return deny(Void, "Void: this ticket was transferred; the old code no longer admits anyone.")
-	case t.OrderStatus != shardstore.OrderPaid:
-		return deny(Void, "Void: this ticket's order was %s.", t.OrderStatus)
+	case why != "":
+		return deny(Void, "%s", why)
 	case code.Static && (t.StaticCodes == nil || !*t.StaticCodes):
 		return deny(Invalid, "Printed codes are not accepted at this event: ask for the live ticket on the phone.")
 	}
 	if t.UsedAt != nil && !sc.Offline {
 		// Fast path; the insert below is what actually guards.
-		return record(ctx, st, sc, r)
+		return record(ctx, st, sc, code.Generation, r)
 	}
 	switch code.Timing(sc.At) {
 	case -1:
@@ -130,15 +129,37 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	if t.DoorsOpenAt != nil && sc.At.Before(*t.DoorsOpenAt) {
 		return deny(NotValidYet, "Not valid yet: doors open at %s UTC.", t.DoorsOpenAt.UTC().Format("15:04"))
 	}
-	return record(ctx, st, sc, r)
+	return record(ctx, st, sc, code.Generation, r)
 }
 
-// record writes the admission. The checkins primary key admits a ticket
-// once: of any number of concurrent scans exactly one insert lands and the
-// rest read the winner. An offline scan that lost is a conflict; if it was
-// in fact earlier it becomes the admission of record instead.
-func record(ctx context.Context, st *shardstore.Store, sc Scan, r Result) (Result, error) {
+// void tells why a code of generation gen no longer admits, or "".
+func void(gen, current int, order shardstore.OrderStatus) string {
+	switch {
+	case gen < current:
+		return "Void: this ticket was transferred; the old code no longer admits anyone."
+	case order != shardstore.OrderPaid:
+		return fmt.Sprintf("Void: this ticket's order was %s.", order)
+	}
+	return ""
+}
+
+// record writes the admission of a code of generation gen. The checkins
+// primary key admits a ticket once: of any number of concurrent scans
+// exactly one insert lands and the rest read the winner. An offline scan
+// that lost is a conflict; if it was in fact earlier it becomes the
+// admission of record instead. The ticket is checked again under lock: a
+// transfer or refund that committed since scan read it voids the code, and
+// none commits before this admission has.
+func record(ctx context.Context, st *shardstore.Store, sc Scan, gen int, r Result) (Result, error) {
 	err := st.WithTx(ctx, func(tx shardstore.Tx) error {
+		current, order, err := tx.LockScanned(ctx, r.Ticket)
+		if err != nil {
+			return err
+		}
+		if why := void(gen, current, order); why != "" {
+			r.Outcome, r.Message = Void, why
+			return nil
+		}
 		this := shardstore.CheckIn{Ticket: r.Ticket, EventID: sc.Event, Gate: sc.Gate, ScanID: sc.ID, Staff: sc.Staff, At: sc.At, Offline: sc.Offline}
 		landed, err := tx.CheckIn(ctx, this)
 		if err != nil {

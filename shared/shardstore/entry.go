@@ -161,13 +161,18 @@ type TicketToMove struct {
 // LockTicket locks a keyed ticket for a transfer; defaults stand in for
 // entry settings never set.
 func (t Tx) LockTicket(ctx context.Context, ticket int64, defaults EntrySettings) (m TicketToMove, found bool, err error) {
+	// Locked first, read after: a statement reads as of its start, so one
+	// that waited for a scan's lock would miss the admission it committed.
+	if _, err := t.tx.Exec(ctx, `SELECT FROM ticket_keys WHERE ticket_id = $1 FOR UPDATE`, ticket); err != nil {
+		return m, false, err
+	}
 	found, err = one(t.tx.QueryRow(ctx, `
 		SELECT k.holder_id, k.holder_name, `+seatLabel+`, o.status, k.transfers,
 		       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
 		       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN entry_settings st ON st.event_id = k.event_id
-		WHERE k.ticket_id = $1 FOR UPDATE OF k`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers),
+		WHERE k.ticket_id = $1`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers),
 		&m.Holder, &m.HolderName, &m.Seat, &m.OrderStatus, &m.Transfers, &m.Allowed, &m.Limit, &m.Used)
 	return m, found, err
 }
@@ -238,6 +243,15 @@ func (r reads) ScannedTicket(ctx context.Context, ticket int64) (t ScannedTicket
 		WHERE t.id = $1`, ticket),
 		&t.EventID, &t.OrderStatus, &t.Seat, &t.KeyID, &t.Generation, &t.Holder, &t.DoorsOpenAt, &t.StaticCodes, &t.UsedAt, &t.UsedGate)
 	return t, found, err
+}
+
+// LockScanned locks a ticket's key and order for an admission and reads
+// them as they are now (a lock that waited reads the row it got): its key
+// generation and its order's status.
+func (t Tx) LockScanned(ctx context.Context, ticket int64) (generation int, order OrderStatus, err error) {
+	err = t.tx.QueryRow(ctx, `SELECT k.generation, o.status FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id
+		JOIN orders o ON o.id = t.order_id WHERE k.ticket_id = $1 FOR SHARE OF k, o`, ticket).Scan(&generation, &order)
+	return generation, order, err
 }
 
 // CheckIn is one admission at a gate.
