@@ -74,3 +74,20 @@ func TestTransferAndScanOfOneTicketDoNotBothWin(t *testing.T) {
 		}
 	}
 }
+
+// An email pasted with spaces around it names the same account it logs in
+// to: a transfer to " bia@example.com " said no account used that email.
+func TestEmailsAroundSpacesNameTheirAccount(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	newFan(t, s.srv).signUp("bia@example.com")
+	newFan(t, s.srv).signUp("door@example.com")
+	s.paidTickets(t, ana, "a", s.seats[0])
+	ids, _ := myCodes(t, ana)
+	r := ana.do(http.MethodPost, "/api/tickets/"+itoa(ids[0])+"/transfer", map[string]any{"email": " Bia@example.com\t"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = s.organizerOf(t).do(http.MethodPost, "/api/events/"+itoa(s.eventID)+"/door-staff", map[string]any{"email": "door@example.com "})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+}

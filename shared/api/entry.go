@@ -101,10 +101,12 @@ func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, err
 	if err := decode(r, &body); err != nil {
 		return sess, id, "", err
 	}
-	if strings.TrimSpace(body.Email) == "" {
+	// Trimmed as at log-in: a pasted address often carries spaces.
+	email := strings.TrimSpace(body.Email)
+	if email == "" {
 		return sess, id, "", problem.New(http.StatusBadRequest, "invalid-field", `Send the person's email address: {"email": "..."}.`)
 	}
-	return sess, id, body.Email, nil
+	return sess, id, email, nil
 }
 
 func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
