@@ -6,25 +6,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/venue"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 // TestRequestLogCarriesMetrics: the hold's request log line is also the
 // CloudWatch metric (Embedded Metric Format), a won hold counts in Holds
@@ -32,7 +21,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func TestRequestLogCarriesMetrics(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	a.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	srv := serve(t, a)
 	o := organizerFan(t, a, srv)
@@ -48,9 +37,7 @@ func TestRequestLogCarriesMetrics(t *testing.T) {
 	require.Equal(t, http.StatusConflict, bia.do(http.MethodPost, holds, map[string]any{"seats": []int64{seat}}, "Idempotency-Key", "m2").Status)
 
 	var won, lost int
-	logs.mu.Lock()
-	sc := bufio.NewScanner(bytes.NewReader(logs.b.Bytes()))
-	logs.mu.Unlock()
+	sc := bufio.NewScanner(bytes.NewReader(logs.Bytes()))
 	for sc.Scan() {
 		var line map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &line))

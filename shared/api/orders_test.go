@@ -19,6 +19,7 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/venue"
@@ -34,7 +35,7 @@ type shop struct {
 	eventID int64
 	// failNext makes the webhook endpoint answer 500 (a crash before commit).
 	failNext atomic.Int32
-	logs     syncBuffer // the app's JSON log lines
+	logs     syncbuf.Buffer // the app's JSON log lines
 	// errors5xx counts the app's 5xx answers (not failNext's).
 	errors5xx atomic.Int32
 	// stopWorkers stops the outbox, queue, reconciler and sweeper.

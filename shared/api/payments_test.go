@@ -110,10 +110,8 @@ func (s *shop) requireMoneyConserved(t testing.TB) {
 
 // metric sums a metric over the app's log lines.
 func (s *shop) metric(name string) float64 {
-	s.logs.mu.Lock()
-	defer s.logs.mu.Unlock()
 	total := 0.0
-	sc := bufio.NewScanner(bytes.NewReader(s.logs.b.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(s.logs.Bytes()))
 	for sc.Scan() {
 		var line map[string]any
 		if json.Unmarshal(sc.Bytes(), &line) == nil {

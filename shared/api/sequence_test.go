@@ -68,10 +68,8 @@ func TestFeatureSequences(t *testing.T) {
 // logLines returns the app's log lines that name a request id: a 5xx's
 // cause is logged, not answered.
 func (s *shop) logLines(id string) string {
-	s.logs.mu.Lock()
-	defer s.logs.mu.Unlock()
 	var lines []string
-	for _, line := range strings.Split(s.logs.b.String(), "\n") {
+	for _, line := range strings.Split(s.logs.String(), "\n") {
 		if strings.Contains(line, id) {
 			lines = append(lines, line)
 		}

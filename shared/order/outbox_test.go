@@ -1,36 +1,18 @@
 package order_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/order"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFailingMessagesAreSetAside: a message that fails every try (a mail
 // for an order the shard does not have) is tried OutboxTries times, then
@@ -40,7 +22,7 @@ func TestFailingMessagesAreSetAside(t *testing.T) {
 	t.Parallel()
 	a := apptest.New(t, 1)
 	ctx := context.Background()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	const tries = 3
 	orders := order.New(order.Config{Shards: a.Shards, Log: slog.New(slog.NewJSONHandler(&logs, nil)), OutboxTries: tries})
 	db, err := a.Shards.Pool(1)
