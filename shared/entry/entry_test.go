@@ -3,6 +3,7 @@ package entry_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -303,4 +304,40 @@ func TestKeyRotation(t *testing.T) {
 	fresh := w.codeOf(t, w.fan, ticket)
 	require.NotEqual(t, old, fresh)
 	require.Equal(t, entry.Admitted, w.scan(t, w.event, "North 1", "k2", fresh).Outcome)
+}
+
+// TestConflictsOfGatesSharingScanIDsAreAllListed: scan ids are each gate's
+// own (1, 2, 3…), so two gates' losing offline scans can share an id, and
+// so can one gate's scans of two tickets across devices. Each is its own
+// conflict for the control room; only a replayed sync of the same scan is
+// listed once.
+func TestConflictsOfGatesSharingScanIDsAreAllListed(t *testing.T) {
+	w := newWorld(t)
+	tickets := w.sell(t, w.event, w.fan, 2)
+	one, two := w.codeOf(t, w.fan, tickets[0]), w.codeOf(t, w.fan, tickets[1])
+	first, later := w.now.Add(-10*time.Second), w.now.Add(-5*time.Second)
+	sync := func(gate string, scans ...entry.Scan) {
+		t.Helper()
+		res, err := w.svc.Sync(w.ctx, w.event, w.staff, gate, scans)
+		require.NoError(t, err)
+		for _, r := range res {
+			require.Contains(t, []string{entry.Admitted, entry.Conflict}, r.Outcome, r.Message)
+		}
+	}
+	sync("A", entry.Scan{ID: "1", Code: one, At: first}, entry.Scan{ID: "2", Code: two, At: first})
+	sync("B", entry.Scan{ID: "1", Code: one, At: later})
+	sync("C", entry.Scan{ID: "1", Code: one, At: later})
+	sync("B", entry.Scan{ID: "1", Code: two, At: later})
+	sync("B", entry.Scan{ID: "1", Code: one, At: later}) // a replay
+
+	st, err := w.svc.Stats(w.ctx, w.event)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.CheckedIn)
+	var listed []string
+	for _, c := range st.Conflicts {
+		require.Equal(t, "A", c.FirstGate)
+		listed = append(listed, c.Gate+":"+strconv.FormatInt(c.Ticket, 10))
+	}
+	require.ElementsMatch(t, []string{"B:" + strconv.FormatInt(tickets[0], 10), "C:" + strconv.FormatInt(tickets[0], 10),
+		"B:" + strconv.FormatInt(tickets[1], 10)}, listed, "every losing scan is listed once")
 }

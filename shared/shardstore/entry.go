@@ -298,10 +298,11 @@ type Conflict struct {
 	FirstAt   time.Time `json:"first_at"`
 }
 
-// RecordConflict lists a losing offline scan for the control room, once.
+// RecordConflict lists a losing offline scan for the control room, once:
+// a scan is one gate's scan id for one ticket (ids are each gate's own).
 func (t Tx) RecordConflict(ctx context.Context, eventID int64, c Conflict) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO checkin_conflicts (event_id, ticket_id, scan_id, gate, scanned_at, first_gate, first_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scan_id) DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (ticket_id, gate, scan_id) DO NOTHING`,
 		eventID, c.Ticket, c.ScanID, c.Gate, c.At, c.FirstGate, c.FirstAt)
 	return err
 }
