@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -108,6 +109,13 @@ func New(d Deps) http.Handler {
 		// bodiless 400 to "GET *".
 		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
 			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
+			return
+		}
+		// Handlers read r.URL.Query(), which drops a malformed pair
+		// silently: ?q=% would search for everything.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.fail(w, r, problem.New(http.StatusBadRequest, "malformed-query",
+				"The query string is malformed ("+err.Error()+"): percent-encode %, & and ; inside values."))
 			return
 		}
 		s.mux.ServeHTTP(w, r)

@@ -274,3 +274,18 @@ func TestEntryRulesAreSentWhole(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3.0}, r.Body)
 }
+
+// TestMalformedQueryIsRefused: a query string Go's parser cannot read was
+// dropped pair by pair, so ?q=% searched for every event; it is a 400 that
+// says how to write it.
+func TestMalformedQueryIsRefused(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	f := newFan(t, serve(t, a))
+	for _, q := range []string{"q=%", "q=rock%zz", "city=Rio;q=x"} {
+		r := f.do(http.MethodGet, "/api/events?"+q, nil)
+		requireProblem(t, r, http.StatusBadRequest, "malformed-query")
+		require.Contains(t, r.Body["detail"], "percent-encode", q)
+	}
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/api/events?q=100%25", nil).Status)
+}
