@@ -302,9 +302,17 @@ func queryTime(r *http.Request, name string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	for _, layout := range []string{time.RFC3339, time.DateOnly} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
+		t, err := time.Parse(layout, v)
+		if err != nil {
+			continue
 		}
+		// The zero time means "no bound" to the filter: to=0001-01-01
+		// would have listed every event instead of none.
+		if t.Year() < 1970 {
+			return time.Time{}, problem.New(http.StatusBadRequest, "invalid-parameter",
+				"Parameter "+name+" must be a time from 1970 on; leave it out for no bound.")
+		}
+		return t, nil
 	}
 	return time.Time{}, problem.New(http.StatusBadRequest, "invalid-parameter",
 		"Parameter "+name+" must be an RFC 3339 time or a YYYY-MM-DD date.")

@@ -288,4 +288,12 @@ func TestMalformedQueryIsRefused(t *testing.T) {
 		require.Contains(t, r.Body["detail"], "percent-encode", q)
 	}
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/api/events?q=100%25", nil).Status)
+
+	// The zero time is the filter's "no bound": to=0001-01-01 listed every
+	// event instead of none.
+	for _, q := range []string{"to=0001-01-01T00:00:00Z", "from=1969-12-31"} {
+		r := f.do(http.MethodGet, "/api/events?"+q, nil)
+		requireProblem(t, r, http.StatusBadRequest, "invalid-parameter")
+		require.Contains(t, r.Body["detail"], "from 1970 on", q)
+	}
 }
