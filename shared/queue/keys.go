@@ -46,6 +46,9 @@ type roomKeys struct {
 	// ts (hash): the control room's series, "<step>:<name>" → count or
 	// sample (series.go).
 	ts string
+	// fan holds, per fan script, the room's keys it declares, boxed once
+	// (fanArgs); set by Room.keys.
+	fan [fanKinds][]any
 }
 
 // keys returns event's keys, built on its first call: every join and
@@ -55,6 +58,11 @@ func (r *Room) keys(eventID int64) roomKeys {
 		return *k.(*roomKeys)
 	}
 	k := keysOf(r.prefix, eventID)
+	for i, room := range fanRooms {
+		for _, key := range room(k) {
+			k.fan[i] = append(k.fan[i], key)
+		}
+	}
 	r.keyset.Store(eventID, &k)
 	return k
 }
@@ -136,30 +144,16 @@ func newFanScript(kind fanKind, body string) fanScript {
 
 // fanArgs returns the arguments of an EVALSHA of s for account, as go-redis
 // sends them. The room's keys among them are boxed into interfaces once per
-// event: go-redis would box every key, an allocation each, on every call of
-// every fan.
+// event (roomKeys.fan): go-redis would box every key, an allocation each,
+// on every call of every fan.
 func (r *Room) fanArgs(s fanScript, eventID, account int64, args ...any) []any {
-	room := r.fanRoom(s.kind, eventID)
+	k := r.keys(eventID)
+	room := k.fan[s.kind]
 	out := make([]any, 0, 4+len(room)+len(args))
 	out = append(out, "evalsha", s.hash, len(room)+1)
 	out = append(out, room...)
-	out = append(out, r.keys(eventID).pace(account))
+	out = append(out, k.pace(account))
 	return append(out, args...)
-}
-
-func (r *Room) fanRoom(kind fanKind, eventID int64) []any {
-	if c, ok := r.fanKeys.Load(eventID); ok {
-		return c.(*[fanKinds][]any)[kind]
-	}
-	var c [fanKinds][]any
-	k := r.keys(eventID)
-	for i, room := range fanRooms {
-		for _, key := range room(k) {
-			c[i] = append(c[i], key)
-		}
-	}
-	r.fanKeys.Store(eventID, &c)
-	return c[kind]
 }
 
 // runFan runs s for account in one round trip (see fanArgs), loading the

@@ -60,11 +60,10 @@ const slow = "slow"
 
 // Room is the waiting room of every event, on one Redis.
 type Room struct {
-	rdb     redis.UniversalClient
-	prefix  string
-	now     func() time.Time
-	keyset  sync.Map // event ID → *roomKeys, built once per event (see keys)
-	fanKeys sync.Map // event ID → *[fanKinds][]any (see fanArgs)
+	rdb    redis.UniversalClient
+	prefix string
+	now    func() time.Time
+	keyset sync.Map // event ID → *roomKeys, built once per event (see keys)
 }
 
 // New returns a room on rdb; prefix starts every key.
