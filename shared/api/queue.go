@@ -193,15 +193,11 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if err == nil && e.WaitingRoom.Enabled {
-			p := problem.New(http.StatusServiceUnavailable, "waiting-room-opening",
-				"The waiting room of this event is opening. Try again in a moment: nobody has been let in yet.")
-			p.RetryAfter = 1
-			return p
+			return unpublishedRoom(e, time.Now())
 		}
 		return problem.New(http.StatusConflict, "no-waiting-room", "This event has no open waiting room: buy directly if sales are open.")
 	case queue.StateNotYet:
-		return problem.New(http.StatusConflict, "queue-not-open", "The waiting room opens at "+place.At.Format(time.RFC3339)+".").
-			With("opens_at", place.At)
+		return queueNotOpen(place.At)
 	case queue.StateSoldOut:
 		return problem.New(http.StatusConflict, "sold-out", "This event is sold out.")
 	case queue.StatePrequeue:
@@ -220,6 +216,30 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	}
 	v.write(w)
 	return nil
+}
+
+// unpublishedRoom answers a join of an event whose room Redis does not
+// have. The controller publishes a room only while its event sells or is
+// about to open its line, so the room is opening only if its line should
+// be open by now; otherwise the fan is told when it opens, or that sales
+// are over, instead of being asked to retry every second for good.
+func unpublishedRoom(e event.Event, now time.Time) error {
+	opens := queue.SettingsOf(e, 0).OpensAt
+	switch {
+	case e.Status == event.Closed || e.Status == event.Cancelled || !now.Before(e.SaleEndsAt):
+		return problem.New(http.StatusForbidden, "sales-closed", "Sales for this event are closed, so its waiting room is not open.")
+	case now.Before(opens):
+		return queueNotOpen(opens.UTC())
+	}
+	p := problem.New(http.StatusServiceUnavailable, "waiting-room-opening",
+		"The waiting room of this event is opening. Try again in a moment: nobody has been let in yet.")
+	p.RetryAfter = 1
+	return p
+}
+
+// queueNotOpen refuses a join before the room's line opens at at.
+func queueNotOpen(at time.Time) error {
+	return problem.New(http.StatusConflict, "queue-not-open", "The waiting room opens at "+at.Format(time.RFC3339)+".").With("opens_at", at)
 }
 
 // answers recycles the buffers join and status answers are written in (a

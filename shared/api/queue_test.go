@@ -224,6 +224,41 @@ func TestJoinBeforeTheRoomIsPublishedIsRetried(t *testing.T) {
 	require.Equal(t, "1", r.Header.Get("Retry-After"))
 }
 
+// A room the controller will not publish (the sale is next week, closed,
+// cancelled or over) is not opening: a 503 with Retry-After: 1 had the
+// waiting-room page retry for good, telling the fan their place was kept.
+func TestJoinOfARoomThatIsNotOpeningIsRefused(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	o := organizerFan(t, a, srv)
+	venueID := importVenue(t, o, venue.Stadium("Later Arena", "Belém", 100, 10))
+	f := newFan(t, srv)
+	f.signUp("later@example.com")
+	join := func(id int64) response { return f.do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil) }
+
+	now := time.Now().UTC().Truncate(time.Second)
+	saleStarts := now.Add(7 * 24 * time.Hour)
+	r := o.do(http.MethodPost, "/api/events", map[string]any{
+		"venue_id": venueID, "layout_version": 1, "name": "Next week",
+		"starts_at": saleStarts.Add(48 * time.Hour), "sale_starts_at": saleStarts, "sale_ends_at": saleStarts.Add(47 * time.Hour),
+		"price_levels": []map[string]any{{"code": "A", "price_cents": 9000}, {"code": "B", "price_cents": 7000}, {"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}},
+		"waiting_room": map[string]any{"enabled": true},
+	})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	later := int64(r.Body["id"].(float64))
+	r = join(later)
+	requireProblem(t, r, http.StatusConflict, "queue-not-open")
+	require.Equal(t, saleStarts.Add(-30*time.Minute).Format(time.RFC3339), r.Body["opens_at"], "the pre-queue opens half an hour before the sale")
+
+	for _, status := range []string{"closed", "cancelled"} {
+		id := createEvent(t, o, venueID, "Gated "+status, true)
+		r := o.do(http.MethodPut, "/api/events/"+itoa(id)+"/status", map[string]any{"status": status})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		requireProblem(t, join(id), http.StatusForbidden, "sales-closed")
+	}
+}
+
 // TestRoomSequencesAnAttackerWouldTry drives the waiting room over HTTP as
 // an attacker would: leave then re-join with the kept queue ticket, release
 // a hold then re-join, reuse the admission token after leaving, and fire
