@@ -252,6 +252,30 @@ func TestEditAndPublishAnEvent(t *testing.T) {
 	requireProblem(t, ana.do(http.MethodPatch, "/api/events/999999", map[string]any{"name": "x"}), http.StatusNotFound, "event-not-found")
 }
 
+// A waiting-room setting sent as 0 is out of bounds, as the admission
+// control's ceiling is: only one left out takes the default. The ceiling
+// 0 an organizer sent to let nobody in became 1,000 shoppers at once.
+func TestWaitingRoomSettingsSentAsZeroAreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Zero Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Zero Night", true))
+	const want = "Ceiling must be between 1 and 1000000, active_ttl_seconds and admission_ttl_seconds between 1 and 86400."
+	for _, field := range []string{"ceiling", "active_ttl_seconds", "admission_ttl_seconds"} {
+		room := map[string]any{"enabled": true, field: 0}
+		r := ana.do(http.MethodPut, "/api/events/"+id+"/waiting-room", room)
+		requireRefusal(t, r, http.StatusBadRequest, "invalid-event", want, "/"+field)
+		r = ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"waiting_room": room})
+		requireRefusal(t, r, http.StatusBadRequest, "invalid-event", want, "/waiting_room/"+field)
+	}
+	r := ana.do(http.MethodGet, "/api/organizer/events/"+id, nil)
+	require.EqualValues(t, 1000, r.Body["waiting_room"].(map[string]any)["ceiling"], "a refused change changes nothing")
+	r = ana.do(http.MethodPut, "/api/events/"+id+"/waiting-room", map[string]any{"enabled": true, "ceiling": 7})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, map[string]any{"enabled": true, "ceiling": 7.0, "active_ttl_seconds": 600.0, "admission_ttl_seconds": 900.0, "paused": false},
+		r.Body["waiting_room"], "settings left out take the defaults")
+}
+
 // TestOrganizerRoutesHideOtherOrganizersResources: every organizer route
 // of the OpenAPI document that names an event, an order or a venue answers
 // another organizer exactly as it answers for one that does not exist (a

@@ -187,9 +187,16 @@ func (s *Server) changeEventStatus(ctx context.Context, organizerID, eventID int
 // roomSettings are waiting-room settings as a request sends them. They
 // replace the event's as a whole, so "enabled" is required: left out, it
 // would read as false and {"ceiling": 50} would turn the room off.
+//
+// The ceiling and times are read as sent too: a left-out one takes the
+// default, which 0 stands for inside, but a 0 that was sent is out of
+// bounds (a ceiling of 0 meant to let nobody in must not become 1,000).
 type roomSettings struct {
 	event.WaitingRoom
-	Enabled *bool `json:"enabled"`
+	Enabled      *bool `json:"enabled"`
+	Ceiling      *int  `json:"ceiling"`
+	ActiveTTL    *int  `json:"active_ttl_seconds"`
+	AdmissionTTL *int  `json:"admission_ttl_seconds"`
 }
 
 // settings returns the settings, or a refusal pointing at pointer.
@@ -200,6 +207,19 @@ func (b roomSettings) settings(pointer string) (event.WaitingRoom, error) {
 	}
 	w := b.WaitingRoom
 	w.Enabled = *b.Enabled
+	for _, f := range []struct {
+		member string
+		sent   *int
+		dst    *int
+	}{{"/ceiling", b.Ceiling, &w.Ceiling}, {"/active_ttl_seconds", b.ActiveTTL, &w.ActiveTTL}, {"/admission_ttl_seconds", b.AdmissionTTL, &w.AdmissionTTL}} {
+		if f.sent == nil {
+			continue
+		}
+		if *f.sent == 0 {
+			return event.WaitingRoom{}, refused(organizer.RoomRefusal(pointer+f.member), http.StatusBadRequest, "invalid-event")
+		}
+		*f.dst = *f.sent
+	}
 	return w, nil
 }
 

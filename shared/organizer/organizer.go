@@ -247,7 +247,13 @@ func validRoom(pointer string, w event.WaitingRoom) error {
 	default:
 		return nil
 	}
-	return reject.New(ErrInvalidEvent, pointer+field, fmt.Sprintf(
+	return RoomRefusal(pointer + field)
+}
+
+// RoomRefusal refuses the waiting-room setting at pointer (its ceiling or
+// one of its times) as out of bounds.
+func RoomRefusal(pointer string) error {
+	return reject.New(ErrInvalidEvent, pointer, fmt.Sprintf(
 		"Ceiling must be between 1 and %d, active_ttl_seconds and admission_ttl_seconds between 1 and %d.", maxCeiling, maxRoomTTL))
 }
 
