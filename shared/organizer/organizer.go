@@ -200,6 +200,10 @@ func validPrices(pointer string, levels []event.PriceLevel) error {
 		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
 			return reject.New(ErrInvalidEvent, at, "Every price level needs a code of 1 to 20 characters and a name of at most 100.")
 		}
+		// Shown on the event page, the map's legend and the exports.
+		if !text.OneLine(p.Code) || !text.OneLine(p.Name) {
+			return reject.New(ErrInvalidEvent, at, fmt.Sprintf("Price level %q: write its code and name on one line, without control characters.", p.Code))
+		}
 		if seen[p.Code] {
 			return reject.New(ErrInvalidEvent, at+"/code", fmt.Sprintf("Price level %q is listed twice; list each level once.", p.Code))
 		}
@@ -275,9 +279,18 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	for _, p := range spec.PriceLevels {
 		prices[p.Code] = p.PriceCents
 	}
+	levels := map[string]bool{}
 	for _, sec := range layout.Sections {
 		if _, ok := prices[sec.PriceLevel]; !ok {
 			return event.Event{}, reject.New(ErrInvalidEvent, "/price_levels", fmt.Sprintf("No price for level %q (section %s).", sec.PriceLevel, sec.Code))
+		}
+		levels[sec.PriceLevel] = true
+	}
+	for i, p := range spec.PriceLevels {
+		if !levels[p.Code] {
+			// It would be listed at a price nothing is sold at.
+			return event.Event{}, reject.New(ErrInvalidEvent, "/price_levels"+reject.Pointer(i, "code"),
+				fmt.Sprintf("Price level %q is not one of the layout's; price only the levels its sections use.", p.Code))
 		}
 	}
 	shardID := spec.Shard

@@ -83,6 +83,27 @@ func TestCreateEventRejectsBadSpecs(t *testing.T) {
 	_, err = org.CreateEvent(ctx, 0, backwards)
 	require.ErrorIs(t, err, organizer.ErrInvalidEvent)
 
+	// A price level's code and name go onto the event page, the seat
+	// map's legend and the attendee export: one line each, like the
+	// layout's levels, and only levels the layout has.
+	for _, level := range []event.PriceLevel{
+		{Code: "A", Name: "Front\nrow", PriceCents: 300},
+		{Code: "A", Name: "Front \u202erow", PriceCents: 300},
+		{Code: "A", Name: "Front\x1b[31m", PriceCents: 300},
+	} {
+		bad := spec(l, "Bad level name")
+		bad.PriceLevels[0] = level
+		_, err = org.CreateEvent(ctx, 0, bad)
+		require.ErrorIs(t, err, organizer.ErrInvalidEvent, "%q", level.Name)
+	}
+	stray := spec(l, "Stray level")
+	stray.PriceLevels = append(stray.PriceLevels, event.PriceLevel{Code: "VIP\n", PriceCents: 1})
+	_, err = org.CreateEvent(ctx, 0, stray)
+	require.ErrorIs(t, err, organizer.ErrInvalidEvent)
+	stray.PriceLevels[len(stray.PriceLevels)-1].Code = "VIP"
+	_, err = org.CreateEvent(ctx, 0, stray)
+	require.ErrorIs(t, err, organizer.ErrInvalidEvent, "a level the layout does not have would be listed at a price nothing is sold at")
+
 	var n int
 	require.NoError(t, a.Catalog.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
 	require.Zero(t, n, "rejected specs write nothing")
