@@ -113,3 +113,32 @@ func TestHoldsOverHTTP(t *testing.T) {
 	requireProblem(t, o.do(http.MethodPut, "/api/events/"+itoa(eventID)+"/status", map[string]any{"status": "sold"}),
 		http.StatusBadRequest, "invalid-event")
 }
+
+// A standing hold at the highest price an organizer may set costs more
+// than PostgreSQL's int: its total was summed as quantity * price in int
+// and overflowed, a 500 for 22 places at R$ 1,000,000 (the bounds allow
+// 1,000 places a hold).
+func TestStandingHoldTotalsBeyondInt32(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	o := organizerFan(t, a, srv)
+	venueID := importVenue(t, o, venue.Stadium("Dear Arena", "Salvador", 100, 5000))
+	now := time.Now().UTC()
+	const price = 100_000_000
+	r := o.do(http.MethodPost, "/api/events", map[string]any{
+		"venue_id": venueID, "layout_version": 1, "name": "Dear Show",
+		"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
+		"max_per_hold": 1000, "max_per_account": 1000,
+		"price_levels": []map[string]any{{"code": "A", "price_cents": price}, {"code": "B", "price_cents": price}, {"code": "C", "price_cents": price}, {"code": "GA", "price_cents": price}},
+	})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	id := itoa(int64(r.Body["id"].(float64)))
+	require.Equal(t, http.StatusOK, o.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": "on_sale"}).Status)
+
+	f := newFan(t, srv)
+	f.signUp("dear@example.com")
+	r = f.do(http.MethodPost, "/api/events/"+id+"/holds", map[string]any{"pool": "FLOOR", "quantity": 1000}, "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.EqualValues(t, int64(1000)*price, r.Body["total_cents"])
+}

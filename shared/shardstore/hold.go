@@ -165,7 +165,7 @@ func takeSQL(ctes string, n int, short shortfall, oneStatement bool) string {
 		` + ctes + `,
 		o AS (
 			INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
-			SELECT ` + p(1) + `, ` + p(2) + `, ` + hold + `, sum(quantity), sum(quantity * price_cents), ` + p(3) + ` FROM src
+			SELECT ` + p(1) + `, ` + p(2) + `, ` + hold + `, sum(quantity), sum(quantity::bigint * price_cents), ` + p(3) + ` FROM src
 			HAVING (SELECT ok FROM lim) AND CASE WHEN coalesce(sum(quantity), 0) = ` + p(4) + ` THEN true
 				ELSE ensure(false, '` + short.code + `', '` + short.message + `') END
 			RETURNING id, total_cents
