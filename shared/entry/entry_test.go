@@ -12,6 +12,7 @@ import (
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 func TestCheckInAnswers(t *testing.T) {
@@ -340,4 +341,40 @@ func TestConflictsOfGatesSharingScanIDsAreAllListed(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"B:" + strconv.FormatInt(tickets[0], 10), "C:" + strconv.FormatInt(tickets[0], 10),
 		"B:" + strconv.FormatInt(tickets[1], 10)}, listed, "every losing scan is listed once")
+}
+
+// TestCancelledEventAdmitsNobody: a cancelled event's orders stay paid
+// until the PSP refunds them (seconds through the outbox, or for good when
+// the PSP refuses and the organizer has not asked again), and meanwhile
+// its tickets admitted at the door and could be sent on.
+func TestCancelledEventAdmitsNobody(t *testing.T) {
+	w := newWorld(t)
+	w.account(t, "friend@example.com", "Frida Friend")
+	tickets := w.sell(t, w.event, w.fan, 2)
+	code := w.codeOf(t, w.fan, tickets[0])
+	st, err := w.app.Shards.Pool(1)
+	require.NoError(t, err)
+	_, err = shardstore.New(st).RequestEventRefunds(w.ctx, w.event, "event cancelled")
+	require.NoError(t, err)
+
+	r := w.scan(t, w.event, "North 1", "c1", code)
+	require.Equal(t, entry.Void, r.Outcome, r.Message)
+	require.Contains(t, r.Message, "cancelled")
+	res, err := w.svc.Sync(w.ctx, w.event, w.staff, "Offline 1", []entry.Scan{{ID: "c2", Code: code, At: w.now}})
+	require.NoError(t, err)
+	require.Equal(t, entry.Void, res[0].Outcome, "nor offline")
+	mine, err := w.svc.Mine(w.ctx, w.fan)
+	require.NoError(t, err)
+	require.Len(t, mine, 2)
+	for _, tk := range mine {
+		require.Equal(t, "void", tk.Status, "the ticket page shows no code")
+		require.Empty(t, tk.Codes)
+	}
+	_, err = w.svc.Transfer(w.ctx, tickets[1], w.fan, "friend@example.com")
+	require.ErrorIs(t, err, entry.ErrNoTransfer)
+	b, err := w.svc.Bundle(w.ctx, w.event)
+	require.NoError(t, err)
+	for _, bt := range b.Tickets {
+		require.NotEmpty(t, bt.Void, "offline gates refuse it too")
+	}
 }

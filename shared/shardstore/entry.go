@@ -114,6 +114,14 @@ const (
 	seatLabel = `coalesce(gp.name, i.label)`
 )
 
+// doorStatus is a ticket's order status as entry sees it: a paid order of
+// a cancelled event (its refund asked through the outbox, or refused by
+// the PSP until the organizer asks again) is cancelled, so its tickets
+// admit nobody, show no code and cannot be sent on. cancel_refund_counts
+// has a row for each event whose cancellation reached this shard.
+const doorStatus = `CASE WHEN o.status = 'paid' AND EXISTS (SELECT 1 FROM cancel_refund_counts cx WHERE cx.event_id = o.event_id)
+	THEN 'cancelled' ELSE o.status END`
+
 // HeldTicket is a ticket its holder sees, with its event's rules.
 type HeldTicket struct {
 	ID, EventID  int64
@@ -130,7 +138,7 @@ type HeldTicket struct {
 // stand in for events whose entry settings were never set.
 func (r reads) HeldTickets(ctx context.Context, holder int64, defaults EntrySettings) ([]HeldTicket, error) {
 	rows, err := r.q.Query(ctx, `
-		SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, o.status,
+		SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, `+doorStatus+`,
 		       c.scanned_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
@@ -167,7 +175,7 @@ func (t Tx) LockTicket(ctx context.Context, ticket int64, defaults EntrySettings
 		return m, false, err
 	}
 	found, err = one(t.tx.QueryRow(ctx, `
-		SELECT k.holder_id, k.holder_name, `+seatLabel+`, o.status, k.transfers,
+		SELECT k.holder_id, k.holder_name, `+seatLabel+`, `+doorStatus+`, k.transfers,
 		       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
 		       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
@@ -204,7 +212,7 @@ type BundleTicket struct {
 // BundleTickets lists an event's keyed tickets.
 func (r reads) BundleTickets(ctx context.Context, eventID int64) ([]BundleTicket, error) {
 	rows, err := r.q.Query(ctx, `
-		SELECT k.ticket_id, k.generation, k.key_id, `+seatLabel+`, k.holder_name, o.status, c.scanned_at
+		SELECT k.ticket_id, k.generation, k.key_id, `+seatLabel+`, k.holder_name, `+doorStatus+`, c.scanned_at
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
 		WHERE k.event_id = $1 ORDER BY k.ticket_id`, eventID)
@@ -234,7 +242,7 @@ type ScannedTicket struct {
 // ScannedTicket reads a ticket for a scan.
 func (r reads) ScannedTicket(ctx context.Context, ticket int64) (t ScannedTicket, found bool, err error) {
 	found, err = one(r.q.QueryRow(ctx, `
-		SELECT t.event_id, o.status, `+seatLabel+`, k.key_id, k.generation, k.holder_name,
+		SELECT t.event_id, `+doorStatus+`, `+seatLabel+`, k.key_id, k.generation, k.holder_name,
 		       st.doors_open_at, st.static_codes, c.scanned_at, c.gate
 		FROM tickets t JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN ticket_keys k ON k.ticket_id = t.id
@@ -249,7 +257,7 @@ func (r reads) ScannedTicket(ctx context.Context, ticket int64) (t ScannedTicket
 // them as they are now (a lock that waited reads the row it got): its key
 // generation and its order's status.
 func (t Tx) LockScanned(ctx context.Context, ticket int64) (generation int, order OrderStatus, err error) {
-	err = t.tx.QueryRow(ctx, `SELECT k.generation, o.status FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id
+	err = t.tx.QueryRow(ctx, `SELECT k.generation, `+doorStatus+` FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id
 		JOIN orders o ON o.id = t.order_id WHERE k.ticket_id = $1 FOR SHARE OF k, o`, ticket).Scan(&generation, &order)
 	return generation, order, err
 }
