@@ -102,6 +102,12 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	if !ok || !code.Signed(pub) {
 		return answer(Invalid, "Forged or outdated code: its signature does not match the ticket."), nil
 	}
+	if t.EventID != sc.Event {
+		// Perhaps another organizer's event: not a word about its holder.
+		r := answer(WrongEvent, "Wrong event: this ticket is for event %d.", t.EventID)
+		r.Ticket = code.Ticket
+		return r, nil
+	}
 	r := Result{Ticket: code.Ticket, Name: *t.Holder, Seat: t.Seat}
 	deny := func(outcome, msg string, args ...any) (Result, error) {
 		r.Outcome, r.Message = outcome, fmt.Sprintf(msg, args...)
@@ -109,8 +115,6 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	}
 	why := void(code.Generation, *t.Generation, t.OrderStatus)
 	switch {
-	case t.EventID != sc.Event:
-		return deny(WrongEvent, "Wrong event: this ticket is for event %d.", t.EventID)
 	case why != "":
 		return deny(Void, "%s", why)
 	case code.Static && (t.StaticCodes == nil || !*t.StaticCodes):
