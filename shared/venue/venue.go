@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -99,6 +100,12 @@ func (l *Layout) Validate() error {
 	}
 	oneLine("/name", "Name", l.Name)
 	oneLine("/city", "City", l.City)
+	if l.Country != "" && !country.MatchString(l.Country) {
+		m.add("/country", "Country must be an ISO 3166 code of two capital letters, like BR.")
+	}
+	if l.Timezone != "" && (len(l.Timezone) > 64 || !zone.MatchString(l.Timezone)) {
+		m.add("/timezone", "Timezone must be an IANA time zone name, like America/Sao_Paulo.")
+	}
 	if l.Width <= 0 || l.Width > 100000 {
 		m.add("/width", size)
 	}
@@ -172,6 +179,15 @@ func (l *Layout) Validate() error {
 	}
 	return m.err()
 }
+
+// country is an ISO 3166 alpha-2 code; zone is the shape of an IANA time
+// zone name (Area/Location, up to two more parts, or a legacy name such as
+// UTC or EST5EDT): the database itself is not checked, so a Lambda needs
+// no tzdata for it.
+var (
+	country = regexp.MustCompile(`^[A-Z]{2}$`)
+	zone    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$`)
+)
 
 // maxMistakes caps the mistakes a refused layout lists, as maxLineErrors
 // does a seat list's.

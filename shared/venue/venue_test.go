@@ -71,3 +71,27 @@ func TestValidateRefusesControlCharacters(t *testing.T) {
 		t.Fatalf("detail: %s", r.Reasons[0].Detail)
 	}
 }
+
+// The country is an ISO 3166 code and the time zone an IANA name, as the
+// API documents them; anything went before (a 20 kB country, a zone of
+// "../../etc/passwd\n<script>"), stored with the venue.
+func TestValidateRefusesCountriesAndZonesThatAreNot(t *testing.T) {
+	for _, c := range []struct{ country, zone string }{{"", ""}, {"BR", "America/Sao_Paulo"}, {"AR", "America/Argentina/Buenos_Aires"},
+		{"PT", "Etc/GMT+3"}, {"US", "EST5EDT"}, {"GB", "UTC"}} {
+		l := Stadium("Zone Arena", "Recife", 20, 5)
+		l.Country, l.Timezone = c.country, c.zone
+		if err := l.Validate(); err != nil {
+			t.Fatalf("%q %q: %v", c.country, c.zone, err)
+		}
+	}
+	for _, c := range []struct{ country, zone, pointer string }{{"br", "", "/country"}, {"BRA", "", "/country"}, {strings.Repeat("X", 20000), "", "/country"},
+		{"", "../../etc/passwd", "/timezone"}, {"", "America/Sao_Paulo\n", "/timezone"}, {"", "Europe/Lisbon ", "/timezone"},
+		{"", strings.Repeat("A", 65), "/timezone"}} {
+		l := Stadium("Zone Arena", "Recife", 20, 5)
+		l.Country, l.Timezone = c.country, c.zone
+		var r *reject.Error
+		if err := l.Validate(); !errors.As(err, &r) || r.Reasons[0].Pointer != c.pointer {
+			t.Fatalf("%q %q: want a refusal at %s, got %v", c.country, c.zone, c.pointer, err)
+		}
+	}
+}
