@@ -120,6 +120,19 @@ func BenchmarkQueueHTTP(b *testing.B) {
 		{Name: "join-http", Op: func(seq int) error { return overTCP(http.MethodPost) }},
 		{Name: "status-http", Op: func(seq int) error { return overTCP(http.MethodGet) }},
 	}
+	// alone/<variant> runs one variant by itself with 16 clients, for its
+	// allocations, its CPU per request and a focused profile (-bench
+	// 'QueueHTTP/alone/status$' -cpuprofile); make bench does not run it.
+	for _, v := range variants {
+		b.Run("alone/"+v.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := loadstat.StartCPU(ctx, nil)
+			if res := loadstat.Run(16, b.N, v.Op); res.Errors > 0 {
+				b.Fatalf("%d of %d requests failed", res.Errors, b.N)
+			}
+			b.ReportMetric(float64(cpu.Stop(ctx).Go.Microseconds())/float64(b.N), "go-cpu-µs/op")
+		})
+	}
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("interleaved/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
