@@ -112,11 +112,14 @@ func New(d Deps) http.Handler {
 			return
 		}
 		// Handlers read r.URL.Query(), which drops a malformed pair
-		// silently: ?q=% would search for everything.
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-			s.fail(w, r, problem.New(http.StatusBadRequest, "malformed-query",
-				"The query string is malformed ("+err.Error()+"): percent-encode %, & and ; inside values."))
-			return
+		// silently: ?q=% would search for everything. (Joins and status
+		// calls have no query: no map is built for them.)
+		if q := r.URL.RawQuery; q != "" {
+			if _, err := url.ParseQuery(q); err != nil {
+				s.fail(w, r, problem.New(http.StatusBadRequest, "malformed-query",
+					"The query string is malformed ("+err.Error()+"): percent-encode %, & and ; inside values."))
+				return
+			}
 		}
 		s.mux.ServeHTTP(w, r)
 	}))

@@ -45,8 +45,30 @@ type key struct{}
 
 // With returns a context that collects metrics into a new set.
 func With(ctx context.Context) (context.Context, *Set) {
-	s := &Set{} // most requests add nothing: the map comes with the first Add
-	return context.WithValue(ctx, key{}, s), s
+	return new(Scope).Start(ctx)
+}
+
+// Scope is a context that collects metrics into its own set. A request's
+// middleware that allocates its state anyway embeds one there (Start) and
+// saves With's allocation: every request, the waiting room's too, has one.
+type Scope struct {
+	context.Context
+	set Set // most requests add nothing: the map comes with the first Add
+}
+
+// Start makes s a context under parent that collects into s's set, empty
+// until then.
+func (s *Scope) Start(parent context.Context) (context.Context, *Set) {
+	s.Context = parent
+	return s, &s.set
+}
+
+// Value is the set for the metrics key, the parent's values for the rest.
+func (s *Scope) Value(k any) any {
+	if k == (key{}) {
+		return &s.set
+	}
+	return s.Context.Value(k)
 }
 
 // Add adds v to a metric of the request in ctx (nothing outside a request).

@@ -48,3 +48,26 @@ func TestEmbeddedMetricFormat(t *testing.T) {
 	_, empty := With(context.Background())
 	require.Empty(t, empty.Attrs(), "no metrics, no _aws block")
 }
+
+// TestScope: a request's scope is its parent context in every other
+// respect (values, cancellation, deadline) and collects into its own set.
+func TestScope(t *testing.T) {
+	t.Parallel()
+	type other struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), other{}, "kept"))
+	var s Scope
+	ctx, set := s.Start(parent)
+	Add(ctx, Holds, 1)
+	child, stop := context.WithCancel(context.WithValue(ctx, other{}, "child"))
+	defer stop()
+	Add(child, Holds, 1)
+	require.Equal(t, "kept", ctx.Value(other{}))
+	require.Equal(t, "child", child.Value(other{}))
+	require.Len(t, set.Attrs(), 2) // Holds and _aws
+	require.Equal(t, 2.0, set.Attrs()[0].Value.Float64())
+	cancel()
+	<-child.Done()
+	require.ErrorIs(t, ctx.Err(), context.Canceled)
+	_, fresh := With(context.Background())
+	require.Empty(t, fresh.Attrs())
+}
