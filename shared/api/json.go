@@ -277,9 +277,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // the caller set its caching headers.
 func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	// h.Set of each, the two values in one allocation.
 	if h.Get("Cache-Control") == "" {
-		h.Set("Cache-Control", "no-store")
+		v := []string{"application/json", "no-store"}
+		h["Content-Type"], h["Cache-Control"] = v[:1:1], v[1:]
+	} else {
+		h["Content-Type"] = []string{"application/json"}
 	}
 	w.WriteHeader(status)
 	w.Write(body)
@@ -290,7 +293,9 @@ func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 func appendJSONString(b []byte, s string) []byte {
 	for i := range len(s) {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
+			// A copy: s itself does not escape, nor what holds it (a
+			// join's answer, on the stack).
+			q, _ := json.Marshal(strings.Clone(s))
 			return append(b, q...)
 		}
 	}

@@ -84,9 +84,24 @@ func (v *queueView) appendJSON(b []byte) []byte {
 	return append(b, "}}\n"...)
 }
 
-func pollHints(eventID int64, state queue.State) poll {
-	base := "/api/events/" + itoa(eventID) + "/queue"
-	p := poll{ProgressURL: base + "/progress", ProgressMs: progressPoll.Milliseconds(), StatusURL: base,
+// roomPaths are the paths of one event's waiting room, cut from one string
+// (one allocation: joins and status calls name them on every answer).
+type roomPaths struct {
+	event    string // /api/events/{id}, the queue ticket cookie's path
+	status   string // /api/events/{id}/queue
+	progress string // /api/events/{id}/queue/progress
+}
+
+func pathsOf(eventID int64) roomPaths {
+	const queue, progress = "/queue", "/progress"
+	var b [64]byte
+	p := string(append(strconv.AppendInt(append(b[:0], "/api/events/"...), eventID, 10), queue+progress...))
+	n := len(p) - len(queue+progress)
+	return roomPaths{event: p[:n], status: p[:n+len(queue)], progress: p}
+}
+
+func pollHints(paths roomPaths, state queue.State) poll {
+	p := poll{ProgressURL: paths.progress, ProgressMs: progressPoll.Milliseconds(), StatusURL: paths.status,
 		StatusMs: (heartbeat + time.Duration(rand.IntN(10_000))*time.Millisecond).Milliseconds()}
 	if state == queue.StatePrequeue {
 		p.ProgressMs = 5000
@@ -111,13 +126,13 @@ func (s *Server) restorePlace(r *http.Request, eventID, account int64) int64 {
 	return claims.Place
 }
 
-func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account, place int64) error {
+func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account, place int64, paths roomPaths) error {
 	raw, exp, err := s.tickets.Issue(token.Claims{Account: account, Event: eventID, Place: place}, ticketTTL)
 	if err != nil {
 		return err
 	}
 	v.Ticket = raw
-	setTokenCookie(w, r, queueTicketCookie(eventID), raw, "/api/events/"+itoa(eventID), exp)
+	setTokenCookie(w, r, queueTicketCookie(eventID), raw, paths.event, exp)
 	return nil
 }
 
@@ -183,7 +198,8 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	v := queueView{State: place.State, Poll: pollHints(id, place.State)}
+	paths := pathsOf(id)
+	v := queueView{State: place.State, Poll: pollHints(paths, place.State)}
 	switch place.State {
 	case queue.StateClosed:
 		// Redis has no room until the controller's first tick publishes it;
@@ -211,7 +227,7 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if err := s.issueTicket(w, r, &v, id, sess.Account, place.Number); err != nil {
+	if err := s.issueTicket(w, r, &v, id, sess.Account, place.Number, paths); err != nil {
 		return err
 	}
 	v.write(w)
@@ -266,7 +282,7 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	v := queueView{State: st.State, Position: st.Position, Ahead: st.Ahead, ETASeconds: int64(st.ETA.Seconds()), Poll: pollHints(id, st.State)}
+	v := queueView{State: st.State, Position: st.Position, Ahead: st.Ahead, ETASeconds: int64(st.ETA.Seconds()), Poll: pollHints(pathsOf(id), st.State)}
 	switch st.State {
 	case queue.StateWaiting:
 		v.Message = "You are in line. No need to refresh: this page updates by itself."

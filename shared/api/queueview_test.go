@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,11 +21,11 @@ func TestQueueViewJSON(t *testing.T) {
 	at := time.Date(2026, 12, 1, 14, 30, 5, 123456789, time.UTC)
 	local := at.In(time.FixedZone("BRT", -3*3600)).Truncate(time.Second)
 	for _, v := range []queueView{
-		{State: queue.StateWaiting, Poll: pollHints(77, queue.StateWaiting)},
+		{State: queue.StateWaiting, Poll: pollHints(pathsOf(77), queue.StateWaiting)},
 		{State: queue.StateWaiting, Position: 12345, Ahead: 12344, ETASeconds: 3600, Message: "You are in line.",
-			Ticket: "a.b.c", Poll: pollHints(1<<40, queue.StateWaiting)},
+			Ticket: "a.b.c", Poll: pollHints(pathsOf(1<<40), queue.StateWaiting)},
 		{State: queue.StatePrequeue, DrawAt: &at, Message: "At " + at.Format(time.RFC3339) + " <&> \"quoted\" \\ é \u2028 \x01",
-			Poll: pollHints(3, queue.StatePrequeue)},
+			Poll: pollHints(pathsOf(3), queue.StatePrequeue)},
 		{State: queue.StateAdmitted, Admission: "x.y.z", AdmissionExpires: &local, OpensAt: &at, Ahead: -1, Position: -2, ETASeconds: -3},
 	} {
 		want, err := json.Marshal(v)
@@ -47,5 +49,15 @@ func TestTokenCookieIsNetHTTPs(t *testing.T) {
 		http.SetCookie(want, &http.Cookie{Name: queueTicketCookie(77), Value: "eyJh.eyJz-_.c2ln", Path: "/api/events/77",
 			Expires: exp, HttpOnly: true, Secure: https, SameSite: http.SameSiteLaxMode})
 		require.Equal(t, want.Header()["Set-Cookie"], got.Header()["Set-Cookie"])
+	}
+}
+
+// TestRoomPaths: the paths cut from one string are the ones the answers and
+// the ticket cookie have always named.
+func TestRoomPaths(t *testing.T) {
+	t.Parallel()
+	for _, id := range []int64{1, 77, 1 << 40, math.MaxInt64} {
+		base := "/api/events/" + strconv.FormatInt(id, 10)
+		require.Equal(t, roomPaths{event: base, status: base + "/queue", progress: base + "/queue/progress"}, pathsOf(id))
 	}
 }

@@ -85,7 +85,8 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.
 // logOut revokes the session the request carries (cookie and bearer) until
 // it would have expired, and clears the cookie.
 func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
-	for _, cred := range sessionCandidates(r) {
+	var buf [2]credential
+	for _, cred := range sessionCandidates(r, &buf) {
 		c, err := s.sessions.Verify(cred.raw)
 		if err != nil {
 			continue
@@ -111,7 +112,7 @@ func (s *Server) revokedKey(jti string) string { return s.cfg.RedisPrefix + "rev
 // isHTTPS tells whether the viewer used HTTPS, directly or via CloudFront.
 func isHTTPS(r *http.Request) bool {
 	return r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" ||
-		r.Header.Get("CloudFront-Forwarded-Proto") == "https"
+		r.Header.Get("Cloudfront-Forwarded-Proto") == "https" // CloudFront-…, spelled canonically: Get need not build the key
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.
@@ -132,9 +133,10 @@ type credential struct {
 }
 
 // sessionCandidates lists the session tokens a request carries: the cookie
-// (browsers) and the bearer (API clients).
-func sessionCandidates(r *http.Request) []credential {
-	var out []credential
+// (browsers) and the bearer (API clients), in buf (the caller's stack:
+// every join and status call asks).
+func sessionCandidates(r *http.Request, buf *[2]credential) []credential {
+	out := buf[:0]
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
 		out = append(out, credential{c.Value, true})
 	}
@@ -170,7 +172,8 @@ var errSessionExpired = problem.New(http.StatusUnauthorized, "session-expired",
 // are the requests millions of fans send, and a logged-out token can at most
 // keep a place in line; holds, orders and every other route call session.
 func (s *Server) signedSession(r *http.Request) (token.Claims, error) {
-	candidates := sessionCandidates(r)
+	var buf [2]credential
+	candidates := sessionCandidates(r, &buf)
 	for _, cred := range candidates {
 		c, err := s.sessions.Verify(cred.raw)
 		if err != nil {
