@@ -168,7 +168,7 @@ func (s *Signer) verifyCompact(raw string) (c Claims, err error, decided bool) {
 	case !f.audience:
 		return Claims{}, invalid("token has invalid audience"), true
 	}
-	account, err := strconv.ParseInt(f.sub, 10, 64)
+	account, err := strconv.ParseInt(string(f.sub), 10, 64) // on the stack: sub is only parsed
 	if err != nil || account <= 0 {
 		return Claims{}, invalid("bad subject"), true
 	}
@@ -185,7 +185,8 @@ func (e *invalidError) Unwrap() error { return ErrInvalid }
 
 // fields are the claims scanClaims reads.
 type fields struct {
-	role, sub, jti string
+	role, jti      string
+	sub            []byte // in the token's buffer
 	evt, plc, trn  int64
 	exp, nbf       int64
 	hasExp, hasNbf bool
@@ -219,7 +220,7 @@ func scanClaims(p []byte, audience string) (f fields, ok bool) {
 			case "role":
 				f.role = string(v)
 			case "sub":
-				f.sub = string(v)
+				f.sub = v
 			case "jti":
 				f.jti = string(v)
 			}

@@ -212,7 +212,7 @@ func TestVerifyIsCheap(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	require.LessOrEqual(t, allocs, 4.0, "the claims' strings only")
+	require.LessOrEqual(t, allocs, 2.0, "the strings the claims return only (role, jti): the subject is parsed where it lies")
 }
 
 // BenchmarkVerify times the check of a session token, once per waiting-room
