@@ -16,12 +16,16 @@ import (
 	"github.com/catraca/catraca/shared/venue"
 )
 
-// send posts a raw body with a content type and f's session.
-func (f *fan) send(method, path, contentType, body string) response {
+// send posts a raw body with a content type, f's session and headers
+// (name, value, …).
+func (f *fan) send(method, path, contentType, body string, header ...string) response {
 	f.t.Helper()
 	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
 	require.NoError(f.t, err)
 	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	res, err := f.client.Do(req)
 	require.NoError(f.t, err)
 	defer res.Body.Close()
@@ -296,4 +300,34 @@ func TestMalformedQueryIsRefused(t *testing.T) {
 		requireProblem(t, r, http.StatusBadRequest, "invalid-parameter")
 		require.Contains(t, r.Body["detail"], "from 1970 on", q)
 	}
+}
+
+// A key sent twice in one object was read last-wins: {"pool":"FLOOR",
+// "quantity":1,"quantity":4} held four places. It is a 400 that names the
+// key, at any depth, however the key is escaped.
+func TestRepeatedKeysAreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, f := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Twice Keys Arena", "Recife", 20, 5))
+	holds := "/api/events/" + itoa(createEvent(t, ana, venueID, "Twice Keys", false)) + "/holds"
+	for body, want := range map[string][2]string{
+		`{"pool":"FLOOR","quantity":1,"quantity":4}`:      {"quantity", "/quantity"},
+		`{"best":{"quantity":1,"quantity":4}}`:            {"best.quantity", "/best/quantity"},
+		`{"pool":"FLOOR","quantity":1,"qu\u0061ntity":4}`: {"quantity", "/quantity"},
+	} {
+		requireRefusal(t, f.send(http.MethodPost, holds, "application/json", body, "Idempotency-Key", "twice"),
+			http.StatusBadRequest, "duplicate-field", `Field "`+want[0]+`" is sent twice in one object: send each field once.`, want[1])
+	}
+	r := f.do(http.MethodGet, "/api/me/orders", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Empty(t, r.Body["orders"], "nothing was held")
+
+	requireRefusal(t, ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Twice", fourLevels+`,"name":"Other"`)),
+		http.StatusBadRequest, "duplicate-field", `Field "name" is sent twice in one object: send each field once.`, "/name")
+	requireRefusal(t, ana.send(http.MethodPost, "/api/events", "application/json",
+		eventBody(venueID, "Twice", `,"price_levels":[{"code":"A","price_cents":100},{"code":"B","price_cents":1,"price_cents":100}]`)),
+		http.StatusBadRequest, "duplicate-field", `Field "price_levels.price_cents" is sent twice in one object: send each field once.`, "/price_levels/1/price_cents")
+	// The same key in sibling or nested objects is no repeat.
+	r = ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Once", fourLevels+`,"waiting_room":{"enabled":true,"ceiling":50}`))
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 }

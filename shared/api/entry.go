@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -127,9 +126,9 @@ func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
 // {"max_transfers": 3} alone would also turn transfers off.
 type entrySettings entry.Settings
 
-func (*entrySettings) checkMembers(sent map[string]json.RawMessage) error {
+func (*entrySettings) checkMembers(sent members) error {
 	for _, m := range []string{"doors_open_at", "static_codes", "transfers_allowed", "max_transfers"} {
-		if _, ok := sent[m]; !ok {
+		if !sent.has(m) {
 			return refused(reject.New(entry.ErrBadSettings, "/"+m, fmt.Sprintf(
 				"Send %q: the entry rules are replaced as a whole (doors_open_at may be null).", m)), http.StatusBadRequest, "invalid-settings")
 		}

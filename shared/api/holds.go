@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -69,10 +68,10 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 type holdRequest struct{ inventory.Request }
 
 // checkMembers refuses members of two shapes, empty or null ones too.
-func (*holdRequest) checkMembers(sent map[string]json.RawMessage) error {
+func (*holdRequest) checkMembers(sent members) error {
 	shapes := 0
-	for _, members := range [][]string{{"seats"}, {"pool", "quantity"}, {"best"}} {
-		if slices.ContainsFunc(members, func(m string) bool { _, ok := sent[m]; return ok }) {
+	for _, names := range [][]string{{"seats"}, {"pool", "quantity"}, {"best"}} {
+		if slices.ContainsFunc(names, sent.has) {
 			shapes++
 		}
 	}

@@ -22,7 +22,8 @@ import (
 )
 
 // decode reads exactly one JSON object into dst, rejecting unknown fields,
-// trailing data, text with NUL characters, a missing or wrong content type
+// trailing data, what checkBody refuses (a key sent twice, text that is not
+// UTF-8 or has a NUL), a missing or wrong content type
 // (a cross-site form cannot send application/json without a preflight) and
 // bodies over the size cap.
 func decode(r *http.Request, dst any) error {
@@ -35,25 +36,17 @@ func decode(r *http.Request, dst any) error {
 	if err == nil {
 		err = unmarshal(body, dst)
 	}
-	if shape := shapeOf(dst); (err == nil && string(bytes.TrimSpace(body)) == "null") || isTypeError(err, "") {
+	if (err == nil && string(bytes.TrimSpace(body)) == "null") || (err != nil && isTypeError(err, "")) {
 		// null would decode as an empty object, and Go's message would name a Go type.
-		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shape+".")
+		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shapeOf(dst)+".")
 	}
 	if err == nil {
-		if k := inexactKey(body, reflect.TypeOf(dst)); k != "" {
-			return problem.New(http.StatusBadRequest, "unknown-field", fmt.Sprintf("Unknown field %q: field names are case-sensitive.", k))
+		c, ok := dst.(memberChecker)
+		sent, err := checkBody(body, reflect.TypeOf(dst), ok)
+		if err == nil && ok {
+			err = c.checkMembers(sent)
 		}
-		if c, ok := dst.(memberChecker); ok {
-			var sent map[string]json.RawMessage
-			json.Unmarshal(body, &sent)
-			if err := c.checkMembers(sent); err != nil {
-				return err
-			}
-		}
-		if hasNUL(body) {
-			return problem.New(http.StatusBadRequest, "invalid-text", "Text fields must not contain NUL (\\u0000) characters.")
-		}
-		return nil
+		return err
 	}
 	var p *problem.Error
 	var maxErr *http.MaxBytesError
@@ -84,43 +77,6 @@ func decode(r *http.Request, dst any) error {
 			"Unknown field "+strings.TrimPrefix(err.Error(), "json: unknown field ")+".")
 	}
 	return problem.New(http.StatusBadRequest, "malformed-json", "The body could not be read as JSON.").Wrap(err)
-}
-
-// inexactKey returns an object key of b that names a field of t only when
-// case is ignored, as encoding/json matches it (the document does not), or "".
-func inexactKey(b []byte, t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
-		return ""
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var members map[string]json.RawMessage
-		if json.Unmarshal(b, &members) != nil {
-			return ""
-		}
-		fields := jsonFields(t, map[string]reflect.Type{})
-		for k, v := range members {
-			ft, ok := fields[k]
-			if !ok {
-				return k
-			}
-			if bad := inexactKey(v, ft); bad != "" {
-				return bad
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		var items []json.RawMessage
-		json.Unmarshal(b, &items)
-		for _, v := range items {
-			if bad := inexactKey(v, t.Elem()); bad != "" {
-				return bad
-			}
-		}
-	}
-	return ""
 }
 
 // jsonFields adds t's JSON field names and types to fields; an embedded
@@ -154,7 +110,7 @@ func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]refle
 // memberChecker is a body that checks its top-level members as sent, which
 // a Go struct cannot tell apart: left out, null or zero.
 type memberChecker interface {
-	checkMembers(sent map[string]json.RawMessage) error
+	checkMembers(sent members) error
 }
 
 // shapeOf names the JSON value dst takes: an object or an array.
@@ -213,37 +169,6 @@ func unmarshal(b []byte, dst any) error {
 }
 
 var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body must hold a single JSON object.")
-
-// hasNUL tells whether a decoded JSON document has a string (or key) with a
-// NUL, which PostgreSQL text cannot store. Invalid UTF-8 needs no check:
-// encoding/json replaces it. Only bodies with the escape (JSON spells it
-// only so: a raw NUL is a syntax error, and \U is no escape) are walked.
-func hasNUL(b []byte) bool {
-	if !bytes.Contains(b, []byte(`\u0000`)) {
-		return false
-	}
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return true
-	}
-	var walk func(any) bool
-	walk = func(v any) bool {
-		switch v := v.(type) {
-		case string:
-			return strings.ContainsRune(v, 0)
-		case []any:
-			return slices.ContainsFunc(v, walk)
-		case map[string]any:
-			for k, x := range v {
-				if strings.ContainsRune(k, 0) || walk(x) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return walk(v)
-}
 
 // validText tells whether a request string can be stored and searched:
 // UTF-8 with no NUL.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -231,10 +230,10 @@ type eventPatch struct {
 }
 
 // checkMembers refuses null, which would read as left out (keep the value).
-func (*eventPatch) checkMembers(sent map[string]json.RawMessage) error {
-	for k, v := range sent {
-		if string(v) == "null" {
-			return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", k))
+func (*eventPatch) checkMembers(sent members) error {
+	for _, m := range sent {
+		if m.null {
+			return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", m.name))
 		}
 	}
 	return nil

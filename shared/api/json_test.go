@@ -1,0 +1,68 @@
+package api
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/reject"
+)
+
+// BenchmarkDecodeHold decodes the hot path's bodies: holds of each shape.
+func BenchmarkDecodeHold(b *testing.B) {
+	for name, body := range map[string]string{
+		"seats": `{"seats":[101001,101002,101003,101004]}`,
+		"pool":  `{"pool":"FLOOR","quantity":2}`,
+		"best":  `{"best":{"quantity":2,"section":"101"}}`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			r, _ := http.NewRequest(http.MethodPost, "/api/events/1/holds", nil)
+			r.Header.Set("Content-Type", "application/json")
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Body = io.NopCloser(strings.NewReader(body))
+				var h holdRequest
+				if err := decode(r, &h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// checkBody finds a repeated key however many keys its object has and
+// wherever it is; the same key in different objects is no repeat.
+func TestCheckBodyFindsRepeatedKeys(t *testing.T) {
+	var many strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&many, `"k%d":%d,`, i, i)
+	}
+	for body, want := range map[string]string{
+		`{` + many.String() + `"k7":1}`:                     "/k7",
+		`{` + many.String() + `"k\u0037":1}`:                "/k7",
+		`[{"a":1},{"a":1,"b":[{"c":1,"c":2}]}]`:             "/1/b/0/c",
+		`{"a":{"a":{"a":1}},"b":{"a":{"a":1,"b":2,"a":3}}}`: "/b/a/a",
+		`{"a~/b":1,"a~/b":2}`:                               "/a~0~1b",
+		`{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}`:         "",
+		`{"":1,"\u0000x":2}`:                                "nul",
+	} {
+		_, err := checkBody([]byte(body), reflect.TypeFor[any](), false)
+		if want == "" {
+			require.NoError(t, err, body)
+			continue
+		}
+		p := problem.From(err)
+		if want == "nul" {
+			require.Equal(t, "invalid-text", p.Code, body)
+			continue
+		}
+		require.Equal(t, "duplicate-field", p.Code, body)
+		require.Equal(t, want, p.Extra["errors"].([]reject.Reason)[0].Pointer, body)
+	}
+}
