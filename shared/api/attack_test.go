@@ -331,3 +331,64 @@ func TestRepeatedKeysAreRefused(t *testing.T) {
 	r = ana.send(http.MethodPost, "/api/events", "application/json", eventBody(venueID, "Once", fourLevels+`,"waiting_room":{"enabled":true,"ceiling":50}`))
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 }
+
+// Text that is not UTF-8 was replaced by U+FFFD, so a pool named in
+// Latin-1 was a 404 seat-not-found and a name was stored mangled: it is a
+// 400 that says the body is not UTF-8, as is a lone UTF-16 surrogate.
+func TestBodiesThatAreNotUTF8AreRefused(t *testing.T) {
+	t.Parallel()
+	_, ana, _, f := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Latin Arena", "Recife", 20, 5))
+	holds := "/api/events/" + itoa(createEvent(t, ana, venueID, "Latin", false)) + "/holds"
+	r := f.send(http.MethodPost, holds, "application/json", `{"pool":"FL`+"\xd4"+`OR","quantity":1}`, "Idempotency-Key", "latin")
+	requireRefusal(t, r, http.StatusBadRequest, "invalid-text",
+		`The body is not valid UTF-8: field "pool" has bytes that are not UTF-8 text. Send the body encoded as UTF-8.`, "/pool")
+
+	r = f.send(http.MethodPost, "/api/accounts", "application/json", `{"email":"latin@example.com","password":"a long enough password","name":"Jo`+"\xe3"+`o"}`)
+	requireRefusal(t, r, http.StatusBadRequest, "invalid-text",
+		`The body is not valid UTF-8: field "name" has bytes that are not UTF-8 text. Send the body encoded as UTF-8.`, "/name")
+	r = f.send(http.MethodPost, "/api/accounts", "application/json", `{"email":"half@example.com","password":"a long enough password","name":"Jo\ud800o"}`)
+	requireRefusal(t, r, http.StatusBadRequest, "invalid-text",
+		`The body is not valid Unicode text: field "name" has a \u escape of half a UTF-16 surrogate pair, which is no character.`, "/name")
+	// UTF-8 and escaped pairs are text.
+	r = f.send(http.MethodPost, "/api/accounts", "application/json", `{"email":"joao@example.com","password":"a long enough password","name":"João \ud83c\udfab"}`)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.Equal(t, "João 🎫", r.Body["account"].(map[string]any)["name"])
+}
+
+// Bytes that are not UTF-8 text, or NUL, anywhere a client writes text
+// (an id in the path, a query parameter, a CSV seat list) are a 4xx
+// problem, never a 500 and never stored.
+func TestBadBytesInPathsAndQueriesAreProblems(t *testing.T) {
+	t.Parallel()
+	_, ana, _, f := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Bytes Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Bytes", false))
+	const csvHead = "section,row,seat,x,y,price_level\n"
+	for _, c := range []struct {
+		who                    *fan
+		method, path, ct, body string
+		status                 int
+	}{
+		{f, http.MethodGet, "/api/events/%ff", "", "", http.StatusNotFound},
+		{f, http.MethodGet, "/api/events/1%00", "", "", http.StatusNotFound},
+		{f, http.MethodGet, "/api/events/" + id + "%ff/availability", "", "", http.StatusNotFound},
+		{f, http.MethodGet, "/api/venues/%ff/layouts/1", "", "", http.StatusNotFound},
+		{f, http.MethodGet, "/api/nothing/%ff%00", "", "", http.StatusNotFound},
+		{f, http.MethodGet, "/api/events?cursor=%ff", "", "", http.StatusBadRequest},
+		{f, http.MethodGet, "/api/me/orders?cursor=%00", "", "", http.StatusBadRequest},
+		{ana, http.MethodGet, "/api/organizer/orders?q=%ff", "", "", http.StatusBadRequest},
+		{ana, http.MethodGet, "/api/organizer/orders?q=a%00", "", "", http.StatusBadRequest},
+		{ana, http.MethodGet, "/api/events/" + id + "/orders.csv?q=%00", "", "", http.StatusBadRequest},
+		{ana, http.MethodPost, "/api/venues?name=T%ff&city=R", "text/csv", csvHead + "101,A,1,10,10,A\n", http.StatusBadRequest},
+		{ana, http.MethodPost, "/api/venues?name=T&city=R", "text/csv", csvHead + "101,\xe3,1,10,10,A\n", http.StatusBadRequest},
+		{ana, http.MethodPost, "/api/venues?name=T&city=R&dry_run=true", "text/csv", csvHead + "101,A,1,10,10,\xff\n", http.StatusBadRequest},
+		{ana, http.MethodPost, "/api/events/" + id + "/door-staff", "application/json", "{\"email\":\"a\xff@example.com\"}", http.StatusBadRequest},
+	} {
+		r := c.who.send(c.method, c.path, c.ct, c.body)
+		require.Equal(t, c.status, r.Status, "%s %s: %s", c.method, c.path, r.Raw)
+		require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"), "%s %s", c.method, c.path)
+	}
+	r := ana.do(http.MethodGet, "/api/venues", nil)
+	require.Len(t, r.Body["venues"], 1, "no venue was stored")
+}

@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/reject"
@@ -15,7 +18,8 @@ import (
 
 // checkBody walks a body encoding/json has accepted as one JSON value of
 // dst's type and refuses what the decoder lets through silently: a key
-// sent twice in one object (the last would win), a NUL (which
+// sent twice in one object (the last would win), text that is not UTF-8
+// or has a lone UTF-16 surrogate (replaced by U+FFFD), a NUL (which
 // PostgreSQL text cannot store), and a key that names a field of dst only
 // when case is ignored (the decoder matches it; the documentation does
 // not). One pass over the bytes, allocating only to report a refusal. It
@@ -53,8 +57,9 @@ type bodyScan struct {
 // bodyFault is what checkBody refuses, with where: path is built (only
 // for a refusal) while the walk unwinds, outermost first.
 type bodyFault struct {
-	kind string // duplicate, nul, inexact
+	kind string // duplicate, utf8, surrogate, nul, inexact
 	key  string // the key, for duplicate and inexact
+	name bool   // in a key of the object at path, not its value
 	path []any  // object keys and array indexes
 }
 
@@ -73,6 +78,12 @@ func (e *bodyFault) problem() error {
 	case "inexact":
 		return problem.New(http.StatusBadRequest, "unknown-field",
 			fmt.Sprintf("Unknown field %q: field names are case-sensitive.", e.key))
+	case "utf8":
+		p = problem.New(http.StatusBadRequest, "invalid-text", "The body is not valid UTF-8: "+e.where()+
+			" has bytes that are not UTF-8 text. Send the body encoded as UTF-8.")
+	case "surrogate":
+		p = problem.New(http.StatusBadRequest, "invalid-text", "The body is not valid Unicode text: "+e.where()+
+			" has a \\u escape of half a UTF-16 surrogate pair, which is no character.")
 	default:
 		return problem.New(http.StatusBadRequest, "invalid-text", "Text fields must not contain NUL (\\u0000) characters.")
 	}
@@ -89,6 +100,20 @@ func fieldName(path []any) string {
 		}
 	}
 	return strings.Join(keys, ".")
+}
+
+// where names the text at fault for a message.
+func (e *bodyFault) where() string {
+	field := fieldName(e.path)
+	switch {
+	case e.name && field != "":
+		return "a field name in field " + strconv.Quote(field)
+	case e.name:
+		return "a field name"
+	case field != "":
+		return "field " + strconv.Quote(field)
+	}
+	return "the text"
 }
 
 func (s *bodyScan) space() {
@@ -143,6 +168,7 @@ func (s *bodyScan) object(t reflect.Type, top bool) *bodyFault {
 		}
 		raw, escaped, e := s.text()
 		if e != nil {
+			e.name = true
 			return e
 		}
 		key := raw
@@ -230,12 +256,28 @@ func (s *bodyScan) text() (raw []byte, escaped bool, e *bodyFault) {
 				i += 2
 				continue
 			}
-			if hex4(s.b[i+2:i+6]) == 0 {
-				return nil, false, &bodyFault{kind: "nul"}
-			}
+			r := hex4(s.b[i+2 : i+6])
 			i += 6
-		default:
+			switch {
+			case r == 0:
+				return nil, false, &bodyFault{kind: "nul"}
+			case utf16.IsSurrogate(r):
+				if r >= 0xdc00 || i+6 > len(s.b) || s.b[i] != '\\' || s.b[i+1] != 'u' {
+					return nil, false, &bodyFault{kind: "surrogate"}
+				}
+				if low := hex4(s.b[i+2 : i+6]); low < 0xdc00 || low > 0xdfff {
+					return nil, false, &bodyFault{kind: "surrogate"}
+				}
+				i += 6
+			}
+		case c < utf8.RuneSelf:
 			i++
+		default:
+			r, size := utf8.DecodeRune(s.b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, false, &bodyFault{kind: "utf8"}
+			}
+			i += size
 		}
 	}
 }

@@ -66,3 +66,40 @@ func TestCheckBodyFindsRepeatedKeys(t *testing.T) {
 		require.Equal(t, want, p.Extra["errors"].([]reject.Reason)[0].Pointer, body)
 	}
 }
+
+// checkBody refuses text encoding/json would replace with U+FFFD, in keys
+// and values, and lets every character through, escaped or not.
+func TestCheckBodyFindsTextThatIsNotUTF8(t *testing.T) {
+	for body, want := range map[string]string{
+		"{\"a\":\"x\xffy\"}":             "/a",
+		"{\"a\":[\"ok\",\"\xc3\"]}":      "/a/1",
+		"{\"k\xe3\":1}":                  "",
+		`{"a":"\ud800"}`:                 "/a",
+		`{"a":"\udc00\ud800"}`:           "/a",
+		`{"a":"\ud800\u0041"}`:           "/a",
+		`{"a":"\ud800\\udc00"}`:          "/a",
+		`{"b":{"a":"x\uDBFF"}}`:          "/b/a",
+		`{"a":"\ud83c\udfab ok \u00e3"}`: "ok",
+		`{"a":"João 🎫 \"\\\/"}`:          "ok",
+	} {
+		_, err := checkBody([]byte(body), reflect.TypeFor[any](), false)
+		if want == "ok" {
+			require.NoError(t, err, body)
+			continue
+		}
+		p := problem.From(err)
+		require.Equal(t, "invalid-text", p.Code, body)
+		require.Equal(t, want, p.Extra["errors"].([]reject.Reason)[0].Pointer, body)
+	}
+}
+
+func TestTextFaultsNameWhere(t *testing.T) {
+	for body, want := range map[string]string{
+		"{\"k\xe3\":1}":         `The body is not valid UTF-8: a field name has bytes that are not UTF-8 text. Send the body encoded as UTF-8.`,
+		"{\"b\":{\"k\xe3\":1}}": `The body is not valid UTF-8: a field name in field "b" has bytes that are not UTF-8 text. Send the body encoded as UTF-8.`,
+		"[\"\xe3\"]":            `The body is not valid UTF-8: the text has bytes that are not UTF-8 text. Send the body encoded as UTF-8.`,
+	} {
+		_, err := checkBody([]byte(body), reflect.TypeFor[any](), false)
+		require.Equal(t, want, problem.From(err).Detail, body)
+	}
+}
