@@ -78,8 +78,8 @@ func RoutesOf(doc []byte) (routes []Route, params []string, err error) {
 	}
 	for path, ops := range d.Paths {
 		for method, raw := range ops {
-			if method == "parameters" || strings.HasPrefix(method, "x-") {
-				continue
+			if method == "parameters" || method == "head" || strings.HasPrefix(method, "x-") {
+				continue // HEAD is its GET's route, checked as GET
 			}
 			var op openAPIOp
 			if err := json.Unmarshal(raw, &op); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/shared/venue"
 )
 
 // openAPI loads shared/api/openapi.json once.
@@ -59,7 +60,15 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	var documented []string
 	for p, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
+			if method == http.MethodHead {
+				// net/http serves HEAD with the GET route's handler.
+				require.NotNil(t, item.Get, "HEAD %s without a GET", p)
+				continue
+			}
 			documented = append(documented, method+" "+p)
+			if method == http.MethodGet {
+				require.NotNil(t, item.Head, "GET %s answers HEAD too: describe it", p)
+			}
 		}
 	}
 	routes := api.Routes()
@@ -166,7 +175,7 @@ func TestAPITestsValidateResponses(t *testing.T) {
 }
 
 // A documented path asked with a method it does not list is a 405 problem
-// whose Allow header names the document's methods (GET with HEAD).
+// whose Allow header names the document's methods.
 func TestOpenAPIMethodsAreAllowed(t *testing.T) {
 	t.Parallel()
 	doc := loadOpenAPI(t)
@@ -177,9 +186,6 @@ func TestOpenAPIMethodsAreAllowed(t *testing.T) {
 		var allow []string
 		for method := range item.Operations() {
 			allow = append(allow, method)
-			if method == http.MethodGet {
-				allow = append(allow, http.MethodHead)
-			}
 		}
 		i := slices.IndexFunc(probes, func(m string) bool { return !slices.Contains(allow, m) })
 		require.GreaterOrEqual(t, i, 0, "%s takes every method", p)
@@ -189,6 +195,32 @@ func TestOpenAPIMethodsAreAllowed(t *testing.T) {
 		require.ElementsMatch(t, allow, got, p)
 	}
 	requireProblem(t, call(t, srv, http.MethodPatch, "/api/nope", "", nil), http.StatusNotFound, "not-found")
+}
+
+// HEAD is answered on every GET route (net/http serves it with the GET
+// handler: GET's status and headers, no body), and the document describes
+// it: a HEAD answered 200 used to fail validation as an undocumented route.
+func TestHeadIsDescribed(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	srv := serve(t, a)
+	o := organizerFan(t, a, srv)
+	venueID := importVenue(t, o, venue.Stadium("Head Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, o, venueID, "Head Show", false))
+	for path, status := range map[string]int{
+		"/api/events":                                 http.StatusOK,
+		"/api/events/" + id:                           http.StatusOK,
+		"/api/events/" + id + "/availability":         http.StatusOK,
+		"/api/venues/" + itoa(venueID) + "/layouts/1": http.StatusOK,
+		"/api/openapi.json":                           http.StatusOK,
+		"/healthz":                                    http.StatusOK,
+		"/api/events/99999999":                        http.StatusNotFound,
+		"/api/me/orders":                              http.StatusUnauthorized,
+	} {
+		r := call(t, srv, http.MethodHead, path, "", nil)
+		require.Equal(t, status, r.Status, path)
+		require.Empty(t, r.Raw, path)
+	}
 }
 
 func TestOpenAPIServed(t *testing.T) {
