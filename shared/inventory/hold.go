@@ -177,7 +177,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		return Hold{}, false, err
 	}
 	nh := shardstore.NewHold{EventID: e.ID, Account: req.Account, TTL: e.HoldTTL, Key: req.Key,
-		Hash: req.fingerprint(e.ID, seats), Currency: e.Currency, MaxPerAccount: e.MaxPerAccount}
+		Hash: req.fingerprint(e.ID, seats), Currency: e.Currency, MaxPerAccount: e.MaxPerAccount, Version: e.Version}
 	if !e.OnSale(s.now()) {
 		if h, err := replay(ctx, st, nh); !errors.Is(err, ErrHoldNotFound) {
 			return h, err == nil, err
@@ -199,6 +199,9 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		return h, err == nil, err
 	case errors.Is(err, shardstore.ErrSeatsTaken):
 		err = explainMissing(ctx, st, e.ID, req.Seats)
+	case errors.Is(err, shardstore.ErrSaleStopped):
+		// e is a cached copy: the sale stopped since it was read.
+		err = ErrSalesClosed
 	}
 	if le := (*shardstore.LimitError)(nil); errors.As(err, &le) {
 		err = overLimit(le.Detail)

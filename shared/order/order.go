@@ -272,6 +272,13 @@ func (s *Service) Checkout(ctx context.Context, e event.Event, orderID, account 
 // and returns its payment attempt in flight, or a new queued one.
 func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Event, orderID, account int64) (int64, shardstore.PaymentStatus, error) {
 	c, found, err := tx.LockCheckout(ctx, orderID)
+	if err == nil && found {
+		// e may come from a cache that is behind the organizer's change.
+		var newer string
+		if newer, err = tx.NewerStatus(ctx, e.ID, e.Version); newer != "" {
+			e.Status = event.Status(newer)
+		}
+	}
 	switch {
 	case err != nil:
 		return 0, "", err

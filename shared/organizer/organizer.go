@@ -412,7 +412,25 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 		changed, err = event.Read(ctx, tx, eventID)
 		return err
 	})
-	return changed, err
+	if err != nil {
+		return event.Event{}, err
+	}
+	return changed, s.copyStatus(ctx, changed)
+}
+
+// copyStatus copies an event's status to its shard, after the catalog
+// committed it: holds and checkouts read events through a cache, and the
+// shard refuses those that read the sale open before it was closed or
+// cancelled. The copy carries the event's version, so copies applied out
+// of order, or one lost between the two commits, cannot stop a sale the
+// catalog has open. An error leaves the change made; the cache's few
+// seconds apply until the organizer sets the status again.
+func (s *Service) copyStatus(ctx context.Context, e event.Event) error {
+	st, err := s.stores.Primary(e.Shard)
+	if err != nil {
+		return err
+	}
+	return st.CopyStatus(ctx, e.ID, string(e.Status), e.Version)
 }
 
 // owns fails with event.ErrNotFound unless organizerID created the event:

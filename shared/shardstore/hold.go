@@ -22,10 +22,11 @@ import (
 
 // Why a take can fail, for the rules to explain.
 var (
-	ErrSeatsTaken = errors.New("seats taken")                // fewer seats flipped than asked
-	ErrOverLimit  = errors.New("over the per-account limit") // as a *LimitError
-	ErrNoSlot     = errors.New("no GA slot with enough places")
-	ErrKeyUsed    = errors.New("idempotency key already used by this account")
+	ErrSeatsTaken  = errors.New("seats taken")                // fewer seats flipped than asked
+	ErrOverLimit   = errors.New("over the per-account limit") // as a *LimitError
+	ErrNoSlot      = errors.New("no GA slot with enough places")
+	ErrKeyUsed     = errors.New("idempotency key already used by this account")
+	ErrSaleStopped = errors.New("sale closed or cancelled after the event was read") // see CopyStatus
 )
 
 // LimitError is ErrOverLimit with the database's account of the tickets
@@ -37,10 +38,11 @@ func (e *LimitError) Unwrap() error { return ErrOverLimit }
 
 // SQLSTATEs raised through assert() (migration 00002).
 const (
-	stateTaken  = "CT001"
-	stateLimit  = "CT002"
-	stateNoSlot = "CT003"
-	stateUnique = "23505"
+	stateTaken   = "CT001"
+	stateLimit   = "CT002"
+	stateNoSlot  = "CT003"
+	stateStopped = "CT004"
+	stateUnique  = "23505"
 )
 
 // classify turns the database's refusals into the errors above.
@@ -56,6 +58,8 @@ func classify(err error) error {
 		return &LimitError{Detail: pgErr.Message}
 	case stateNoSlot:
 		return ErrNoSlot
+	case stateStopped:
+		return ErrSaleStopped
 	case stateUnique:
 		return fmt.Errorf("%w: %w", ErrKeyUsed, err)
 	}
@@ -70,6 +74,9 @@ type NewHold struct {
 	Hash             []byte // the request's fingerprint
 	Currency         string
 	MaxPerAccount    int
+	// Version is the version of the event the hold was decided on: a
+	// sale closed or cancelled at a later one refuses it (CopyStatus).
+	Version int64
 }
 
 // Held is a hold just written, with its pending order.
@@ -137,10 +144,11 @@ const newHold = `(SELECT id FROM h)`
 // and its id is the parameter after the order's (a take done step by step:
 // TakeWith).
 //
-// The limit check, lim, is within_limit() (migration 00011): the account's
-// limit lock, then a count in a snapshot of its own taken after the lock,
-// so that a hold that committed while this one waited is counted although
-// this statement's snapshot is older. It reads h, so it runs after the
+// The limit check, lim, is within_limit() (migrations 00011 and 00013): the
+// account's limit lock, then a count in a snapshot of its own taken after
+// the lock, so that a hold that committed while this one waited is counted
+// although this statement's snapshot is older; in the same query, whether
+// the sale was stopped after the version of the event the hold read. It reads h, so it runs after the
 // hold's insert; a take should require (SELECT ok FROM lim) so it locks
 // nothing for a request over the limit, and the order requires it too, so
 // that no take can skip it. The shortfall check calls ensure() only to
@@ -152,16 +160,16 @@ const newHold = `(SELECT id FROM h)`
 // are the items' rows one for one. scanOrder puts them in seat order.
 func takeSQL(ctes string, n int, short shortfall, oneStatement bool) string {
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
-	head, lim, hold, rows := `WITH `, ``, p(7), ``
+	head, lim, hold, rows := `WITH `, ``, p(8), ``
 	if oneStatement {
 		head = `WITH h AS (
 			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
-			VALUES (` + p(1) + `, ` + p(2) + `, now() + make_interval(secs => ` + p(7) + `), ` + p(8) + `, ` + p(9) + `)
+			VALUES (` + p(1) + `, ` + p(2) + `, now() + make_interval(secs => ` + p(8) + `), ` + p(9) + `, ` + p(10) + `)
 			RETURNING id, expires_at
 		), `
 		lim, hold, rows = ` FROM h`, newHold, `src.hold_id, src.expires_at, `
 	}
-	return head + `lim AS (SELECT within_limit(` + p(6) + `, ` + p(2) + `, ` + p(1) + `, ` + p(4) + `, ` + p(5) + `) AS ok` + lim + `),
+	return head + `lim AS (SELECT within_limit(` + p(6) + `, ` + p(2) + `, ` + p(1) + `, ` + p(4) + `, ` + p(5) + `, ` + p(7) + `) AS ok` + lim + `),
 		` + ctes + `,
 		o AS (
 			INSERT INTO orders (event_id, user_id, hold_id, ticket_count, total_cents, currency)
@@ -180,7 +188,7 @@ func takeSQL(ctes string, n int, short shortfall, oneStatement bool) string {
 // takeArgs are a take's arguments: its own (args), the order's and the
 // hold's (the hold row's, or the id of one that exists: TakeWith).
 func takeArgs(h NewHold, args []any, want int, hold ...any) []any {
-	return append(append(args, h.EventID, h.Account, h.Currency, want, h.MaxPerAccount, LimitLockKey(h.Account, h.EventID)), hold...)
+	return append(append(args, h.EventID, h.Account, h.Currency, want, h.MaxPerAccount, LimitLockKey(h.Account, h.EventID), h.Version), hold...)
 }
 
 // oneStatement are the arguments of a one-statement take.

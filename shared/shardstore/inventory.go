@@ -85,6 +85,30 @@ func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int
 	return nil
 }
 
+// CopyStatus records an event's status as a change at catalog version
+// version left it, unless a later change is recorded already. Holds that
+// read an older version of the event are refused while its sale is closed
+// or cancelled (migration 00013), and checkout sees a newer cancellation
+// (NewerStatus): both read events through a cache that may be behind.
+func (s *Store) CopyStatus(ctx context.Context, eventID int64, status string, version int64) error {
+	if _, err := s.db.Exec(ctx, `INSERT INTO event_status AS s (event_id, status, version) VALUES ($1, $2, $3)
+		ON CONFLICT (event_id) DO UPDATE SET status = excluded.status, version = excluded.version
+		WHERE s.version < excluded.version`, eventID, status, version); err != nil {
+		return fmt.Errorf("copy status %s of event %d: %w", status, eventID, err)
+	}
+	return nil
+}
+
+// NewerStatus is an event's status as recorded by CopyStatus at a version
+// after version, or "" if none is.
+func (t Tx) NewerStatus(ctx context.Context, eventID, version int64) (string, error) {
+	var status string
+	if _, err := one(t.tx.QueryRow(ctx, `SELECT status FROM event_status WHERE event_id = $1 AND version > $2`, eventID, version), &status); err != nil {
+		return "", fmt.Errorf("status of event %d: %w", eventID, err)
+	}
+	return status, nil
+}
+
 // SeatMap calls seat with every seat of an event and whether it is free as
 // of the database's clock, which it returns.
 func (r reads) SeatMap(ctx context.Context, eventID int64, seat func(index int, section string, free bool)) (time.Time, error) {

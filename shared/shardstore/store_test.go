@@ -247,3 +247,37 @@ func TestStepByStepTakeLocksTheAccountFirst(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestStoppedSalesRefuseHoldsOfOlderVersions: a sale stopped at a version
+// refuses the holds (every shape) decided on an older version of the
+// event, and only those; copies of status changes applied out of order
+// keep the newest.
+func TestStoppedSalesRefuseHoldsOfOlderVersions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := newStore(t, 10, 100, 4)
+	pool, _, err := st.PoolOf(ctx, 1, "GA")
+	require.NoError(t, err)
+	at := func(version int64, key string) shardstore.NewHold {
+		h := hold(int64(len(key)), key)
+		h.Version = version
+		return h
+	}
+	require.NoError(t, st.CopyStatus(ctx, 1, "closed", 5))
+	_, err = st.TakeSeats(ctx, at(4, "seats"), []int64{1})
+	require.ErrorIs(t, err, shardstore.ErrSaleStopped)
+	_, err = st.TakeGA(ctx, at(4, "fast"), pool, 1)
+	require.ErrorIs(t, err, shardstore.ErrSaleStopped)
+	_, err = st.TakeWith(ctx, at(4, "step"), func(tx shardstore.Tx, _ int64, _ time.Time) (shardstore.Taken, error) {
+		slots, err := tx.TakePlaces(ctx, pool.ID, 1)
+		return shardstore.TakenPlaces(pool, slots), err
+	})
+	require.ErrorIs(t, err, shardstore.ErrSaleStopped)
+	_, err = st.TakeSeats(ctx, at(5, "seen"), []int64{1})
+	require.NoError(t, err, "a hold that read the event as of the stop or later is the cache's to refuse")
+
+	require.NoError(t, st.CopyStatus(ctx, 1, "on_sale", 7))
+	require.NoError(t, st.CopyStatus(ctx, 1, "cancelled", 6), "a late copy of an older change")
+	_, err = st.TakeSeats(ctx, at(4, "reopened"), []int64{2})
+	require.NoError(t, err, "the sale reopened at 7 stays open")
+}
