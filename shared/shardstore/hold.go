@@ -136,9 +136,9 @@ const newHold = `(SELECT id FROM h)`
 // itself. It checks the account's limit, writes the pending order and its
 // items, and returns the items, each row carrying the order id and total.
 //
-// With oneStatement the statement first inserts the hold (h; a reused
-// idempotency key fails there with a unique violation, before anything is
-// checked), src begins with the hold's id and expiry (hold_id, expires_at),
+// With oneStatement the statement first takes the account's limit lock and
+// inserts the hold (h: lockAndInsertHold; a reused idempotency key fails
+// there with a unique violation, before anything is checked), src begins with the hold's id and expiry (hold_id, expires_at),
 // and every row returns them: the whole hold is one statement, one
 // implicit transaction, all or nothing. Without it the hold exists already
 // and its id is the parameter after the order's (a take done step by step:
@@ -148,8 +148,9 @@ const newHold = `(SELECT id FROM h)`
 // account's limit lock, then a count in a snapshot of its own taken after
 // the lock, so that a hold that committed while this one waited is counted
 // although this statement's snapshot is older; in the same query, whether
-// the sale was stopped after the version of the event the hold read. It reads h, so it runs after the
-// hold's insert; a take should require (SELECT ok FROM lim) so it locks
+// the sale was stopped after the version of the event the hold read. It
+// reads h, so it runs after the hold's insert (which took the lock it
+// takes again); a take should require (SELECT ok FROM lim) so it locks
 // nothing for a request over the limit, and the order requires it too, so
 // that no take can skip it. The shortfall check calls ensure() only to
 // fail: a CASE keeps the plpgsql call off the path of a hold that passes.
@@ -162,11 +163,7 @@ func takeSQL(ctes string, n int, short shortfall, oneStatement bool) string {
 	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
 	head, lim, hold, rows := `WITH `, ``, p(8), ``
 	if oneStatement {
-		head = `WITH h AS (
-			INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
-			VALUES (` + p(1) + `, ` + p(2) + `, now() + make_interval(secs => ` + p(8) + `), ` + p(9) + `, ` + p(10) + `)
-			RETURNING id, expires_at
-		), `
+		head = `WITH h AS (` + lockAndInsertHold(p(1), p(2), p(8), p(9), p(10), p(6)) + `), `
 		lim, hold, rows = ` FROM h`, newHold, `src.hold_id, src.expires_at, `
 	}
 	return head + `lim AS (SELECT within_limit(` + p(6) + `, ` + p(2) + `, ` + p(1) + `, ` + p(4) + `, ` + p(5) + `, ` + p(7) + `) AS ok` + lim + `),
@@ -356,16 +353,28 @@ func TakenPlaces(p Pool, slots []int) Taken {
 	return Taken{placesOrder, []any{p.ID, len(slots), slots}, len(slots)}
 }
 
-// insertHold takes the account's limit lock and inserts the hold of a take
-// done step by step; a reused idempotency key fails with a unique
-// violation. The lock comes before the take's seat or slot locks, as in a
-// one-statement take (and a payment): taken only by the limit check after
-// them, a step-by-step take holding seats could wait for a one-statement
-// hold of the same account that waits for those seats.
-const insertHold = `INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
-	SELECT $1, $2, now() + make_interval(secs => $3), $4, $5
-	FROM (SELECT pg_advisory_xact_lock(hashtextextended($6, 0))) AS serialized
+// lockAndInsertHold is the statement that takes the account's limit lock
+// and inserts a hold, from the SQL of its values, returning the hold's id
+// and expiry; a reused idempotency key fails with a unique violation.
+//
+// Every path takes the lock first, then the key's index entry: the two
+// hold paths took them in opposite orders (a one-statement hold inserted,
+// then locked in within_limit, which now takes the lock it holds again),
+// so a request and its retry with the same key, one on each path while the
+// account's lock was busy, each waited for the other until deadlock_timeout
+// (TestOneRequestOnBothHoldPathsDoesNotDeadlock). The lock also comes
+// before the take's seat or slot locks (and a payment's): taken only by the
+// limit check after them, a step-by-step take holding seats could wait for
+// a one-statement hold of the same account that waits for those seats.
+func lockAndInsertHold(event, account, ttl, key, hash, lockKey string) string {
+	return `INSERT INTO holds (event_id, account_id, expires_at, idempotency_key, request_hash)
+	SELECT ` + event + `, ` + account + `, now() + make_interval(secs => ` + ttl + `), ` + key + `, ` + hash + `
+	FROM (SELECT pg_advisory_xact_lock(hashtextextended(` + lockKey + `, 0))) AS serialized
 	RETURNING id, expires_at`
+}
+
+// insertHold inserts the hold of a take done step by step, first.
+var insertHold = lockAndInsertHold("$1", "$2", "$3", "$4", "$5", "$6")
 
 // TakeWith inserts the hold, runs a take that needs decisions between
 // statements, and orders what it took, in one short transaction.

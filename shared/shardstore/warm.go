@@ -50,10 +50,10 @@ func Warm(ctx context.Context, conn *pgx.Conn) error {
 
 // warmSteps are the hold path's statements, each with arguments of the
 // types the hold sends. Each warm-up inserts its holds under a key of its
-// own: some shapes insert the hold before taking the account's lock and
-// some after, so warm-ups of a burst of new connections sharing one key
-// waited on each other's key and lock, a deadlock broken only after
-// deadlock_timeout (TestConcurrentWarmUpsDoNotDeadlock).
+// own: with one shared key, a burst of new connections' warm-ups queued on
+// each other's uncommitted key (when some hold shapes inserted the hold
+// before taking the account's lock and some after, they deadlocked until
+// deadlock_timeout: TestConcurrentWarmUpsDoNotDeadlock).
 func warmSteps() []step {
 	h := NewHold{Currency: "XXX", TTL: 1, MaxPerAccount: 1, Key: "warm-up-" + strconv.FormatUint(rand.Uint64(), 36), Hash: []byte{}}
 	none := []int64{0}
