@@ -392,3 +392,18 @@ func TestBadBytesInPathsAndQueriesAreProblems(t *testing.T) {
 	r := ana.do(http.MethodGet, "/api/venues", nil)
 	require.Len(t, r.Body["venues"], 1, "no venue was stored")
 }
+
+// A query parameter sent twice was read first-wins: ?city=Rio&city=Recife
+// listed Rio's events only, as if the second were not there. It is a 400
+// that names it, as a key sent twice in a body is.
+func TestRepeatedQueryParametersAreRefused(t *testing.T) {
+	t.Parallel()
+	a := apptest.New(t, 1)
+	f := newFan(t, serve(t, a))
+	for _, q := range []string{"city=Rio&city=Recife", "limit=1&q=x&limit=100", "on_sale=true&on_sale=false"} {
+		r := f.do(http.MethodGet, "/api/events?"+q, nil)
+		requireProblem(t, r, http.StatusBadRequest, "invalid-parameter")
+		require.Contains(t, r.Body["detail"], "is sent twice", q)
+	}
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/api/events?city=Rio&q=rock", nil).Status)
+}

@@ -174,7 +174,9 @@ var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body
 // UTF-8 with no NUL.
 func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// validQuery rejects query strings that are not valid text.
+// validQuery rejects query strings that are not valid text, or that send
+// a parameter twice: handlers read the first value (URL.Query().Get), so
+// ?city=Rio&city=Recife would list Rio's events as if Recife were not asked.
 func validQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil
@@ -182,11 +184,14 @@ func validQuery(r *http.Request) error {
 	// Handlers read r.URL.Query(), which skips malformed pairs too.
 	q, _ := url.ParseQuery(r.URL.RawQuery)
 	for k, vs := range q {
-		if validText(k) && !slices.ContainsFunc(vs, func(v string) bool { return !validText(v) }) {
-			continue
+		if !validText(k) || slices.ContainsFunc(vs, func(v string) bool { return !validText(v) }) {
+			return problem.New(http.StatusBadRequest, "invalid-parameter",
+				"Query parameter "+strconv.Quote(k)+" must be UTF-8 text without NUL characters.")
 		}
-		return problem.New(http.StatusBadRequest, "invalid-parameter",
-			"Query parameter "+strconv.Quote(k)+" must be UTF-8 text without NUL characters.")
+		if len(vs) > 1 {
+			return problem.New(http.StatusBadRequest, "invalid-parameter",
+				"Query parameter "+strconv.Quote(k)+" is sent twice: send each parameter once.")
+		}
 	}
 	return nil
 }
