@@ -189,6 +189,13 @@ func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, b []byte, e
 	w.Write(b)
 }
 
+// streamHeaders are the headers of an event stream.
+func streamHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+}
+
 // maxStream bounds one SSE connection; the client reconnects with
 // Last-Event-ID and misses nothing.
 const maxStream = 5 * time.Minute
@@ -206,6 +213,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.Method == http.MethodHead {
+		// The headers are the answer: streaming on into a body HEAD does
+		// not send would hold a subscription, and the connection, for
+		// maxStream.
+		streamHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	id := e.ID
 	ch, stop, err := s.live.Subscribe(r.Context(), id)
 	if err != nil {
@@ -214,10 +229,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return p.Wrap(err)
 	}
 	defer stop()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
+	streamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 3000\n\n")
 	last := r.Header.Get("Last-Event-ID")

@@ -380,3 +380,27 @@ func TestServersKeepTheirOwnGzip(t *testing.T) {
 			venueID, r.Header.Get("ETag"), name, body)
 	}
 }
+
+// HEAD of the stream answers its headers and ends: the handler streamed on
+// for up to 5 minutes into a body HEAD does not send, holding a live
+// subscription, and the client's next request on that connection waited
+// for it.
+func TestStreamHeadEnds(t *testing.T) {
+	t.Parallel()
+	w := newWatched(t)
+	path := "/api/events/" + itoa(w.id)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range 2 { // the second HEAD reuses the first's connection
+		req, err := http.NewRequest(http.MethodHead, w.srv.URL+path+"/stream", nil)
+		require.NoError(t, err)
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+	}
+	res, err := client.Get(w.srv.URL + path)
+	require.NoError(t, err, "a request after HEAD on the same connection")
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
