@@ -318,7 +318,7 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 	for path, item := range loadOpenAPI(t).Paths.Map() {
 		for method, op := range item.Operations() {
 			route := method + " " + path
-			if !slices.Contains(op.Tags, "organizer") || !strings.Contains(path, "{id}") {
+			if method == http.MethodHead || !slices.Contains(op.Tags, "organizer") || !strings.Contains(path, "{id}") {
 				continue
 			}
 			t.Run(route, func(t *testing.T) {
