@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
@@ -25,11 +23,7 @@ func TestOneRequestOnBothHoldPathsDoesNotDeadlock(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dbs := testenv.NewDatabases(t, 1)
-	pool, err := pgxpool.New(ctx, dbs.DSN(dbs.Shards[1]))
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := shardstore.New(pool)
+	pool, st := freshShard(t)
 	require.NoError(t, st.WithTx(ctx, func(tx shardstore.Tx) error {
 		return tx.CreatePool(ctx, 1, shardstore.NewPool{Code: "GA", Name: "Floor", PriceLevel: "A", PriceCents: 50, Capacity: 10, Slots: 1})
 	}))
