@@ -1,6 +1,7 @@
 // What a fan reads when something fails: one sentence per problem type,
 // written for people. The API's own detail text is for developers and
 // never reaches the page.
+import { when } from './api.js';
 
 const sentences = {
   'seats-taken': 'Those seats went to another fan a moment before you. Pick other seats.',
@@ -8,6 +9,7 @@ const sentences = {
   'ticket-limit': 'You already have the most tickets one fan can buy for this event.',
   'invalid-hold': 'Choose at least one seat or a number of tickets first.',
   'sales-closed': 'Sales for this event are closed right now.',
+  'queue-not-open': 'The waiting room of this event is not open yet.',
   'admission-required': 'Your turn to buy has ended. Join the waiting room again.',
   'hold-expired': 'Your hold expired and the seats went back on sale. Nothing was charged.',
   'hold-not-found': 'These seats are no longer held for you.',
@@ -30,6 +32,7 @@ const sentences = {
 
 // explain turns an API error into a sentence for the fan.
 export function explain(err) {
+  if (err && err.code === 'queue-not-open' && err.body && err.body.opens_at) return `The waiting room opens on ${when(err.body.opens_at)}.`;
   if (err && sentences[err.code]) return sentences[err.code];
   if (err && err.status === 0) return 'You seem to be offline. Check your connection and try again.';
   if (err && (err.status === 429 || err.status >= 500)) return sentences['temporarily-unavailable'];

@@ -87,7 +87,10 @@ export async function render(main, [id]) {
     const messages = {
       soldout: 'This event is sold out. Thank you for waiting.',
       expired: 'Your turn came and went. You can join the line again.',
-      notyet: `The waiting room opens ${mine.opens_at ? when(mine.opens_at) : 'soon'}.`,
+      notyet: mine.opens_at
+        ? `The waiting room opens on ${when(mine.opens_at)}. Keep this page open and it joins the line by itself, or come back then.`
+        : 'The waiting room opens soon.',
+      over: 'The sale for this event is over.',
       closed: 'This event has no waiting room right now.',
       none: 'You are not in this line.',
     };
@@ -98,6 +101,7 @@ export async function render(main, [id]) {
       expired: rejoin,
       none: rejoin,
       closed: () => h('a', { class: 'button', href: `/events/${id}/book` }, 'Choose seats'),
+      over: () => h('a', { href: `/events/${id}` }, 'Back to the event'),
     }[st];
     if (next) {
       note.hidden = false;
@@ -136,8 +140,29 @@ export async function render(main, [id]) {
       await status();
     } catch (err) {
       if (err.status === 503) return calm(err, join);
+      // Before the line opens, or once the sale is over, asking again
+      // changes nothing: say so and wait for the opening time.
+      if (err.code === 'queue-not-open') {
+        mine = { state: 'notyet', opens_at: err.body.opens_at };
+        show();
+        return wake(mine.opens_at);
+      }
+      if (err.code === 'sales-closed') {
+        mine = { state: 'over' };
+        return show();
+      }
       throw err;
     }
+  }
+
+  // wake joins the line once it opens, a few seconds spread over the fans
+  // who waited on this page; an opening days away is left to a reload.
+  function wake(at) {
+    const wait = new Date(at) - Date.now() + Math.random() * 5000;
+    if (!(wait < 6 * 3600 * 1000)) return;
+    later(() => join().then(() => later(tick, 500)).catch((err) => {
+      headline.textContent = explain(err);
+    }), Math.max(0, wait));
   }
 
   async function status() {
@@ -171,6 +196,7 @@ export async function render(main, [id]) {
     progress.served - base + near(progress) >= (mine.position || 1) - 1;
 
   async function tick() {
+    if (mine && idle.includes(mine.state)) return; // nothing moves until the fan joins again
     try {
       progress = await api('GET', `/api/events/${id}/queue/progress`, undefined, { retries: 0 });
       if (nearFront() && Date.now() - asked > 900) await status();
@@ -196,6 +222,9 @@ export async function render(main, [id]) {
     clearInterval(everySecond);
   };
 }
+
+// idle states have no line to follow.
+const idle = ['notyet', 'over'];
 
 // near is how many places past the shared served count (about a second old)
 // still counts as the front: two seconds of admissions, at least a quarter
