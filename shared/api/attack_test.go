@@ -207,6 +207,9 @@ func TestCancelledEventsCannotChange(t *testing.T) {
 		{http.MethodPut, "/price-levels", []map[string]any{{"code": "A", "price_cents": 1}}},
 		{http.MethodPut, "/waiting-room", map[string]any{"enabled": false}},
 		{http.MethodPut, "/admission", map[string]any{"paused": true, "ceiling": 5}},
+		// Entry rules and door staff too: both used to be saved.
+		{http.MethodPut, "/entry", map[string]any{"doors_open_at": nil, "static_codes": true, "transfers_allowed": false, "max_transfers": 0}},
+		{http.MethodPost, "/door-staff", map[string]any{"email": "bob@example.com"}},
 	} {
 		requireRefusal(t, ana.do(c.method, "/api/events/"+id+c.path, c.body), http.StatusBadRequest, "invalid-event", "A cancelled event cannot change.", "")
 	}

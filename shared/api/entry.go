@@ -302,6 +302,9 @@ func entryError(err error) error {
 		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", fmt.Sprintf("Sync at most %d scans per request.", entry.MaxSync))
 	case errors.Is(err, entry.ErrBadSettings):
 		return refused(err, http.StatusBadRequest, "invalid-settings")
+	case errors.Is(err, entry.ErrCancelled):
+		// The problem type of every other change of a cancelled event.
+		return refused(err, http.StatusBadRequest, "invalid-event")
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ var (
 	ErrBadGate      = errors.New("gate name missing, too long or not on one line")
 	ErrBadScanID    = errors.New("scan id missing or too long")
 	ErrTooManyScans = errors.New("too many scans in one sync")
+	// ErrCancelled refuses a change of a cancelled event's entry rules or
+	// staff, as every other change of a cancelled event is refused.
+	ErrCancelled = errors.New("the event is cancelled")
 )
 
 // refuseTransfer says why a ticket cannot change hands.
@@ -75,26 +78,31 @@ type Settings = shardstore.EntrySettings
 
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
-// ownerOf returns the organizer account that created the event.
-func (s *Service) ownerOf(ctx context.Context, event int64) (int64, error) {
-	var owner *int64
-	err := s.catalog.QueryRow(ctx, `SELECT created_by FROM events WHERE id = $1`, event).Scan(&owner)
+// ownerOf returns the organizer account that created the event and
+// whether the event is cancelled.
+func (s *Service) ownerOf(ctx context.Context, event int64) (owner int64, cancelled bool, err error) {
+	var createdBy *int64
+	err = s.catalog.QueryRow(ctx, `SELECT created_by, status = 'cancelled' FROM events WHERE id = $1`, event).Scan(&createdBy, &cancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, shard.ErrUnknownEvent
+		return 0, false, shard.ErrUnknownEvent
 	}
-	if err != nil || owner == nil {
-		return 0, err
+	if err != nil || createdBy == nil {
+		return 0, cancelled, err
 	}
-	return *owner, nil
+	return *createdBy, cancelled, nil
 }
 
-// requireOwner fails unless account created the event: ErrNotOwner for
-// another organizer's event and for none at all alike, so the answer does
-// not tell whether the event exists.
-func (s *Service) requireOwner(ctx context.Context, event, account int64) error {
-	owner, err := s.ownerOf(ctx, event)
-	if errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account {
+// requireChangeable fails unless account created the event and the event
+// is not cancelled: ErrNotOwner for another organizer's event and for
+// none at all alike, so the answer does not tell whether the event
+// exists; ErrCancelled for the organizer's cancelled event.
+func (s *Service) requireChangeable(ctx context.Context, event, account int64) error {
+	owner, cancelled, err := s.ownerOf(ctx, event)
+	switch {
+	case errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account:
 		return ErrNotOwner
+	case err == nil && cancelled:
+		return reject.New(ErrCancelled, "", "A cancelled event cannot change.")
 	}
 	return err
 }
@@ -104,7 +112,7 @@ func (s *Service) requireOwner(ctx context.Context, event, account int64) error 
 // ErrNotStaff for an event that does not exist too, so the answer does not
 // tell whether it exists.
 func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bool, err error) {
-	owner, err := s.ownerOf(ctx, event)
+	owner, _, err := s.ownerOf(ctx, event)
 	if errors.Is(err, shard.ErrUnknownEvent) {
 		return false, ErrNotStaff
 	}
@@ -133,7 +141,7 @@ func (s *Service) Settings(ctx context.Context, event int64) (Settings, error) {
 
 // SetSettings replaces an event's entry rules; only its organizer may.
 func (s *Service) SetSettings(ctx context.Context, event, account int64, v Settings) (Settings, error) {
-	if err := s.requireOwner(ctx, event, account); err != nil {
+	if err := s.requireChangeable(ctx, event, account); err != nil {
 		return v, err
 	}
 	if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
@@ -149,7 +157,7 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 // Grant makes the account with email door staff of the event; only its
 // organizer may. Granting twice is harmless.
 func (s *Service) Grant(ctx context.Context, event, account int64, email string) (Person, error) {
-	if err := s.requireOwner(ctx, event, account); err != nil {
+	if err := s.requireChangeable(ctx, event, account); err != nil {
 		return Person{}, err
 	}
 	p, err := s.byEmail(ctx, email)
