@@ -401,3 +401,21 @@ func TestBadBytesInPathsAndQueriesAreProblems(t *testing.T) {
 	r := ana.do(http.MethodGet, "/api/venues", nil)
 	require.Len(t, r.Body["venues"], 1, "no venue was stored")
 }
+
+// A closed sale behind a waiting room says the sale is closed: it used to
+// send a fan to join a queue that no longer admits anyone.
+func TestClosedSaleBehindAWaitingRoomRefusesHoldsAsClosed(t *testing.T) {
+	t.Parallel()
+	_, ana, _, fan := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Shut Arena", "Natal", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Shut", true))
+	r := ana.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": "closed"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	var last response
+	waitUntil(t, 10*time.Second, func() bool {
+		// The event cache may hold the event as on sale for 2 s.
+		last = fan.do(http.MethodPost, "/api/events/"+id+"/holds", map[string]any{"best": map[string]any{"quantity": 1}}, "Idempotency-Key", "shut")
+		return last.Body["type"] != "https://catraca.dev/problems/admission-required"
+	}, "the closed sale to be told")
+	requireProblem(t, last, http.StatusForbidden, "sales-closed")
+}

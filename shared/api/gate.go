@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
@@ -46,8 +47,16 @@ type TokenGate struct {
 // Allow implements Gate.
 func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	var adm queue.Admission
+	// The sale's state comes before the admission it needs: a closed
+	// sale's fan is told so, not sent to a line that admits nobody. A
+	// retried hold of a closed sale is still answered (the inventory
+	// replays it) when it carries its admission.
+	closed := !e.OnSale(time.Now())
 	if e.WaitingRoom.Enabled {
 		if adm = g.admission(r, e, account); adm.Turn == 0 {
+			if closed {
+				return inventoryError(inventory.ErrSalesClosed)
+			}
 			return problem.New(http.StatusForbidden, "admission-required",
 				"This event has a waiting room: join the queue and buy once you are admitted.").
 				With("queue", "/api/events/"+itoa(e.ID)+"/queue")
@@ -57,6 +66,8 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	defer cancel()
 	wait, err := g.Room.CheckHold(ctx, e.ID, account, adm, holdBurst, holdRefill)
 	switch {
+	case errors.Is(err, queue.ErrTurnOver) && closed:
+		return inventoryError(inventory.ErrSalesClosed)
 	case errors.Is(err, queue.ErrTurnOver):
 		return problem.New(http.StatusForbidden, "admission-required",
 			"Your shopping turn has ended (you left the waiting room, bought, or your time ran out). Join the queue again for a new turn.").
