@@ -317,6 +317,11 @@ func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Like every other route of an event fans cannot see (a draft, or
+	// none): a 404, not a 204 that tells the event exists.
+	if err := s.eventExists(r.Context(), id); err != nil {
+		return err
+	}
 	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
 		return queueError(err)
 	}

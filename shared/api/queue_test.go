@@ -194,13 +194,13 @@ func TestQueueOnEventWithoutWaitingRoom(t *testing.T) {
 	requireProblem(t, newFan(t, srv).do(http.MethodPost, "/api/events/"+itoa(id)+"/queue", nil), http.StatusUnauthorized, "unauthenticated")
 
 	// An event that does not exist (or is a draft, which fans cannot see)
-	// has no waiting room to be closed: joining or asking is a 404.
+	// has no waiting room to be closed: joining, asking or leaving is a 404.
 	draft := o.do(http.MethodPost, "/api/events", map[string]any{"venue_id": venueID, "layout_version": 1, "name": "Draft", "draft": true,
 		"starts_at": time.Now().Add(72 * time.Hour), "sale_starts_at": time.Now(), "sale_ends_at": time.Now().Add(71 * time.Hour),
 		"price_levels": []map[string]any{{"code": "A", "price_cents": 1}, {"code": "B", "price_cents": 1}, {"code": "C", "price_cents": 1}, {"code": "GA", "price_cents": 1}}})
 	require.Equal(t, http.StatusCreated, draft.Status, string(draft.Raw))
 	for _, missing := range []int64{1 << 40, int64(draft.Body["id"].(float64))} {
-		for _, method := range []string{http.MethodGet, http.MethodPost} {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 			requireProblem(t, f.do(method, "/api/events/"+itoa(missing)+"/queue", nil), http.StatusNotFound, "event-not-found")
 		}
 		requireProblem(t, newFan(t, srv).do(http.MethodGet, "/api/events/"+itoa(missing)+"/queue/progress", nil), http.StatusNotFound, "event-not-found")
