@@ -419,3 +419,34 @@ func TestClosedSaleBehindAWaitingRoomRefusesHoldsAsClosed(t *testing.T) {
 	}, "the closed sale to be told")
 	requireProblem(t, last, http.StatusForbidden, "sales-closed")
 }
+
+// Limits told in characters count characters, not bytes, and a name that
+// shows nothing is no name: "ã" is two bytes, so an event name of 200 of
+// them and a gate of 40 were refused, while a gate named " " or with a
+// zero-width space alone was saved.
+func TestTextLimitsCountCharactersAndRefuseBlankNames(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium(strings.Repeat("ã", 200), "São João", 20, 5))
+	id := itoa(createEvent(t, ana, venueID, "Limits", false))
+	levels := []map[string]any{{"code": "A", "name": strings.Repeat("é", 100), "price_cents": 9000},
+		{"code": "B", "price_cents": 7000}, {"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}}
+	r := ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": strings.Repeat("ã", 200), "price_levels": levels})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	requireRefusal(t, ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": strings.Repeat("ã", 201)}),
+		http.StatusBadRequest, "invalid-event", "Name must be 1 to 200 characters.", "/name")
+	for _, blank := range []string{" ", "\u200b", " \u200b\u00a0"} {
+		requireRefusal(t, ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": blank}),
+			http.StatusBadRequest, "invalid-event", "Name must be 1 to 200 characters.", "/name")
+	}
+
+	checkin := func(gate, scanID string) response {
+		return ana.do(http.MethodPost, "/api/events/"+id+"/checkins", map[string]any{"code": "not-a-ticket", "gate": gate, "scan_id": scanID})
+	}
+	r = checkin(strings.Repeat("ã", 40), strings.Repeat("é", 64))
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	for _, gate := range []string{" ", "\u200b", "\u00a0\ufeff", strings.Repeat("ã", 41)} {
+		requireProblem(t, checkin(gate, "s1"), http.StatusBadRequest, "invalid-gate")
+	}
+	requireProblem(t, checkin("North", strings.Repeat("é", 65)), http.StatusBadRequest, "invalid-scan-id")
+}

@@ -52,10 +52,10 @@ type Result struct {
 
 func (s Scan) check() error {
 	// The gate's name comes back in other gates' conflict messages.
-	if s.Gate == "" || len(s.Gate) > 40 || !text.OneLine(s.Gate) {
+	if text.Blank(s.Gate) || text.Length(s.Gate) > 40 || !text.OneLine(s.Gate) {
 		return ErrBadGate
 	}
-	if s.ID == "" || len(s.ID) > 64 {
+	if s.ID == "" || text.Length(s.ID) > 64 {
 		return ErrBadScanID
 	}
 	return nil

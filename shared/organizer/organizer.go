@@ -86,7 +86,7 @@ func (spec *EventSpec) validate() error {
 	bad := func(pointer, msg string) error { return reject.New(ErrInvalidEvent, pointer, msg) }
 	spec.Name = strings.TrimSpace(spec.Name)
 	switch {
-	case spec.Name == "" || len(spec.Name) > 200:
+	case text.Blank(spec.Name) || text.Length(spec.Name) > 200:
 		return bad("/name", "Name must be 1 to 200 characters.")
 	case spec.VenueID <= 0:
 		return bad("/venue_id", "venue_id and layout_version are required (positive numbers of an imported layout).")
@@ -100,11 +100,11 @@ func (spec *EventSpec) validate() error {
 		return bad("/sale_ends_at", "Sales must end by the day of the event.")
 	case len(spec.PriceLevels) == 0:
 		return bad("/price_levels", "price_levels are required.")
-	case len(spec.Category) > 50:
+	case text.Length(spec.Category) > 50:
 		return bad("/category", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
-	case len(spec.City) > 100:
+	case text.Length(spec.City) > 100:
 		return bad("/city", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
-	case len(spec.Description) > 5000:
+	case text.Length(spec.Description) > 5000:
 		return bad("/description", "Category must be at most 50, city at most 100 and description at most 5000 characters.")
 	case spec.Currency != "" && !isCurrency(spec.Currency):
 		return bad("/currency", "Currency must be an ISO 4217 code such as BRL.")
@@ -197,8 +197,8 @@ func validPrices(pointer string, levels []event.PriceLevel) error {
 	seen := map[string]bool{}
 	for i, p := range levels {
 		at := pointer + reject.Pointer(i)
-		if p.Code == "" || len(p.Code) > 20 || len(p.Name) > 100 {
-			return reject.New(ErrInvalidEvent, at, "Every price level needs a code of 1 to 20 characters and a name of at most 100.")
+		if text.Blank(p.Code) || text.Length(p.Code) > 20 || p.Name != "" && text.Blank(p.Name) || text.Length(p.Name) > 100 {
+			return reject.New(ErrInvalidEvent, at, "Every price level needs a code of 1 to 20 characters and a name of at most 100 (or none).")
 		}
 		// Shown on the event page, the map's legend and the exports.
 		if !text.OneLine(p.Code) || !text.OneLine(p.Name) {
@@ -577,7 +577,7 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 		if err := spec.validate(); err != nil {
 			return err
 		}
-		if strings.TrimSpace(spec.City) == "" {
+		if text.Blank(spec.City) {
 			return reject.New(ErrInvalidEvent, "/city", "City must be 1 to 100 characters.")
 		}
 		if err := changeablePrices("/price_levels", e, p.PriceLevels); err != nil {

@@ -21,3 +21,22 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestBlankAndLength(t *testing.T) {
+	for s, want := range map[string]bool{
+		"":                   true,
+		" ":                  true,
+		"\u200b":             true, // zero-width space
+		"\u00a0\ufeff\u200d": true,
+		"\u3164":             true, // Hangul filler
+		"North":              false,
+		" ã ":                false,
+	} {
+		if got := Blank(s); got != want {
+			t.Errorf("Blank(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if n := Length("Portão Norte"); n != 12 {
+		t.Errorf("Length counts characters, got %d", n)
+	}
+}

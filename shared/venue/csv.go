@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CSVColumns are the columns of a seat list, one seat a line, as venues
@@ -165,7 +166,7 @@ func (p *csvParser) seat(l *Layout, line int, rec []string) {
 	before := len(p.errs)
 	text := func(c string) string {
 		v := get(c)
-		if v == "" || len(v) > 20 {
+		if v == "" || utf8.RuneCountInString(v) > 20 { // characters, as the message says
 			p.fail(line, c, c+" must be 1 to 20 characters")
 		}
 		return v

@@ -86,10 +86,10 @@ func (l *Layout) Validate() error {
 	var m mistakes
 	const nameCity = "Name (up to 200 characters) and city (up to 100) are required."
 	const size = "Width and height must be between 1 and 100000."
-	if strings.TrimSpace(l.Name) == "" || len(l.Name) > 200 {
+	if text.Blank(l.Name) || text.Length(l.Name) > 200 {
 		m.add("/name", nameCity)
 	}
-	if strings.TrimSpace(l.City) == "" || len(l.City) > 100 {
+	if text.Blank(l.City) || text.Length(l.City) > 100 {
 		m.add("/city", nameCity)
 	}
 	// Names, codes and labels are shown on maps, tickets and CSV exports.
@@ -127,7 +127,7 @@ func (l *Layout) Validate() error {
 		if s.PriceLevel == "" {
 			m.add(at("price_level"), "Section %s: price_level is required.", s.Code)
 		}
-		if len(s.Code) > 20 || len(s.PriceLevel) > 20 || len(s.Name) > 100 {
+		if text.Length(s.Code) > 20 || text.Length(s.PriceLevel) > 20 || text.Length(s.Name) > 100 {
 			m.add(at(), "Section %d: code and price_level must be at most 20 characters, name at most 100.", i)
 		}
 		oneLine(at("code"), fmt.Sprintf("Section %d: code", i), s.Code)
@@ -158,7 +158,7 @@ func (l *Layout) Validate() error {
 				}
 				rows[r.Label] = true
 				oneLine(at("rows", j, "label"), fmt.Sprintf("Section %s: row %d label", s.Code, j), r.Label)
-				if len(r.Label) > 20 || !fits(r.Rank) {
+				if text.Length(r.Label) > 20 || !fits(r.Rank) {
 					m.add(at("rows", j), "Section %s row %s: labels are at most 20 characters, ranks between 0 and %d.", s.Code, r.Label, maxInt4)
 				}
 				nums := map[int]bool{}
