@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -263,6 +264,47 @@ func TestPatchedLimitsOfZeroAreRefused(t *testing.T) {
 	require.EqualValues(t, 6, e["max_per_account"])
 	require.EqualValues(t, 4, e["max_per_hold"])
 	require.EqualValues(t, 480, e["hold_ttl_seconds"])
+}
+
+// A new event's limits are read as PATCH reads them: a 0 that is sent is
+// refused (it became the default, 6 tickets or 480 s, in silence), one
+// left out takes the default; and a hold may not take more tickets than
+// one fan may buy.
+func TestCreatedLimitsOfZeroAreRefusedAndHoldsFitTheAccountLimit(t *testing.T) {
+	t.Parallel()
+	_, ana, _, _ := cast(t)
+	venueID := importVenue(t, ana, venue.Stadium("Zero New Arena", "Recife", 20, 5))
+	create := func(limits map[string]any) response {
+		now := time.Now().UTC()
+		body := map[string]any{"venue_id": venueID, "layout_version": 1, "name": "New limits",
+			"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
+			"price_levels": []map[string]any{{"code": "A", "price_cents": 9000}, {"code": "B", "price_cents": 7000}, {"code": "C", "price_cents": 5000}, {"code": "GA", "price_cents": 3000}}}
+		maps.Copy(body, limits)
+		return ana.do(http.MethodPost, "/api/events", body)
+	}
+	for field, detail := range map[string]string{
+		"max_per_account":  "max_per_account and max_per_hold must be between 1 and 1000.",
+		"max_per_hold":     "max_per_account and max_per_hold must be between 1 and 1000.",
+		"hold_ttl_seconds": "hold_ttl_seconds must be between 1 and 3600.",
+	} {
+		requireRefusal(t, create(map[string]any{field: 0}), http.StatusBadRequest, "invalid-event", detail, "/"+field)
+	}
+	r := create(nil)
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.EqualValues(t, 6, r.Body["max_per_account"])
+	require.EqualValues(t, 6, r.Body["max_per_hold"])
+	require.EqualValues(t, 480, r.Body["hold_ttl_seconds"])
+
+	over := "max_per_hold (8) cannot be more than max_per_account (4): one hold cannot take more tickets than one fan may buy."
+	requireRefusal(t, create(map[string]any{"max_per_account": 4, "max_per_hold": 8}), http.StatusBadRequest, "invalid-event", over, "/max_per_hold")
+	r = create(map[string]any{"max_per_account": 4})
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
+	require.EqualValues(t, 4, r.Body["max_per_hold"], "left out, a hold may take as many as the fan may buy")
+	requireRefusal(t, ana.do(http.MethodPatch, "/api/events/"+itoa(int64(r.Body["id"].(float64))), map[string]any{"max_per_hold": 8}),
+		http.StatusBadRequest, "invalid-event", over, "/max_per_hold")
+	r = ana.do(http.MethodPatch, "/api/events/"+itoa(int64(r.Body["id"].(float64))), map[string]any{"max_per_account": 2})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 2, r.Body["max_per_hold"], "a lower account limit alone (the console's form) lowers the hold limit with it")
 }
 
 // Entry rules replace the event's as a whole, so PUT sends every member

@@ -138,11 +138,24 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		organizer.EventSpec
 		WaitingRoom *roomSettings `json:"waiting_room"`
+		// Read as sent, as PATCH reads them: left out is the default, a
+		// 0 sent is out of bounds.
+		MaxPerAccount *int `json:"max_per_account"`
+		MaxPerHold    *int `json:"max_per_hold"`
+		HoldTTL       *int `json:"hold_ttl_seconds"`
 	}
 	if err := decode(r, &body); err != nil {
 		return err
 	}
+	if err := organizer.SentLimits(body.MaxPerAccount, body.MaxPerHold, body.HoldTTL); err != nil {
+		return err
+	}
 	spec := body.EventSpec
+	for to, from := range map[*int]*int{&spec.MaxPerAccount: body.MaxPerAccount, &spec.MaxPerHold: body.MaxPerHold, &spec.HoldTTL: body.HoldTTL} {
+		if from != nil {
+			*to = *from // left out, 0 asks for the default
+		}
+	}
 	if body.WaitingRoom != nil {
 		if spec.WaitingRoom, err = body.WaitingRoom.settings("/waiting_room"); err != nil {
 			return err

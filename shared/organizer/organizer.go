@@ -141,8 +141,28 @@ func (spec *EventSpec) validate() error {
 	if spec.HoldTTL == 0 {
 		spec.HoldTTL = 480
 	}
+	if spec.MaxPerHold > spec.MaxPerAccount {
+		return bad("/max_per_hold", fmt.Sprintf("max_per_hold (%d) cannot be more than max_per_account (%d): one hold cannot take more tickets than one fan may buy.",
+			spec.MaxPerHold, spec.MaxPerAccount))
+	}
 	roomDefaults(&spec.WaitingRoom)
 	return validRoom("/waiting_room", spec.WaitingRoom)
+}
+
+// SentLimits refuses a ticket limit or hold time sent as 0: in an
+// EventSpec 0 stands for "left out" (the default), so a request that can
+// leave a limit out reads it as a pointer and refuses a 0 it sent, which
+// is out of bounds, instead of turning it into the default.
+func SentLimits(maxPerAccount, maxPerHold, holdTTL *int) error {
+	for _, l := range []struct {
+		field string
+		v     *int
+	}{{"max_per_account", maxPerAccount}, {"max_per_hold", maxPerHold}, {"hold_ttl_seconds", holdTTL}} {
+		if l.v != nil && *l.v == 0 {
+			return limitRefusal(l.field)
+		}
+	}
+	return nil
 }
 
 // limitRefusal refuses a ticket limit or hold time out of its bounds.
@@ -552,12 +572,8 @@ type EventPatch struct {
 // as a whole like a new event. Prices change as SetPriceLevels does.
 func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, p EventPatch) (event.Event, error) {
 	e, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
-		// 0 stands for "left out" in a new event; a patch leaves a field out
-		// by not sending it, so a 0 it sends is out of bounds.
-		for field, v := range map[string]*int{"max_per_account": p.MaxPerAccount, "max_per_hold": p.MaxPerHold, "hold_ttl_seconds": p.HoldTTL} {
-			if v != nil && *v == 0 {
-				return limitRefusal(field)
-			}
+		if err := SentLimits(p.MaxPerAccount, p.MaxPerHold, p.HoldTTL); err != nil {
+			return err
 		}
 		spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
 			Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
@@ -573,6 +589,11 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 		set(&spec.MaxPerAccount, p.MaxPerAccount)
 		set(&spec.MaxPerHold, p.MaxPerHold)
 		set(&spec.HoldTTL, p.HoldTTL)
+		if p.MaxPerHold == nil && spec.MaxPerHold > spec.MaxPerAccount {
+			// A lower account limit alone (the console's form) brings the
+			// hold limit down with it, as a new event's default would be.
+			spec.MaxPerHold = spec.MaxPerAccount
+		}
 		set(&spec.WaitingRoom, p.WaitingRoom)
 		if err := spec.validate(); err != nil {
 			return err
