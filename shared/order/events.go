@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/catraca/catraca/shared/event"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/shardstore"
