@@ -196,10 +196,7 @@ func TestCancelledEventsTakeNoNewPayment(t *testing.T) {
 func TestCancelledEventsCannotChange(t *testing.T) {
 	t.Parallel()
 	_, ana, _, _ := cast(t)
-	venueID := importVenue(t, ana, venue.Stadium("Gone Arena", "Recife", 20, 5))
-	id := itoa(createEvent(t, ana, venueID, "Gone", true))
-	r := ana.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": "cancelled"})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	id := stoppedEvent(t, ana, "Gone", "cancelled")
 	for _, c := range []struct {
 		method, path string
 		body         any
@@ -449,10 +446,7 @@ func TestBadBytesInPathsAndQueriesAreProblems(t *testing.T) {
 func TestClosedSaleBehindAWaitingRoomRefusesHoldsAsClosed(t *testing.T) {
 	t.Parallel()
 	_, ana, _, fan := cast(t)
-	venueID := importVenue(t, ana, venue.Stadium("Shut Arena", "Natal", 20, 5))
-	id := itoa(createEvent(t, ana, venueID, "Shut", true))
-	r := ana.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": "closed"})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	id := stoppedEvent(t, ana, "Shut", "closed")
 	var last response
 	waitUntil(t, 10*time.Second, func() bool {
 		// The event cache may hold the event as on sale for 2 s.
@@ -491,4 +485,15 @@ func TestTextLimitsCountCharactersAndRefuseBlankNames(t *testing.T) {
 		requireProblem(t, checkin(gate, "s1"), http.StatusBadRequest, "invalid-gate")
 	}
 	requireProblem(t, checkin("North", strings.Repeat("é", 65)), http.StatusBadRequest, "invalid-scan-id")
+}
+
+// stoppedEvent is the id of a new event of org's with a waiting room, on a
+// stadium of its own, whose status org then set to status.
+func stoppedEvent(t *testing.T, org *fan, name, status string) string {
+	t.Helper()
+	venueID := importVenue(t, org, venue.Stadium(name+" Arena", "Recife", 20, 5))
+	id := itoa(createEvent(t, org, venueID, name, true))
+	r := org.do(http.MethodPut, "/api/events/"+id+"/status", map[string]any{"status": status})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	return id
 }
