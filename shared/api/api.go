@@ -233,7 +233,7 @@ func translate(err error) error {
 	switch {
 	case errors.Is(err, event.ErrNotFound), errors.Is(err, shard.ErrUnknownEvent):
 		return problem.New(http.StatusNotFound, "event-not-found", "No such event.")
-	case errors.Is(err, event.ErrBadCursor):
+	case errors.Is(err, event.ErrBadCursor), errors.Is(err, entry.ErrBadCursor):
 		return problem.New(http.StatusBadRequest, "invalid-cursor", "The cursor is not valid; start from the first page.")
 	case databaseUnavailable(err):
 		p := problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
@@ -296,6 +296,21 @@ func pathID(r *http.Request, name string) (int64, error) {
 		return 0, problem.New(http.StatusNotFound, "not-found", "No such "+name+": "+strconv.Quote(r.PathValue(name))+".")
 	}
 	return id, nil
+}
+
+// queryLimit reads parameter limit, between 1 and most (def when absent);
+// unit names what is counted, for the message.
+func queryLimit(r *http.Request, def, most int, unit string) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, problem.New(http.StatusBadRequest, "invalid-parameter",
+			strings.TrimSpace("Parameter limit must be between 1 and "+strconv.Itoa(most)+" "+unit)+".")
+	}
+	return n, nil
 }
 
 // queryTime parses an RFC 3339 (or YYYY-MM-DD) query parameter.

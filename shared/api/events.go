@@ -29,10 +29,8 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if f.To, err = queryTime(r, "to"); err != nil {
 		return err
 	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 100 {
-			return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter limit must be between 1 and 100.")
-		}
+	if f.Limit, err = queryLimit(r, 0, 100, ""); err != nil {
+		return err
 	}
 	// Every distinct query is cached for a few seconds fleet-wide; the key
 	// is the parsed filter, so tracking parameters do not split it.

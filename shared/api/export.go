@@ -134,14 +134,8 @@ func exportCursor(r *http.Request) (after int64, limit int, err error) {
 				"Parameter after must be an order id, as in the Link header of the page before; leave it out for the first page.")
 		}
 	}
-	limit = exportLimit
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > exportLimit {
-			return 0, 0, problem.New(http.StatusBadRequest, "invalid-parameter",
-				"Parameter limit must be between 1 and "+strconv.Itoa(exportLimit)+" orders per page.")
-		}
-	}
-	return after, limit, nil
+	limit, err = queryLimit(r, exportLimit, exportLimit, "orders per page")
+	return after, limit, err
 }
 
 // safeCell keeps a spreadsheet from running a cell as a formula (CSV

@@ -68,9 +68,11 @@ func TestCheckInAnswers(t *testing.T) {
 	// A printed code is refused unless the event allows them.
 	_, err = w.svc.SetSettings(w.ctx, w.event, w.org, entry.Settings{StaticCodes: true})
 	require.NoError(t, err)
-	mine, err := w.svc.Mine(w.ctx, w.fan)
+	mine, err := w.svc.Page(w.ctx, w.fan, "", entry.MaxPage)
 	require.NoError(t, err)
-	static := mine[1].Static
+	tk, err := w.svc.Ticket(w.ctx, w.fan, mine.Tickets[1].ID)
+	require.NoError(t, err)
+	static := tk.Static
 	require.NotEmpty(t, static)
 	_, err = w.svc.SetSettings(w.ctx, w.event, w.org, entry.Settings{})
 	require.NoError(t, err)
@@ -275,9 +277,11 @@ func TestTransfer(t *testing.T) {
 	r := w.scan(t, w.event, "North 1", "t1", old)
 	require.Equal(t, entry.Void, r.Outcome, r.Message)
 	require.Contains(t, r.Message, "transferred")
-	mine, err := w.svc.Mine(w.ctx, w.fan)
+	mine, err := w.svc.Page(w.ctx, w.fan, "", entry.MaxPage)
 	require.NoError(t, err)
-	require.Empty(t, mine, "the ticket left the sender's page")
+	require.Empty(t, mine.Tickets, "the ticket left the sender's page")
+	_, err = w.svc.Ticket(w.ctx, w.fan, ticket)
+	require.ErrorIs(t, err, entry.ErrNotFound, "and its codes are no longer the sender's")
 
 	_, err = w.svc.Transfer(w.ctx, ticket, friend, "third@example.com")
 	require.ErrorIs(t, err, entry.ErrNoTransfer, "one transfer by default")
@@ -368,12 +372,16 @@ func TestCancelledEventAdmitsNobody(t *testing.T) {
 	res, err := w.svc.Sync(w.ctx, w.event, w.staff, "Offline 1", []entry.Scan{{ID: "c2", Code: code, At: w.now}})
 	require.NoError(t, err)
 	require.Equal(t, entry.Void, res[0].Outcome, "nor offline")
-	mine, err := w.svc.Mine(w.ctx, w.fan)
+	mine, err := w.svc.Page(w.ctx, w.fan, "", entry.MaxPage)
 	require.NoError(t, err)
-	require.Len(t, mine, 2)
-	for _, tk := range mine {
+	require.Len(t, mine.Tickets, 2)
+	for _, tk := range mine.Tickets {
 		require.Equal(t, "void", tk.Status, "the ticket page shows no code")
 		require.Empty(t, tk.Codes)
+		tk, err := w.svc.Ticket(w.ctx, w.fan, tk.ID)
+		require.NoError(t, err)
+		require.Equal(t, "void", tk.Status)
+		require.Empty(t, tk.Codes, "nor when the fan opens it")
 	}
 	_, err = w.svc.Transfer(w.ctx, tickets[1], w.fan, "friend@example.com")
 	require.ErrorIs(t, err, entry.ErrNoTransfer)

@@ -1,6 +1,7 @@
 package entry
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -14,12 +15,18 @@ const Ahead = 4
 
 // Ticket is a fan's ticket as the ticket page shows it.
 type Ticket struct {
-	ID          int64       `json:"id"`
-	EventID     int64       `json:"event_id"`
-	Seat        string      `json:"seat"`
-	Holder      string      `json:"holder"`
-	Status      string      `json:"status"` // valid, used or void
-	CheckedInAt *time.Time  `json:"checked_in_at,omitempty"`
+	ID          int64      `json:"id"`
+	EventID     int64      `json:"event_id"`
+	EventName   string     `json:"event_name"`
+	StartsAt    time.Time  `json:"starts_at"`
+	Seat        string     `json:"seat"`
+	Holder      string     `json:"holder"`
+	Status      string     `json:"status"` // valid, used or void
+	CheckedInAt *time.Time `json:"checked_in_at,omitempty"`
+	// LiveFrom is when the list starts to carry a valid ticket's codes:
+	// before it the page asks for them when the fan opens the ticket.
+	LiveFrom    time.Time   `json:"live_from"`
+	DoorsOpenAt *time.Time  `json:"doors_open_at,omitempty"`
 	Codes       []TimedCode `json:"codes,omitempty"`
 	// Static is the printable code, when the event accepts them.
 	Static        string `json:"static_code,omitempty"`
@@ -33,46 +40,47 @@ type TimedCode struct {
 	Code  string    `json:"code"`
 }
 
-// Mine lists the tickets an account holds on every shard, with their
-// codes for now and the next Ahead steps.
-func (s *Service) Mine(ctx context.Context, account int64) ([]Ticket, error) {
-	out := []Ticket{}
+// Ticket returns one ticket the account holds with its codes (when it is
+// valid), whatever its event's time; ErrNotFound when it holds no such
+// ticket, whether or not the ticket exists.
+func (s *Service) Ticket(ctx context.Context, account, ticket int64) (Ticket, error) {
+	st, err := s.shards.OfRow(ticket)
+	if err != nil {
+		return Ticket{}, ErrNotFound
+	}
+	if err := s.keyed(ctx, st, account); err != nil {
+		return Ticket{}, err
+	}
+	h, found, err := st.HeldTicket(ctx, account, ticket, defaults)
+	if err != nil || !found {
+		return Ticket{}, cmp.Or(err, ErrNotFound)
+	}
+	ev, err := s.eventInfo(ctx, []int64{h.EventID})
+	if err != nil {
+		return Ticket{}, err
+	}
+	return s.show(h, ev[h.EventID], s.Now(), true)
+}
+
+// keyed readies the account's tickets on st before they are read: keys
+// for tickets bought and never shown, and tickets keyed under a retired
+// ring key moved to the current one.
+func (s *Service) keyed(ctx context.Context, st *shardstore.Store, account int64) error {
+	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, account); err != nil {
+		return err
+	}
 	ring := make([]string, 0, len(s.ring.keys))
 	for _, k := range s.ring.keys {
 		ring = append(ring, k.ID)
 	}
-	now := s.Now()
-	for _, id := range s.shards.IDs() {
-		st, err := s.shards.Primary(id)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, account); err != nil {
-			return nil, err
-		}
-		// Tickets keyed under a retired ring key move to the current one.
-		if err := st.Rekey(ctx, account, s.ring.Current(), ring); err != nil {
-			return nil, err
-		}
-		held, err := st.HeldTickets(ctx, account, defaults)
-		if err != nil {
-			return nil, fmt.Errorf("tickets of account %d: %w", account, err)
-		}
-		for _, h := range held {
-			t, err := s.show(h, now)
-			if err != nil {
-				return nil, fmt.Errorf("tickets of account %d: %w", account, err)
-			}
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return st.Rekey(ctx, account, s.ring.Current(), ring)
 }
 
 // show is a held ticket as its page shows it: valid ones with their codes
-// for now and the next Ahead steps.
-func (s *Service) show(h shardstore.HeldTicket, now time.Time) (Ticket, error) {
-	t := Ticket{ID: h.ID, EventID: h.EventID, Seat: h.Seat, Holder: h.Holder, Status: "valid", CheckedInAt: h.CheckedInAt}
+// for now and the next Ahead steps when codes is true.
+func (s *Service) show(h shardstore.HeldTicket, ev eventInfo, now time.Time, codes bool) (Ticket, error) {
+	t := Ticket{ID: h.ID, EventID: h.EventID, EventName: ev.name, StartsAt: ev.startsAt, Seat: h.Seat, Holder: h.Holder,
+		Status: "valid", CheckedInAt: h.CheckedInAt, LiveFrom: liveFrom(ev.startsAt, h.Rules.DoorsOpenAt), DoorsOpenAt: h.Rules.DoorsOpenAt}
 	switch {
 	case h.OrderStatus != shardstore.OrderPaid:
 		t.Status = "void"
@@ -84,6 +92,9 @@ func (s *Service) show(h shardstore.HeldTicket, now time.Time) (Ticket, error) {
 	}
 	if h.Rules.TransfersAllowed {
 		t.TransfersLeft = max(0, h.Rules.MaxTransfers-h.Transfers)
+	}
+	if !codes {
+		return t, nil
 	}
 	k := TicketKey{Ticket: h.ID, Generation: h.Generation, KeyID: h.KeyID}
 	for step := StepAt(now); step <= StepAt(now)+Ahead; step++ {

@@ -134,23 +134,64 @@ type HeldTicket struct {
 	Rules        EntrySettings // the event's, or the defaults given
 }
 
-// HeldTickets lists the keyed tickets an account holds, by event; rules
+// HeldEvents counts the keyed tickets an account holds, by event.
+func (r reads) HeldEvents(ctx context.Context, holder int64) (map[int64]int, error) {
+	rows, err := r.q.Query(ctx, `SELECT event_id, count(*) FROM ticket_keys WHERE holder_id = $1 GROUP BY event_id`, holder)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]int{}
+	var event int64
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&event, &n}, func() error {
+		out[event] = n
+		return nil
+	})
+	return out, err
+}
+
+// HeldPage asks for the tickets of events, in that order of events and by
+// ticket id, after ticket After of event AfterEvent, at most Limit.
+type HeldPage struct {
+	Events            []int64
+	AfterEvent, After int64
+	Limit             int
+}
+
+// HeldTickets lists a page of the keyed tickets an account holds; rules
 // stand in for events whose entry settings were never set.
-func (r reads) HeldTickets(ctx context.Context, holder int64, defaults EntrySettings) ([]HeldTicket, error) {
+func (r reads) HeldTickets(ctx context.Context, holder int64, p HeldPage, defaults EntrySettings) ([]HeldTicket, error) {
+	return r.held(ctx, `k.holder_id = $1 AND k.event_id = ANY($4) AND (k.event_id <> $5 OR k.ticket_id > $6)
+		ORDER BY array_position($4, k.event_id), k.ticket_id LIMIT $7`, holder, defaults, p.Events, p.AfterEvent, p.After, p.Limit)
+}
+
+// HeldTicket reads one keyed ticket the account holds (found false when
+// it holds no such ticket).
+func (r reads) HeldTicket(ctx context.Context, holder, ticket int64, defaults EntrySettings) (HeldTicket, bool, error) {
+	list, err := r.held(ctx, `k.holder_id = $1 AND k.ticket_id = $4`, holder, defaults, ticket)
+	if err != nil || len(list) == 0 {
+		return HeldTicket{}, false, err
+	}
+	return list[0], true, nil
+}
+
+// held reads the held tickets that where (on $1 the holder, then its own
+// arguments from $4) picks.
+func (r reads) held(ctx context.Context, where string, holder int64, defaults EntrySettings, args ...any) ([]HeldTicket, error) {
 	rows, err := r.q.Query(ctx, `
 		SELECT k.ticket_id, k.event_id, `+seatLabel+`, k.holder_name, k.key_id, k.generation, k.transfers, `+doorStatus+`,
-		       c.scanned_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
+		       c.scanned_at, st.doors_open_at, coalesce(st.static_codes, false), coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3)
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN checkins c ON c.ticket_id = k.ticket_id
 		LEFT JOIN entry_settings st ON st.event_id = k.event_id
-		WHERE k.holder_id = $1 ORDER BY k.event_id, k.ticket_id`, holder, defaults.TransfersAllowed, defaults.MaxTransfers)
+		WHERE `+where, append([]any{holder, defaults.TransfersAllowed, defaults.MaxTransfers}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (HeldTicket, error) {
 		var t HeldTicket
 		return t, r.Scan(&t.ID, &t.EventID, &t.Seat, &t.Holder, &t.KeyID, &t.Generation, &t.Transfers, &t.OrderStatus,
-			&t.CheckedInAt, &t.Rules.StaticCodes, &t.Rules.TransfersAllowed, &t.Rules.MaxTransfers)
+			&t.CheckedInAt, &t.Rules.DoorsOpenAt, &t.Rules.StaticCodes, &t.Rules.TransfersAllowed, &t.Rules.MaxTransfers)
 	})
 }
 
