@@ -185,9 +185,9 @@ func (s *site) pay(t *testing.T, ctx context.Context, shotPrefix string) {
 		chromedp.SendKeys(chromedp.CSS(`#card`), "4242 4242 4242 4242"),
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		chromedp.WaitVisible(`//h1[. = "Your tickets"]`),
-		chromedp.WaitVisible(chromedp.CSS(`.ticket img`)),
+		chromedp.WaitVisible(chromedp.CSS(`.ticket svg.qr`)),
 	))
-	loaded, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('.ticket img')].every(i => i.complete && i.naturalWidth > 0)`, chromedp.WithPollingTimeout(20*time.Second)))
+	loaded, err := chromedp.Run(ctx, chromedp.Poll[bool](qrDrawn, chromedp.WithPollingTimeout(20*time.Second)))
 	require.NoError(t, err)
 	require.True(t, loaded, "QR codes render")
 	s.shot(t, ctx, shotPrefix+"-tickets")

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"net/http"
 	"testing"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/fan"
@@ -63,18 +67,34 @@ func newDoor(t *testing.T, tickets int) door {
 	return d
 }
 
-// code is what the fan's ticket page shows for their n-th ticket now.
+// code is the code the fan's n-th ticket shows now, opened.
 func (d door) code(t *testing.T, n int) string {
 	t.Helper()
-	var v struct {
+	return d.ticket(t, n).Codes[0].Code
+}
+
+// myTicket is a ticket as the fan opens it.
+type myTicket struct {
+	Codes []struct {
+		Code string `json:"code"`
+	} `json:"codes"`
+	Static *struct{ Code string } `json:"static_code"`
+}
+
+// ticket opens the fan's n-th ticket of the list.
+func (d door) ticket(t *testing.T, n int) myTicket {
+	t.Helper()
+	var list struct {
 		Tickets []struct {
-			Codes []struct {
-				Code string `json:"code"`
-			} `json:"codes"`
+			ID int64 `json:"id"`
 		} `json:"tickets"`
 	}
-	require.NoError(t, d.fan.Call(context.Background(), "tickets", http.MethodGet, "/api/me/tickets", nil, &v))
-	return v.Tickets[n].Codes[0].Code
+	require.NoError(t, d.fan.Call(context.Background(), "tickets", http.MethodGet, "/api/me/tickets", nil, &list))
+	var one struct {
+		Ticket myTicket `json:"ticket"`
+	}
+	require.NoError(t, d.fan.Call(context.Background(), "ticket", http.MethodGet, fmt.Sprintf("/api/me/tickets/%d", list.Tickets[n].ID), nil, &one))
+	return one.Ticket
 }
 
 // logIn logs an account in through the log-in page, which then goes to next.
@@ -153,14 +173,28 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	))
 	d.s.shot(t, org, "door-organizer")
 	accessible(t, org, "door (organizer)")
-	var v struct {
-		Tickets []struct {
-			Static *struct{ Code string } `json:"static_code"`
-		} `json:"tickets"`
-	}
-	require.NoError(t, d.fan.Call(context.Background(), "tickets", http.MethodGet, "/api/me/tickets", nil, &v))
-	require.NotNil(t, v.Tickets[1].Static, "the fan can print a code now")
-	scan(t, ctx, v.Tickets[1].Static.Code, "good", "Admitted")
+	static := d.ticket(t, 1).Static
+	require.NotNil(t, static, "the fan can print a code now")
+	scan(t, ctx, static.Code, "good", "Admitted")
+}
+
+// qrDrawn tells that every QR code shown is painted at a visible size.
+const qrDrawn = `[...document.querySelectorAll('.ticket svg.qr')].filter((q) => q.style.display !== 'none')
+	.every((q) => { const r = q.getBoundingClientRect(); return r.width >= 100 && r.height === r.width && q.querySelector('path').getAttribute('d').length > 100; })`
+
+// scanScreen reads the QR code in what the screen shows of sel, as a
+// scanner at the gate would (ZXing, as many phone scanners run).
+func scanScreen(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel), chromedp.NodeVisible))
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	require.NoError(t, err)
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+	require.NoError(t, err, "a scanner reads the code on the screen")
+	return res.GetText()
 }
 
 // forge changes one character in the middle of a code's signature.
@@ -253,16 +287,32 @@ func TestTransferVoidsTheOldCode(t *testing.T) {
 	ctx := context.Background()
 	_, err := d.s.st.App.Accounts.SignUp(ctx, "friend-e2e@catraca.dev", "a-long-password", "Frida Friend")
 	require.NoError(t, err)
-	old := d.code(t, 0)
 
+	// Three days before the event the list has no codes: the fan opens
+	// the ticket to see its live code, which a QR reader reads off the
+	// screen, and which keeps rotating with the network cut.
 	holder := d.s.tab(t)
 	d.logIn(t, holder, d.fanEmail, "a-long-password", "/tickets")
 	require.NoError(t, chromedp.Do(holder,
 		chromedp.WaitVisible(`//h1[. = "My tickets"]`),
-		chromedp.WaitVisible(chromedp.CSS(`.ticket img[src^="data:image/png"]`)),
+		chromedp.WaitVisible(`//li[@class="ticket"]//p[starts-with(., "Your live code shows here from")]`),
 	))
+	require.Zero(t, evaluate[int](t, holder, `document.querySelectorAll('.ticket svg.qr:not([style*="none"])').length`), "no code before the fan asks")
+	require.NoError(t, chromedp.Do(holder, chromedp.Click(`//button[. = "Show code now"]`), chromedp.WaitVisible(chromedp.CSS(`.ticket svg.qr`))))
+	drawn, err := chromedp.Run(holder, chromedp.Poll[bool](qrDrawn, chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err)
+	require.True(t, drawn, "the QR code is painted")
+	old := scanScreen(t, holder, `.ticket svg.qr`)
+	require.Equal(t, text(t, holder, `.ticket .code`), old, "the QR code is the code shown under it")
 	d.s.shot(t, holder, "my-tickets")
 	accessible(t, holder, "my tickets")
+	require.NoError(t, chromedp.Do(holder, offline(true)))
+	rotated, err := chromedp.Run(holder, chromedp.Poll[bool](fmt.Sprintf(`document.querySelector('.ticket .code').textContent.startsWith('R1.') && document.querySelector('.ticket .code').textContent !== %q`, old),
+		chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	require.True(t, rotated, "the next step's code shows without network")
+	require.NotEqual(t, old, scanScreen(t, holder, `.ticket svg.qr`))
+	require.NoError(t, chromedp.Do(holder, offline(false)))
 	require.NoError(t, chromedp.Do(holder,
 		chromedp.Click(`//summary[. = "Send to a friend"]`),
 		chromedp.SendKeys(`//input[@name="email"]`, "friend-e2e@catraca.dev"),

@@ -234,7 +234,10 @@ func (m *sequence) Show(rt *rapid.T) {
 	m.answer(rt, "tickets", r)
 	list, _ := r.Body["tickets"].([]any)
 	for _, x := range list {
-		codes, _ := x.(map[string]any)["codes"].([]any) // none for a used or void ticket
+		one := m.fans[i].do(http.MethodGet, "/api/me/tickets/"+itoa(int64(x.(map[string]any)["id"].(float64))), nil)
+		m.answer(rt, "ticket", one)
+		tk, _ := one.Body["ticket"].(map[string]any)
+		codes, _ := tk["codes"].([]any) // none for a used or void ticket
 		for _, c := range codes {
 			m.codes[c.(map[string]any)["code"].(string)] = m.ids[i]
 		}
