@@ -17,7 +17,7 @@ import (
 )
 
 // paidTickets buys n seats for f and waits for the tickets.
-func (s *shop) paidTickets(t *testing.T, f *fan, key string, seats ...int64) {
+func (s *shop) paidTickets(t testing.TB, f *fan, key string, seats ...int64) {
 	t.Helper()
 	_, orderID := s.hold(t, f, key, seats...)
 	r := f.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil)

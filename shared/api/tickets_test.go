@@ -13,7 +13,7 @@ import (
 )
 
 // ticketPage reads one page of f's ticket list.
-func ticketPage(t *testing.T, f *fan, query string) (tickets []map[string]any, next string) {
+func ticketPage(t testing.TB, f *fan, query string) (tickets []map[string]any, next string) {
 	t.Helper()
 	r := f.do(http.MethodGet, "/api/me/tickets"+query, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
