@@ -12,7 +12,8 @@ import (
 // TestPageOrderAndLiveCodes: a fan's tickets of four events come a page
 // at a time, upcoming events first (soonest first) then past ones (latest
 // first), each ticket once; only tickets of the event near its doors
-// carry codes, and a cursor that was not given is refused.
+// carry codes, and a cursor that was not given is refused. The pages keep
+// the order of the first even when an event turns past in between.
 func TestPageOrderAndLiveCodes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -39,6 +40,11 @@ func TestPageOrderAndLiveCodes(t *testing.T) {
 			break
 		}
 		cursor = p.Next
+		if pages == 0 {
+			// Tonight's show turns past between two pages: the order of
+			// the first page holds, nothing is skipped or repeated.
+			w.now = w.now.Add(20 * time.Hour)
+		}
 	}
 	require.Equal(t, want, got)
 
