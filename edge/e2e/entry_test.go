@@ -333,3 +333,18 @@ func TestTransferVoidsTheOldCode(t *testing.T) {
 	d.fan = apiFan{friend}
 	require.Contains(t, scan(t, gate, d.code(t, 0), "good", "Admitted"), "Frida Friend")
 }
+
+// TestPastTicketSaysSo: a ticket of an event that is over is listed
+// without codes, and says the event is over rather than when its code
+// will show.
+func TestPastTicketSaysSo(t *testing.T) {
+	d := newDoor(t, 1)
+	_, err := d.s.st.App.Catalog.Exec(context.Background(), `UPDATE events SET starts_at = now() - interval '2 days' WHERE id = $1`, d.event)
+	require.NoError(t, err)
+	ctx := d.s.tab(t)
+	d.logIn(t, ctx, d.fanEmail, "a-long-password", "/tickets")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//h1[. = "My tickets"]`),
+		chromedp.WaitVisible(`//li[@class="ticket"]//p[starts-with(., "This event is over.")]`),
+	))
+}

@@ -123,7 +123,10 @@ export function liveTickets(ids) {
     const qr = qrBox(240, `Entry code for ${t.seat}`);
     const code = h('p', { class: 'code small muted' });
     const left = h('p', { class: 'small', 'aria-live': 'off' });
-    const later = h('p', { class: 'small' }, `Your live code shows here from ${when(t.live_from)}. `,
+    // Codes come with the list from live_from until the event is past
+    // (12 h after its start, as the server cuts the list).
+    const past = new Date(t.starts_at).getTime() + 12 * 3600e3 < Date.now() + skew;
+    const later = h('p', { class: 'small' }, past ? 'This event is over. ' : `Your live code shows here from ${when(t.live_from)}. `,
       h('button', { type: 'button', class: 'secondary', onclick: () => open(t.id) }, 'Show code now'));
     const li = h('li', { class: 'ticket', 'data-ticket': t.id },
       h('p', {}, h('strong', {}, t.event_name || `Event ${t.event_id}`)),
