@@ -78,11 +78,17 @@ type Settings = shardstore.EntrySettings
 
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
+// row reads one row: a pool or a transaction.
+type row interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // ownerOf returns the organizer account that created the event and
-// whether the event is cancelled.
-func (s *Service) ownerOf(ctx context.Context, event int64) (owner int64, cancelled bool, err error) {
+// whether the event is cancelled; lock is appended to the query (a row
+// lock, or nothing).
+func ownerOf(ctx context.Context, db row, event int64, lock string) (owner int64, cancelled bool, err error) {
 	var createdBy *int64
-	err = s.catalog.QueryRow(ctx, `SELECT created_by, status = 'cancelled' FROM events WHERE id = $1`, event).Scan(&createdBy, &cancelled)
+	err = db.QueryRow(ctx, `SELECT created_by, status = 'cancelled' FROM events WHERE id = $1`+lock, event).Scan(&createdBy, &cancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, shard.ErrUnknownEvent
 	}
@@ -92,19 +98,36 @@ func (s *Service) ownerOf(ctx context.Context, event int64) (owner int64, cancel
 	return *createdBy, cancelled, nil
 }
 
-// requireChangeable fails unless account created the event and the event
-// is not cancelled: ErrNotOwner for another organizer's event and for
-// none at all alike, so the answer does not tell whether the event
-// exists; ErrCancelled for the organizer's cancelled event.
-func (s *Service) requireChangeable(ctx context.Context, event, account int64) error {
-	owner, cancelled, err := s.ownerOf(ctx, event)
-	switch {
-	case errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account:
+// change runs write, a change of the event's entry rules or staff on its
+// shard, if account created the event and it is not cancelled:
+// ErrNotOwner for another organizer's event and for none at all alike, so
+// the answer does not tell whether the event exists; ErrCancelled for the
+// organizer's cancelled event. The check and the write happen under the
+// catalog event row's lock, which every organizer write (a cancel too)
+// takes: read then written without it, a cancel that committed in between
+// let the change through. Catalog row first, then the shard, as nothing
+// holds a shard lock while waiting for the catalog. The shard is found
+// first: with the lock held, a second catalog connection could wait on a
+// pool the lock holders have drained.
+func (s *Service) change(ctx context.Context, event, account int64, write func(tx pgx.Tx, st *shardstore.Store) error) error {
+	st, err := s.shards.OfEvent(ctx, event)
+	if errors.Is(err, shard.ErrUnknownEvent) {
 		return ErrNotOwner
-	case err == nil && cancelled:
-		return reject.New(ErrCancelled, "", "A cancelled event cannot change.")
+	} else if err != nil {
+		return err
 	}
-	return err
+	return pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
+		owner, cancelled, err := ownerOf(ctx, tx, event, ` FOR UPDATE`)
+		switch {
+		case errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account:
+			return ErrNotOwner
+		case err != nil:
+			return err
+		case cancelled:
+			return reject.New(ErrCancelled, "", "A cancelled event cannot change.")
+		}
+		return write(tx, st)
+	})
 }
 
 // Staff fails unless account may scan at the event's doors: door staff
@@ -112,7 +135,7 @@ func (s *Service) requireChangeable(ctx context.Context, event, account int64) e
 // ErrNotStaff for an event that does not exist too, so the answer does not
 // tell whether it exists.
 func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bool, err error) {
-	owner, _, err := s.ownerOf(ctx, event)
+	owner, _, err := ownerOf(ctx, s.catalog, event, "")
 	if errors.Is(err, shard.ErrUnknownEvent) {
 		return false, ErrNotStaff
 	}
@@ -141,34 +164,24 @@ func (s *Service) Settings(ctx context.Context, event int64) (Settings, error) {
 
 // SetSettings replaces an event's entry rules; only its organizer may.
 func (s *Service) SetSettings(ctx context.Context, event, account int64, v Settings) (Settings, error) {
-	if err := s.requireChangeable(ctx, event, account); err != nil {
-		return v, err
-	}
-	if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
-		return v, reject.New(ErrBadSettings, "/max_transfers", "These entry rules cannot be saved: max_transfers must be between 0 and 100.")
-	}
-	st, err := s.shards.OfEvent(ctx, event)
-	if err != nil {
-		return v, err
-	}
-	return v, st.SetEntrySettings(ctx, event, v)
+	return v, s.change(ctx, event, account, func(_ pgx.Tx, st *shardstore.Store) error {
+		if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
+			return reject.New(ErrBadSettings, "/max_transfers", "These entry rules cannot be saved: max_transfers must be between 0 and 100.")
+		}
+		return st.SetEntrySettings(ctx, event, v)
+	})
 }
 
 // Grant makes the account with email door staff of the event; only its
 // organizer may. Granting twice is harmless.
-func (s *Service) Grant(ctx context.Context, event, account int64, email string) (Person, error) {
-	if err := s.requireChangeable(ctx, event, account); err != nil {
-		return Person{}, err
-	}
-	p, err := s.byEmail(ctx, email)
-	if err != nil {
-		return p, err
-	}
-	st, err := s.shards.OfEvent(ctx, event)
-	if err != nil {
-		return p, err
-	}
-	return p, st.GrantDoors(ctx, event, p.ID, p.Name, account)
+func (s *Service) Grant(ctx context.Context, event, account int64, email string) (p Person, err error) {
+	err = s.change(ctx, event, account, func(tx pgx.Tx, st *shardstore.Store) error {
+		if p, err = byEmail(ctx, tx, email); err != nil {
+			return err
+		}
+		return st.GrantDoors(ctx, event, p.ID, p.Name, account)
+	})
+	return p, err
 }
 
 // Person is an account as entry shows it.
@@ -179,9 +192,9 @@ type Person struct {
 	Email string `json:"-"`
 }
 
-func (s *Service) byEmail(ctx context.Context, email string) (Person, error) {
+func byEmail(ctx context.Context, db row, email string) (Person, error) {
 	var p Person
-	err := s.catalog.QueryRow(ctx, `SELECT id, name, email FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&p.ID, &p.Name, &p.Email)
+	err := db.QueryRow(ctx, `SELECT id, name, email FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&p.ID, &p.Name, &p.Email)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, ErrNoAccount
 	}

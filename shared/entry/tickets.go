@@ -145,7 +145,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 			return ErrNotFound
 		}
 		sent.From, sent.Seat = m.HolderName, m.Seat
-		if to, err = s.byEmail(ctx, email); err != nil {
+		if to, err = byEmail(ctx, s.catalog, email); err != nil {
 			return err
 		}
 		switch {
