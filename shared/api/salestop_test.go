@@ -57,3 +57,19 @@ func TestHoldsRightAfterTheSaleStopsAreRefused(t *testing.T) {
 	require.Zero(t, s.count(t, `SELECT count(*)::int FROM payments`))
 	require.Equal(t, 2, s.count(t, `SELECT count(*)::int FROM holds`), "the warm-up's and the reopened sale's")
 }
+
+// A hold right after the organizer moves the sale's end to now is refused
+// too: the cached event still has the old end.
+func TestHoldsRightAfterTheSaleEndsAreRefused(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	f := newFan(t, s.srv)
+	f.signUp("late@example.com")
+	path := "/api/events/" + itoa(s.eventID)
+	s.hold(t, f, "warm", s.seats[0]) // the event is cached, on sale
+	r := org.do(http.MethodPatch, path, map[string]any{"sale_ends_at": time.Now().UTC().Format(time.RFC3339Nano)})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = f.do(http.MethodPost, path+"/holds", map[string]any{"seats": []int64{s.seats[1]}}, "Idempotency-Key", "after-end")
+	requireProblem(t, r, http.StatusForbidden, "sales-closed")
+}

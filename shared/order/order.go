@@ -17,6 +17,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
@@ -67,6 +69,7 @@ type Queue interface {
 // Service is the order and payment logic.
 type Service struct {
 	shards    shards
+	catalog   *shardstore.Store // its outbox only (nil: not drained)
 	psp       psp.PSP
 	limiter   *ratelimit.Limiter
 	queue     Queue
@@ -87,7 +90,9 @@ type Service struct {
 
 // Config wires a Service.
 type Config struct {
-	Shards    *shard.Router
+	Shards *shard.Router
+	// Catalog, if set, is the catalog, whose outbox Fulfil drains too.
+	Catalog   *pgxpool.Pool
 	PSP       psp.PSP
 	Limiter   *ratelimit.Limiter
 	Queue     Queue
@@ -123,7 +128,11 @@ func New(c Config) *Service {
 	if c.Mailer == nil {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
-	return &Service{shards: shardstore.Open(c.Shards), psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
+	var catalog *shardstore.Store
+	if c.Catalog != nil {
+		catalog = shardstore.OpenOutbox(c.Catalog)
+	}
+	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, pspFailed: c.PSPFailed,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}

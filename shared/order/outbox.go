@@ -19,20 +19,22 @@ import (
 
 // Fulfil works through every shard's outbox: confirmation emails for paid
 // orders, refunds (of charges the shop refused, of cancelled events) and
-// cancellations of the payments of ended holds. Delivery is at least once;
-// every handler is idempotent (PSP calls carry idempotency keys, the email
-// is rewritten whole). A message whose handler fails is tried again later,
-// backing off, without holding back the others; a refund the PSP has not
-// answered after its tries is failed, any other message out of tries is
-// set aside for an operator (later).
+// cancellations of the payments of ended holds; and through the catalog's:
+// copies of organizers' status changes to the events' shards. Delivery is
+// at least once; every handler is idempotent (PSP calls carry idempotency
+// keys, the email is rewritten whole, a status copy is versioned). A
+// message whose handler fails is tried again later, backing off, without
+// holding back the others; a refund the PSP has not answered after its
+// tries is failed, any other message out of tries is set aside for an
+// operator (later).
 func (s *Service) Fulfil(ctx context.Context) (int, error) {
+	outboxes, err := s.outboxes()
+	if err != nil {
+		return 0, err
+	}
 	done := 0
 	var errs []error
-	for _, id := range s.shards.IDs() {
-		st, err := s.shards.Primary(id)
-		if err != nil {
-			return done, err
-		}
+	for id, st := range outboxes {
 		for {
 			var msgs []shardstore.Message
 			var failed []error
@@ -70,6 +72,26 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 		}
 	}
 	return done, errors.Join(errs...)
+}
+
+// catalogOutbox names the catalog's outbox among the shards' (ids from 1).
+const catalogOutbox = 0
+
+// outboxes are the stores whose outboxes Fulfil drains, by shard id; the
+// catalog's is catalogOutbox, when the service has it.
+func (s *Service) outboxes() (map[int]*shardstore.Store, error) {
+	out := map[int]*shardstore.Store{}
+	if s.catalog != nil {
+		out[catalogOutbox] = s.catalog
+	}
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = st
+	}
+	return out, nil
 }
 
 // Default tries of the outbox worker (Config.OutboxTries, RefundTries).
@@ -112,17 +134,18 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m sh
 	return tx.Failed(ctx, m.ID, cause.Error(), min(time.Second<<min(tries-1, 6), time.Minute))
 }
 
-// DeadMessages counts the outbox messages set aside on every shard.
+// DeadMessages counts the outbox messages set aside on every shard and in
+// the catalog.
 func (s *Service) DeadMessages(ctx context.Context) (int, error) {
+	outboxes, err := s.outboxes()
+	if err != nil {
+		return 0, err
+	}
 	total := 0
-	for _, id := range s.shards.IDs() {
-		st, err := s.shards.Primary(id)
-		if err != nil {
-			return 0, err
-		}
+	for id, st := range outboxes {
 		n, err := st.DeadMessages(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("dead outbox messages of shard %d: %w", id, err)
+			return 0, fmt.Errorf("dead outbox messages of shard %d (0: the catalog): %w", id, err)
 		}
 		total += n
 	}
@@ -139,6 +162,9 @@ type refundRequest struct {
 }
 
 func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore.Topic, payload []byte) error {
+	if topic == shardstore.TopicEventStatus {
+		return s.copyStatus(ctx, payload)
+	}
 	var p refundRequest
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return err
@@ -163,6 +189,20 @@ func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore
 		return s.email(ctx, o)
 	}
 	return nil
+}
+
+// copyStatus copies an organizer's status change from the catalog's
+// outbox to the event's shard.
+func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
+	var c shardstore.StatusCopy
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return err
+	}
+	st, err := s.shards.Primary(c.Shard)
+	if err != nil {
+		return err
+	}
+	return st.CopyStatus(ctx, c)
 }
 
 // refund asks the PSP to give a payment back; its webhook then refunds the

@@ -62,11 +62,13 @@ type Service struct {
 	stores  *shardstore.Shards
 	venues  *venue.Store
 	events  *event.Directory
+	outbox  *shardstore.Store // the catalog's
 }
 
 // New returns the organizer service.
 func New(catalog *pgxpool.Pool, shards *shard.Router) *Service {
-	return &Service{catalog: catalog, shards: shards, stores: shardstore.Open(shards), venues: venue.NewStore(catalog), events: event.NewDirectory(catalog)}
+	return &Service{catalog: catalog, shards: shards, stores: shardstore.Open(shards), venues: venue.NewStore(catalog), events: event.NewDirectory(catalog),
+		outbox: shardstore.OpenOutbox(catalog)}
 }
 
 // ImportLayout stores a venue layout as an operator (a new venue when
@@ -418,8 +420,10 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
 	var changed event.Event
+	var msg int64
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		if _, err := s.lock(ctx, tx, organizerID, eventID, ifMatch); err != nil {
+		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
+		if err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
@@ -429,28 +433,57 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 		if tag.RowsAffected() == 0 && event.Status(status) != event.Cancelled {
 			return reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 		}
-		changed, err = event.Read(ctx, tx, eventID)
+		if changed, err = event.Read(ctx, tx, eventID); err != nil {
+			return err
+		}
+		msg, err = enqueueCopy(ctx, tx, e, changed)
 		return err
 	})
 	if err != nil {
 		return event.Event{}, err
 	}
-	return changed, s.copyStatus(ctx, changed)
+	s.copyNow(ctx, changed, msg)
+	return changed, nil
 }
 
-// copyStatus copies an event's status to its shard, after the catalog
-// committed it: holds and checkouts read events through a cache, and the
-// shard refuses those that read the sale open before it was closed or
-// cancelled. The copy carries the event's version, so copies applied out
-// of order, or one lost between the two commits, cannot stop a sale the
-// catalog has open. An error leaves the change made; the cache's few
-// seconds apply until the organizer sets the status again.
-func (s *Service) copyStatus(ctx context.Context, e event.Event) error {
-	st, err := s.stores.Primary(e.Shard)
-	if err != nil {
-		return err
+// enqueueCopy writes into the catalog's outbox, in the transaction that
+// changed an event from before to after, the copy of its status and sale
+// end to its shard, if either changed, and returns the message's id (0:
+// none). Holds and checkouts read events through a cache, and the shard
+// refuses those that read the sale open before it was stopped (CopyStatus).
+// Written with the change, the copy is delivered even if everything after
+// the catalog's commit fails; versioned, a late or repeated one is harmless.
+func enqueueCopy(ctx context.Context, tx pgx.Tx, before, after event.Event) (int64, error) {
+	if before.Status == after.Status && before.SaleEndsAt.Equal(after.SaleEndsAt) {
+		return 0, nil
 	}
-	return st.CopyStatus(ctx, e.ID, string(e.Status), e.Version)
+	return shardstore.Enqueue(ctx, tx, shardstore.TopicEventStatus, statusCopy(after))
+}
+
+func statusCopy(e event.Event) shardstore.StatusCopy {
+	return shardstore.StatusCopy{EventID: e.ID, Shard: e.Shard, Status: string(e.Status), SaleEndsAt: e.SaleEndsAt, Version: e.Version}
+}
+
+// copyWait bounds the copy made at once: later than the sale path's cache
+// (about 2 s), the copy stops no hold the cache would not.
+const copyWait = 2 * time.Second
+
+// copyNow delivers message msg (enqueueCopy) at once, after the catalog
+// committed, and marks it processed, so that in the common case the cache's
+// window closes in milliseconds. If it fails, the change is made all the
+// same: the outbox worker (order.Fulfil) delivers the copy, retrying until
+// it lands, and sets it aside for an operator after its tries.
+func (s *Service) copyNow(ctx context.Context, e event.Event, msg int64) {
+	if msg == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, copyWait)
+	defer cancel()
+	st, err := s.stores.Primary(e.Shard)
+	if err != nil || st.CopyStatus(ctx, statusCopy(e)) != nil {
+		return // the worker's to deliver
+	}
+	_ = s.outbox.WithTx(ctx, func(tx shardstore.Tx) error { return tx.Processed(ctx, msg) }) // else delivered again, harmlessly
 }
 
 // owns fails with event.ErrNotFound unless organizerID created the event:

@@ -51,12 +51,14 @@ var watched = []struct{ column, pointer, label string }{
 // write runs change in a transaction that holds the event's row lock, if
 // the organizer owns the event, it is not cancelled (its orders are being
 // refunded) and its version satisfies ifMatch; it returns the event as
-// changed. The lock orders concurrent writes, so a second write based on
+// changed (its status and sale end copied to its shard if they changed:
+// enqueueCopy). The lock orders concurrent writes, so a second write based on
 // the same version finds it stale. Every read goes through the
 // transaction: a write holding its connection and the lock never waits
 // for a second connection (writers would starve a small pool).
 func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
 	var changed event.Event
+	var msg int64
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
 		if err != nil {
@@ -68,10 +70,17 @@ func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch
 		if err := change(tx, e); err != nil {
 			return err
 		}
-		changed, err = event.Read(ctx, tx, eventID)
+		if changed, err = event.Read(ctx, tx, eventID); err != nil {
+			return err
+		}
+		msg, err = enqueueCopy(ctx, tx, e, changed)
 		return err
 	})
-	return changed, err
+	if err != nil {
+		return event.Event{}, err
+	}
+	s.copyNow(ctx, changed, msg)
+	return changed, nil
 }
 
 // lock takes the event's row lock in tx and returns the event, if the

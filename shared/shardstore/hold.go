@@ -26,7 +26,7 @@ var (
 	ErrOverLimit   = errors.New("over the per-account limit") // as a *LimitError
 	ErrNoSlot      = errors.New("no GA slot with enough places")
 	ErrKeyUsed     = errors.New("idempotency key already used by this account")
-	ErrSaleStopped = errors.New("sale closed or cancelled after the event was read") // see CopyStatus
+	ErrSaleStopped = errors.New("sale closed, cancelled or ended after the event was read") // see CopyStatus
 )
 
 // LimitError is ErrOverLimit with the database's account of the tickets

@@ -85,16 +85,27 @@ func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int
 	return nil
 }
 
-// CopyStatus records an event's status as a change at catalog version
-// version left it, unless a later change is recorded already. Holds that
-// read an older version of the event are refused while its sale is closed
-// or cancelled (migration 00013), and checkout sees a newer cancellation
-// (NewerStatus): both read events through a cache that may be behind.
-func (s *Store) CopyStatus(ctx context.Context, eventID int64, status string, version int64) error {
-	if _, err := s.db.Exec(ctx, `INSERT INTO event_status AS s (event_id, status, version) VALUES ($1, $2, $3)
-		ON CONFLICT (event_id) DO UPDATE SET status = excluded.status, version = excluded.version
-		WHERE s.version < excluded.version`, eventID, status, version); err != nil {
-		return fmt.Errorf("copy status %s of event %d: %w", status, eventID, err)
+// StatusCopy is an event's status and sale end as the organizer's change
+// at catalog version Version left them, for the event's shard (Shard).
+type StatusCopy struct {
+	EventID    int64     `json:"event_id"`
+	Shard      int       `json:"shard"`
+	Status     string    `json:"status"`
+	SaleEndsAt time.Time `json:"sale_ends_at"`
+	Version    int64     `json:"version"`
+}
+
+// CopyStatus records an event's status and sale end, unless a later
+// change is recorded already, so copies may land late, twice or out of
+// order. Holds that read an older version of the event are refused while
+// its sale is closed, cancelled or past its end (migrations 00013, 00014),
+// and checkout sees a newer cancellation (NewerStatus): both read events
+// through a cache that may be behind.
+func (s *Store) CopyStatus(ctx context.Context, c StatusCopy) error {
+	if _, err := s.db.Exec(ctx, `INSERT INTO event_status AS s (event_id, status, sale_ends_at, version) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (event_id) DO UPDATE SET status = excluded.status, sale_ends_at = excluded.sale_ends_at, version = excluded.version
+		WHERE s.version < excluded.version`, c.EventID, c.Status, c.SaleEndsAt, c.Version); err != nil {
+		return fmt.Errorf("copy status %s of event %d: %w", c.Status, c.EventID, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Topic names what an outbox message asks for.
@@ -16,6 +17,9 @@ const (
 	TopicOrderPaid       Topic = "order.paid"       // mail the tickets
 	TopicRefundRequested Topic = "refund.requested" // give a refused charge back at the PSP
 	TopicPaymentCancel   Topic = "payment.cancel"   // cancel an ended hold's payment at the PSP
+	// In the catalog's outbox (catalog migration 00011), which this
+	// file's statements serve too: a StatusCopy for the event's shard.
+	TopicEventStatus Topic = "event.status"
 )
 
 // Message is one outbox message.
@@ -28,13 +32,26 @@ type Message struct {
 
 // Enqueue writes an outbox message, committed with the transaction.
 func (t Tx) Enqueue(ctx context.Context, topic Topic, payload any) error {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return err
-	}
-	_, err = t.tx.Exec(ctx, `INSERT INTO outbox (topic, payload) VALUES ($1, $2)`, topic, b)
+	_, err := Enqueue(ctx, t.tx, topic, payload)
 	return err
 }
+
+// Enqueue writes a message into the outbox of tx's database (the
+// catalog's: OpenOutbox), committed with tx, and returns its id.
+func Enqueue(ctx context.Context, tx pgx.Tx, topic Topic, payload any) (int64, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = tx.QueryRow(ctx, `INSERT INTO outbox (topic, payload) VALUES ($1, $2) RETURNING id`, topic, b).Scan(&id)
+	return id, err
+}
+
+// OpenOutbox returns the store of the catalog's outbox, for its
+// statements only (Enqueue, Unprocessed, Processed, Failed, Dead,
+// DeadMessages): the same table and worker as a shard's.
+func OpenOutbox(catalog *pgxpool.Pool) *Store { return New(catalog) }
 
 // Unprocessed locks up to limit unprocessed messages due now, oldest
 // first, skipping those another worker holds.

@@ -249,9 +249,9 @@ func TestStepByStepTakeLocksTheAccountFirst(t *testing.T) {
 }
 
 // TestStoppedSalesRefuseHoldsOfOlderVersions: a sale stopped at a version
-// refuses the holds (every shape) decided on an older version of the
-// event, and only those; copies of status changes applied out of order
-// keep the newest.
+// (closed, cancelled, or its end moved to the past) refuses the holds
+// (every shape) decided on an older version of the event, and only those;
+// copies of status changes applied out of order keep the newest.
 func TestStoppedSalesRefuseHoldsOfOlderVersions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -263,7 +263,12 @@ func TestStoppedSalesRefuseHoldsOfOlderVersions(t *testing.T) {
 		h.Version = version
 		return h
 	}
-	require.NoError(t, st.CopyStatus(ctx, 1, "closed", 5))
+	later := time.Now().Add(time.Hour)
+	copyStatus := func(status string, ends time.Time, version int64) {
+		t.Helper()
+		require.NoError(t, st.CopyStatus(ctx, shardstore.StatusCopy{EventID: 1, Shard: 1, Status: status, SaleEndsAt: ends, Version: version}))
+	}
+	copyStatus("closed", later, 5)
 	_, err = st.TakeSeats(ctx, at(4, "seats"), []int64{1})
 	require.ErrorIs(t, err, shardstore.ErrSaleStopped)
 	_, err = st.TakeGA(ctx, at(4, "fast"), pool, 1)
@@ -276,8 +281,19 @@ func TestStoppedSalesRefuseHoldsOfOlderVersions(t *testing.T) {
 	_, err = st.TakeSeats(ctx, at(5, "seen"), []int64{1})
 	require.NoError(t, err, "a hold that read the event as of the stop or later is the cache's to refuse")
 
-	require.NoError(t, st.CopyStatus(ctx, 1, "on_sale", 7))
-	require.NoError(t, st.CopyStatus(ctx, 1, "cancelled", 6), "a late copy of an older change")
+	copyStatus("on_sale", later, 7)
+	copyStatus("cancelled", later, 6) // a late copy of an older change
 	_, err = st.TakeSeats(ctx, at(4, "reopened"), []int64{2})
 	require.NoError(t, err, "the sale reopened at 7 stays open")
+
+	copyStatus("on_sale", time.Now().Add(-time.Second), 8)
+	_, err = st.TakeSeats(ctx, at(7, "ended seats"), []int64{3})
+	require.ErrorIs(t, err, shardstore.ErrSaleStopped, "the sale's end moved to the past")
+	_, err = st.TakeGA(ctx, at(7, "ended fast"), pool, 1)
+	require.ErrorIs(t, err, shardstore.ErrSaleStopped)
+	_, err = st.TakeSeats(ctx, at(8, "ended seen"), []int64{3})
+	require.NoError(t, err, "read as of the end's move: the cache's to refuse")
+	copyStatus("on_sale", later, 9)
+	_, err = st.TakeSeats(ctx, at(7, "extended"), []int64{4})
+	require.NoError(t, err, "the end moved back out")
 }
