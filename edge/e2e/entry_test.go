@@ -62,7 +62,7 @@ func newDoor(t *testing.T, tickets int) door {
 	d.email = fmt.Sprintf("door-%d@catraca.dev", time.Now().UnixNano())
 	_, err = s.st.App.Accounts.SignUp(ctx, d.email, "door-staff-password", "Dora Door")
 	require.NoError(t, err)
-	_, err = s.st.App.Entry.Grant(ctx, d.event, s.organizer, d.email)
+	_, _, err = s.st.App.Entry.Grant(ctx, d.event, s.organizer, d.email)
 	require.NoError(t, err)
 	return d
 }

@@ -21,7 +21,9 @@ func (s *Server) entryRoutes() {
 	s.route("GET /api/me/tickets/{id}", s.myTicket)
 	s.route("POST /api/tickets/{id}/transfer", s.transferTicket)
 	s.route("PUT /api/events/{id}/entry", s.setEntrySettings)
+	s.route("GET /api/events/{id}/door-staff", s.listDoorStaff)
 	s.route("POST /api/events/{id}/door-staff", s.grantDoorStaff)
+	s.route("DELETE /api/events/{id}/door-staff/{staff}", s.revokeDoorStaff)
 	s.route("POST /api/events/{id}/checkins", s.checkIn)
 	s.route("GET /api/events/{id}/checkins", s.checkInStats)
 	s.route("POST /api/events/{id}/checkins/sync", s.syncCheckIns)
@@ -108,6 +110,9 @@ func (s *Server) myTicket(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// maxEmail is the longest address an account can have (RFC 5321).
+const maxEmail = 254
+
 // emailRequest reads the session, the path id and a {"email"} body.
 func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, error) {
 	sess, id, err := s.sessionAndID(r)
@@ -124,6 +129,10 @@ func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, err
 	email := strings.TrimSpace(body.Email)
 	if email == "" {
 		return sess, id, "", problem.New(http.StatusBadRequest, "invalid-field", `Send the person's email address: {"email": "..."}.`)
+	}
+	if len(email) > maxEmail {
+		// Longer than any account's: refused before a lookup.
+		return sess, id, "", problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("An email address has at most %d bytes.", maxEmail))
 	}
 	return sess, id, email, nil
 }
@@ -173,16 +182,50 @@ func (s *Server) setEntrySettings(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// grantDoorStaff answers 201 with a new grant, 200 with the one there was.
 func (s *Server) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
 	sess, id, email, err := s.emailRequest(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.entry.Grant(r.Context(), id, sess.Account, email)
+	g, created, err := s.entry.Grant(r.Context(), id, sess.Account, email)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, p)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, g)
+	return nil
+}
+
+func (s *Server) listDoorStaff(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	staff, err := s.entry.DoorStaff(r.Context(), id, sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"staff": staff})
+	return nil
+}
+
+func (s *Server) revokeDoorStaff(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.sessionAndID(r)
+	if err != nil {
+		return err
+	}
+	staff, err := pathID(r, "staff")
+	if err != nil {
+		return err
+	}
+	if err := s.entry.Revoke(r.Context(), id, sess.Account, staff); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -312,6 +355,8 @@ func entryError(err error) error {
 			"No such event among those whose doors you work: check the event, or ask its organizer to add you as door staff.")
 	case errors.Is(err, entry.ErrNoAccount):
 		return problem.New(http.StatusNotFound, "account-not-found", "No account uses that email; ask them to sign up first.")
+	case errors.Is(err, entry.ErrNoStaff):
+		return problem.New(http.StatusNotFound, "staff-not-found", "No such door staff at this event: perhaps already revoked. Reload the list.")
 	case errors.Is(err, entry.ErrNoTransfer):
 		return refused(err, http.StatusConflict, "transfer-not-allowed")
 	case errors.Is(err, entry.ErrBadGate):

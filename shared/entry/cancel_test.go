@@ -52,7 +52,7 @@ func TestCancelRacesEntryChanges(t *testing.T) {
 			wg.Go(func() {
 				for n := range grants {
 					email := fmt.Sprintf("staff%d@example.com", (trial*granters+g)*grants+n+1)
-					if _, err := w.svc.Grant(w.ctx, ev, w.org, email); err != nil {
+					if _, _, err := w.svc.Grant(w.ctx, ev, w.org, email); err != nil {
 						errs <- err
 						return
 					}

@@ -24,6 +24,7 @@ var (
 	ErrNotOwner     = errors.New("not the event's organizer")
 	ErrNotStaff     = errors.New("not door staff of this event")
 	ErrNoAccount    = errors.New("no account with that email")
+	ErrNoStaff      = errors.New("no such door-staff grant")
 	ErrNoTransfer   = errors.New("transfer not allowed")
 	ErrBadSettings  = errors.New("invalid entry settings")
 	ErrBadGate      = errors.New("gate name missing, too long or not on one line")
@@ -130,6 +131,17 @@ func (s *Service) change(ctx context.Context, event, account int64, write func(t
 	})
 }
 
+// requireOwner fails with ErrNotOwner unless account created the event,
+// for another organizer's event and for none at all alike, so the answer
+// does not tell whether the event exists.
+func (s *Service) requireOwner(ctx context.Context, event, account int64) error {
+	owner, _, err := ownerOf(ctx, s.catalog, event, "")
+	if errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account {
+		return ErrNotOwner
+	}
+	return err
+}
+
 // Staff fails unless account may scan at the event's doors: door staff
 // granted for the event, or its organizer (organizer is then true). It is
 // ErrNotStaff for an event that does not exist too, so the answer does not
@@ -172,16 +184,74 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 	})
 }
 
+// Grant is a door-staff grant as the organizer sees it.
+type Grant = shardstore.DoorGrant
+
 // Grant makes the account with email door staff of the event; only its
-// organizer may. Granting twice is harmless.
-func (s *Service) Grant(ctx context.Context, event, account int64, email string) (p Person, err error) {
+// organizer may. The answer echoes email and tells nothing more of the
+// account. Granting twice is harmless: created is false, the grant the same.
+func (s *Service) Grant(ctx context.Context, event, account int64, email string) (g Grant, created bool, err error) {
 	err = s.change(ctx, event, account, func(tx pgx.Tx, st *shardstore.Store) error {
-		if p, err = byEmail(ctx, tx, email); err != nil {
+		p, err := byEmail(ctx, tx, email)
+		if err != nil {
 			return err
 		}
-		return st.GrantDoors(ctx, event, p.ID, p.Name, account)
+		g, created, err = st.GrantDoors(ctx, event, p.ID, email, p.Name, account)
+		return err
 	})
-	return p, err
+	g.Email = email
+	return g, created, err
+}
+
+// DoorStaff lists the event's door staff for its organizer.
+func (s *Service) DoorStaff(ctx context.Context, event, account int64) ([]Grant, error) {
+	if err := s.requireOwner(ctx, event, account); err != nil {
+		return nil, err
+	}
+	st, err := s.shards.OfEvent(ctx, event)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := st.DoorGrants(ctx, event)
+	if err != nil {
+		return nil, err
+	}
+	var older []int64
+	for _, g := range grants {
+		if g.Email == "" {
+			older = append(older, g.Account)
+		}
+	}
+	if len(older) == 0 {
+		return grants, nil
+	}
+	// Grants made before emails were kept show the account's, the address
+	// the organizer typed but for its case.
+	people, err := s.people(ctx, older)
+	for i, g := range grants {
+		if g.Email == "" {
+			grants[i].Email = people[g.Account].Email
+		}
+	}
+	return grants, err
+}
+
+// Revoke takes the event's doors back from grant id at once: the account's
+// next door call is refused, a sync of scans it made offline included.
+// Only the organizer may, a cancelled event's too.
+func (s *Service) Revoke(ctx context.Context, event, account, id int64) error {
+	if err := s.requireOwner(ctx, event, account); err != nil {
+		return err
+	}
+	st, err := s.shards.OfEvent(ctx, event)
+	if err != nil {
+		return err
+	}
+	found, err := st.RevokeDoors(ctx, event, id)
+	if err == nil && !found {
+		err = ErrNoStaff
+	}
+	return err
 }
 
 // Person is an account as entry shows it.
@@ -201,17 +271,16 @@ func byEmail(ctx context.Context, db row, email string) (Person, error) {
 	return p, err
 }
 
-// names reads account names from the catalog.
-func (s *Service) names(ctx context.Context, ids []int64) (map[int64]string, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id, name FROM accounts WHERE id = ANY($1)`, ids)
+// people reads accounts from the catalog.
+func (s *Service) people(ctx context.Context, ids []int64) (map[int64]Person, error) {
+	rows, err := s.catalog.Query(ctx, `SELECT id, name, email FROM accounts WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := map[int64]string{}
-	var id int64
-	var name string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-		out[id] = name
+	out := map[int64]Person{}
+	var p Person
+	_, err = pgx.ForEachRow(rows, []any{&p.ID, &p.Name, &p.Email}, func() error {
+		out[p.ID] = p
 		return nil
 	})
 	return out, err
@@ -225,9 +294,13 @@ func (s *Service) keyTickets(ctx context.Context, st *shardstore.Store, scope sh
 	if err != nil || len(users) == 0 {
 		return err
 	}
-	names, err := s.names(ctx, users)
+	people, err := s.people(ctx, users)
 	if err != nil {
 		return err
+	}
+	names := make(map[int64]string, len(people))
+	for id, p := range people {
+		names[id] = p.Name
 	}
 	return st.KeyTickets(ctx, scope, arg, s.ring.Current(), names)
 }

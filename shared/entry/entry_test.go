@@ -391,3 +391,30 @@ func TestCancelledEventAdmitsNobody(t *testing.T) {
 		require.NotEmpty(t, bt.Void, "offline gates refuse it too")
 	}
 }
+
+// TestRevokedStaffLoseTheDoors: the organizer's list shows each grant by
+// email (a grant from before emails were kept by its account's), and a
+// revocation closes the doors to that account at once, for the organizer
+// only.
+func TestRevokedStaffLoseTheDoors(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	_, err := w.pool.Exec(w.ctx, `UPDATE door_staff SET email = NULL WHERE account_id = $1`, w.staff)
+	require.NoError(t, err)
+	_, err = w.svc.DoorStaff(w.ctx, w.event, w.fan)
+	require.ErrorIs(t, err, entry.ErrNotOwner)
+	grants, err := w.svc.DoorStaff(w.ctx, w.event, w.org)
+	require.NoError(t, err)
+	require.Len(t, grants, 1)
+	require.Equal(t, "door@example.com", grants[0].Email)
+
+	require.ErrorIs(t, w.svc.Revoke(w.ctx, w.event, w.staff, grants[0].ID), entry.ErrNotOwner, "staff cannot revoke")
+	require.ErrorIs(t, w.svc.Revoke(w.ctx, w.other, w.org, grants[0].ID), entry.ErrNoStaff, "a grant of another event")
+	require.NoError(t, w.svc.Revoke(w.ctx, w.event, w.org, grants[0].ID))
+	_, err = w.svc.Staff(w.ctx, w.event, w.staff)
+	require.ErrorIs(t, err, entry.ErrNotStaff)
+	require.ErrorIs(t, w.svc.Revoke(w.ctx, w.event, w.org, grants[0].ID), entry.ErrNoStaff)
+	grants, err = w.svc.DoorStaff(w.ctx, w.event, w.org)
+	require.NoError(t, err)
+	require.Empty(t, grants)
+}

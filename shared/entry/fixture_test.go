@@ -58,7 +58,7 @@ func newWorld(t *testing.T) *world {
 		w.seats = append(w.seats, id)
 	}
 	require.NoError(t, rows.Err())
-	_, err = w.svc.Grant(ctx, w.event, w.org, "door@example.com")
+	_, _, err = w.svc.Grant(ctx, w.event, w.org, "door@example.com")
 	require.NoError(t, err)
 	return w
 }

@@ -45,12 +45,44 @@ func (r reads) IsDoorStaff(ctx context.Context, eventID, account int64) (bool, e
 	return granted, err
 }
 
-// GrantDoors makes an account door staff of an event; granting twice is
-// harmless.
-func (s *Store) GrantDoors(ctx context.Context, eventID, account int64, name string, grantedBy int64) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO door_staff (event_id, account_id, name, granted_by) VALUES ($1, $2, $3, $4)
-		ON CONFLICT DO NOTHING`, eventID, account, name, grantedBy)
-	return err
+// DoorGrant is an account's right to an event's doors as its organizer
+// sees it: the email they typed, never the account's name or id.
+type DoorGrant struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	GrantedAt time.Time `json:"granted_at"`
+	// Account is whose grant it is (for the list's older grants, which
+	// kept no email).
+	Account int64 `json:"-"`
+}
+
+// GrantDoors makes an account door staff of an event, as email; granting
+// twice is harmless: it returns the grant there is, created false.
+func (s *Store) GrantDoors(ctx context.Context, eventID, account int64, email, name string, grantedBy int64) (g DoorGrant, created bool, err error) {
+	// The no-op update makes RETURNING give an existing row; xmax is 0 on
+	// a row this statement inserted.
+	err = s.db.QueryRow(ctx, `INSERT INTO door_staff (event_id, account_id, email, name, granted_by) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (event_id, account_id) DO UPDATE SET event_id = excluded.event_id
+		RETURNING id, coalesce(email, ''), created_at, xmax = 0`, eventID, account, email, name, grantedBy).Scan(&g.ID, &g.Email, &g.GrantedAt, &created)
+	g.Account = account
+	return g, created, err
+}
+
+// DoorGrants lists an event's door staff, oldest grant first.
+func (s *Store) DoorGrants(ctx context.Context, eventID int64) ([]DoorGrant, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, coalesce(email, ''), created_at, account_id FROM door_staff
+		WHERE event_id = $1 ORDER BY created_at, id`, eventID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[DoorGrant])
+}
+
+// RevokeDoors deletes an event's grant id; found is false when the event
+// has none by that id.
+func (s *Store) RevokeDoors(ctx context.Context, eventID, id int64) (found bool, err error) {
+	tag, err := s.db.Exec(ctx, `DELETE FROM door_staff WHERE event_id = $1 AND id = $2`, eventID, id)
+	return tag.RowsAffected() == 1, err
 }
 
 // KeyScope picks the paid tickets a keying step works on.
