@@ -21,7 +21,7 @@ import (
 
 // The door's screenshots docs/entry.md shows (go test -update-docs).
 func init() {
-	for _, name := range []string{"door-admitted", "door-already-used", "door-conflict", "my-tickets"} {
+	for _, name := range []string{"door-admitted", "door-already-used", "door-conflict", "my-tickets", "console-door-staff"} {
 		inDocs[name] = true
 	}
 }
@@ -166,7 +166,8 @@ func TestDoorScanByManualEntry(t *testing.T) {
 		chromedp.WaitVisible(`//h2[. = "Organizer"]`),
 		chromedp.SendKeys(chromedp.CSS(`#staff-email`), "gate2@catraca.dev"),
 		chromedp.Click(`//button[. = "Add"]`),
-		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Gil Gate can scan")]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "gate2@catraca.dev can scan")]`),
+		chromedp.WaitVisible(`//ul[@id="door-staff"]/li[contains(., "gate2@catraca.dev")]`),
 		chromedp.Click(chromedp.CSS(`#entry-static`)),
 		chromedp.Click(`//button[. = "Save entry rules"]`),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Entry rules saved")]`),
@@ -195,6 +196,52 @@ func scanScreen(t *testing.T, ctx context.Context, sel string) string {
 	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
 	require.NoError(t, err, "a scanner reads the code on the screen")
 	return res.GetText()
+}
+
+// The organizer takes a scanner back from a temp worker in the console:
+// the list shows the email granted (never the account's name), Revoke asks
+// first, and the worker's next scan is refused and their page forgets the
+// scan bundle (names and seats) it had downloaded.
+func TestOrganizerRevokesDoorStaffInTheConsole(t *testing.T) {
+	d := newDoor(t, 1)
+	staff := d.s.tab(t)
+	d.open(t, staff, "Temp")
+	require.NoError(t, chromedp.Do(staff,
+		chromedp.Click(`//button[. = "Download for offline scanning"]`),
+		chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "Ready for offline scanning: 1 tickets")]`),
+	))
+
+	org, cancel := chromedp.NewContext(staff, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	d.s.logInOrganizer(t, org, fmt.Sprintf("/organizer/events/%d", d.event))
+	row := fmt.Sprintf(`//ul[@id="door-staff"]/li[contains(., %q)]`, d.email)
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(row)))
+	require.NotContains(t, text(t, org, ".door-staff"), "Dora", "an email does not reveal whose account it is")
+	accessible(t, org, "door staff")
+	d.s.consoleShot(t, org, "console-door-staff")
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Click(row+`/button[. = "Revoke"]`),
+		chromedp.WaitVisible(`//dialog[@open]//h2[. = "Revoke door staff?"]`),
+	))
+	accessible(t, org, "revoke door staff")
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Click(`//dialog[@open]//button[. = "Revoke"]`),
+		chromedp.WaitNotPresent(`//dialog`),
+		chromedp.WaitNotPresent(row),
+		chromedp.WaitVisible(`//p[contains(., "No door staff")]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "can no longer scan")]`),
+	))
+
+	require.NoError(t, chromedp.Do(staff,
+		chromedp.SendKeys(chromedp.CSS(`#door-code`), d.code(t, 0)),
+		chromedp.Click(`//button[. = "Check"]`),
+		chromedp.WaitVisible(`//*[@id="toast" and contains(., "ask its organizer to add you")]`),
+		chromedp.WaitVisible(`//p[@id="door-offline" and contains(., "Not ready for offline scanning")]`),
+	))
+	gone, err := chromedp.Run(staff, chromedp.Evaluate[bool](fmt.Sprintf(`import('/app/store.js').then((s) => s.get('catraca.bundle.%d')).then((b) => b == null)`, d.event),
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.True(t, gone, "the bundle left the device")
 }
 
 // forge changes one character in the middle of a code's signature.

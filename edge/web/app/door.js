@@ -5,6 +5,7 @@
 // codes, not make them) and syncs its admissions when it returns.
 import { api, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
+import { doorStaff } from './organizer/staff.js';
 import { get, set } from './store.js';
 
 const titles = {
@@ -53,7 +54,23 @@ export async function render(main, [id]) {
       drawStats(await api('GET', `/api/events/${id}/checkins`));
       // Keep a downloaded bundle fresh (transfers, refunds, new sales).
       if (bundle && Date.now() - new Date(bundle.generated_at) > 5 * 60000) await download(true);
-    } catch { /* offline: keep the last counts */ }
+    } catch (err) {
+      revoked(err); // offline: keep the last counts
+    }
+  }
+  // A 404 means this account no longer works these doors (revoked): the
+  // bundle's names and seats leave the device, and so do the unsynced
+  // scans, which the server refuses from now on.
+  function revoked(err) {
+    if (err.status !== 404 || (!bundle && !pending.length)) return;
+    bundle = null;
+    pending = [];
+    used = {};
+    save('bundle', null);
+    save('pending', pending);
+    save('used', used);
+    drawOffline();
+    toast(err.message, 'bad');
   }
 
   let hideTimer = null;
@@ -78,7 +95,10 @@ export async function render(main, [id]) {
       show(await api('POST', `/api/events/${id}/checkins`, scan));
       refresh();
     } catch (err) {
-      if (err.status !== 0) return toast(err.message, 'bad');
+      if (err.status !== 0) {
+        toast(err.message, 'bad');
+        return revoked(err);
+      }
       show(bundle ? await verifyOffline(scan) : { outcome: 'offline', message: 'No network and no scan bundle on this device: download it before doors open.' });
     }
   }
@@ -130,7 +150,9 @@ export async function render(main, [id]) {
       toast(`Synced ${batch.length} offline scan${batch.length > 1 ? 's' : ''}${clashes ? `: ${clashes} conflict${clashes > 1 ? 's' : ''}, see below` : ''}.`, clashes ? 'bad' : 'info');
       drawOffline();
       await refresh();
-    } catch { /* still offline */ } finally {
+    } catch (err) {
+      revoked(err); // or still offline
+    } finally {
       syncing = false;
     }
   }
@@ -195,7 +217,7 @@ export async function render(main, [id]) {
     h('p', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => download().catch((err) => toast(err.message, 'bad')) }, 'Download for offline scanning'),
       h('button', { type: 'button', class: 'secondary', onclick: sync }, 'Sync now')),
     h('h2', {}, 'Conflicts'), h('p', { class: 'small muted' }, 'Tickets two offline gates both admitted: the first scan counts; look into the second.'), conflicts,
-    stats.settings ? organizerTools(id, stats.settings) : null,
+    stats.settings ? await organizerTools(ev, stats.settings) : null,
     verdict);
   drawStats(stats);
   drawOffline();
@@ -210,33 +232,25 @@ export async function render(main, [id]) {
   };
 }
 
-// organizerTools lets the event's organizer add door staff and set the
+// organizerTools lets the event's organizer manage door staff and set the
 // entry rules.
-function organizerTools(id, st) {
-  const email = h('input', { id: 'staff-email', type: 'email', required: true });
+async function organizerTools(ev, st) {
+  const id = ev.id;
   const doors = h('input', { id: 'entry-doors', type: 'datetime-local', value: st.doors_open_at ? local(st.doors_open_at) : '' });
   const statics = h('input', { id: 'entry-static', type: 'checkbox', checked: st.static_codes });
   const allowed = h('input', { id: 'entry-transfers', type: 'checkbox', checked: st.transfers_allowed });
   const max = h('input', { id: 'entry-max', type: 'number', min: 0, max: 100, value: st.max_transfers });
-  const submit = (fn) => async (e) => {
-    e.preventDefault();
-    try {
-      toast(await fn());
-    } catch (err) {
-      toast(err.message, 'bad');
-    }
-  };
-  return h('section', {}, h('h2', {}, 'Organizer'),
-    h('form', { class: 'inline', onsubmit: submit(async () => {
-      const p = await api('POST', `/api/events/${id}/door-staff`, { email: email.value });
-      email.value = '';
-      return `${p.name} can scan at this event's doors now.`;
-    }) }, h('p', { class: 'field' }, h('label', { for: 'staff-email' }, 'Add door staff (their account email)'), email), h('button', { type: 'submit' }, 'Add')),
-    h('form', { onsubmit: submit(async () => {
-      await api('PUT', `/api/events/${id}/entry`, { doors_open_at: doors.value ? new Date(doors.value).toISOString() : null,
-        static_codes: statics.checked, transfers_allowed: allowed.checked, max_transfers: Number(max.value) });
-      return 'Entry rules saved.';
-    }) },
+  return h('section', {}, h('h2', {}, 'Organizer'), await doorStaff(id, { cancelled: ev.status === 'cancelled' }),
+    h('form', { onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        await api('PUT', `/api/events/${id}/entry`, { doors_open_at: doors.value ? new Date(doors.value).toISOString() : null,
+          static_codes: statics.checked, transfers_allowed: allowed.checked, max_transfers: Number(max.value) });
+        toast('Entry rules saved.');
+      } catch (err) {
+        toast(err.message, 'bad');
+      }
+    } },
       h('p', { class: 'field narrow' }, h('label', { for: 'entry-doors' }, 'Doors open (earlier scans say "not valid yet")'), doors),
       h('p', {}, statics, h('label', { for: 'entry-static' }, ' Printable codes: fans may print a code that does not rotate. A copy of it gets in once, whoever is scanned first.')),
       h('p', {}, allowed, h('label', { for: 'entry-transfers' }, ' Fans may send tickets to another account')),

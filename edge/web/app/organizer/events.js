@@ -1,12 +1,14 @@
 // The console's events: the list, a form to create or edit one (venue and
 // layout, dates, sale window, prices with their map colours, limits, hold
 // time, waiting room) and the event's page, which publishes it, opens,
-// pauses and closes its sale, and cancels it with its refunds' progress.
+// pauses and closes its sale, cancels it with its refunds' progress, and
+// manages its door staff.
 import { api, money, when } from '../api.js';
 import { field, h, toast } from '../dom.js';
 import { navigate } from '../router.js';
 import { PALETTE } from '../seatmap.js';
 import { frame, problemText } from './shell.js';
+import { doorStaff } from './staff.js';
 
 const STATUS = { draft: 'Draft', scheduled: 'Scheduled', on_sale: 'On sale', closed: 'Sales paused', sold_out: 'Sold out', cancelled: 'Cancelled' };
 const CATEGORIES = ['music', 'sports', 'comedy', 'classical', 'theatre'];
@@ -56,6 +58,8 @@ export async function show(main, [id]) {
       e.status !== 'draft' && e.status !== 'cancelled' ? [' · ', h('a', { href: `/events/${e.id}` }, 'Public page'),
         ' · ', h('a', { href: `/organizer/events/${e.id}/live` }, 'Control room')] : ''),
     controls(e), refunds);
+  // Revoking still matters once cancelled: a scanner lent is taken back.
+  body.append(await doorStaff(e.id, { cancelled: e.status === 'cancelled' }));
   if (e.status === 'cancelled') return watchRefunds(refunds, e.id);
   body.append(h('h2', {}, 'Settings'), await eventForm(e, null, etag));
 }
