@@ -43,7 +43,7 @@ func TestEveryRouteAndBehaviorThroughTheFunction(t *testing.T) {
 		return 0
 	}
 	for _, r := range routes {
-		target := strings.NewReplacer("{id}", "7", "{version}", "1").Replace(r.Path)
+		target := strings.NewReplacer("{id}", "7", "{version}", "1", "{staff}", "3").Replace(r.Path)
 		require.NotContains(t, target, "{", "a path parameter the test does not fill: %s", r.Path)
 		name := r.Method + " " + r.Path
 		switch r.Access {

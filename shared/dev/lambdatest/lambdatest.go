@@ -126,9 +126,9 @@ func start(t testing.TB, bootstrap string, env map[string]string) (*Function, er
 			return nil, fmt.Errorf("emulator exited:\n%s", logs)
 		default:
 		}
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
+		// Both ports must be the emulator's own: it binds one and can
+		// still fail on the other (TestStartRetriesWhenAPortIsTaken).
+		if listens(cmd.Process.Pid, port) && listens(cmd.Process.Pid, apiPort) {
 			break
 		}
 		if time.Now().After(deadline) {
