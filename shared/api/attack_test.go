@@ -297,11 +297,19 @@ func TestCreatedLimitsOfZeroAreRefusedAndHoldsFitTheAccountLimit(t *testing.T) {
 	r = create(map[string]any{"max_per_account": 4})
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	require.EqualValues(t, 4, r.Body["max_per_hold"], "left out, a hold may take as many as the fan may buy")
+	// Lowering the account limit alone lowered the hold limit for good (4/4,
+	// then 1/1, then 6/1: the outsider's limits.py): it is refused instead.
 	requireRefusal(t, ana.do(http.MethodPatch, "/api/events/"+itoa(int64(r.Body["id"].(float64))), map[string]any{"max_per_hold": 8}),
 		http.StatusBadRequest, "invalid-event", over, "/max_per_hold")
-	r = ana.do(http.MethodPatch, "/api/events/"+itoa(int64(r.Body["id"].(float64))), map[string]any{"max_per_account": 2})
+	path := "/api/events/" + itoa(int64(r.Body["id"].(float64)))
+	requireRefusal(t, ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 1}), http.StatusBadRequest, "invalid-event",
+		`max_per_account (1) is below this event's max_per_hold (4): send max_per_hold too, at most 1, as in {"max_per_account": 1, "max_per_hold": 1}.`,
+		"/max_per_account")
+	r = ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 1, "max_per_hold": 1})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	require.EqualValues(t, 2, r.Body["max_per_hold"], "a lower account limit alone (the console's form) lowers the hold limit with it")
+	r = ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 6})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 1, r.Body["max_per_hold"], "left out, the hold limit keeps its value")
 }
 
 // Entry rules replace the event's as a whole, so PUT sends every member

@@ -623,9 +623,10 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 		set(&spec.MaxPerHold, p.MaxPerHold)
 		set(&spec.HoldTTL, p.HoldTTL)
 		if p.MaxPerHold == nil && spec.MaxPerHold > spec.MaxPerAccount {
-			// A lower account limit alone (the console's form) brings the
-			// hold limit down with it, as a new event's default would be.
-			spec.MaxPerHold = spec.MaxPerAccount
+			// Lowering the hold limit in silence would keep it low when the
+			// account limit goes back up: the organizer decides both.
+			return reject.New(ErrInvalidEvent, "/max_per_account", fmt.Sprintf("max_per_account (%d) is below this event's max_per_hold (%d): send max_per_hold too, "+
+				"at most %[1]d, as in {\"max_per_account\": %[1]d, \"max_per_hold\": %[1]d}.", spec.MaxPerAccount, spec.MaxPerHold))
 		}
 		set(&spec.WaitingRoom, p.WaitingRoom)
 		if err := spec.validate(); err != nil {

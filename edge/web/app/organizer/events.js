@@ -231,6 +231,7 @@ async function eventForm(e, venues, etag) {
         h('th', { scope: 'col' }, 'Price (R$)'), h('th', { scope: 'col' }, 'Map colour'))), levels),
     h('div', { class: 'inline' },
       field('Tickets per account', { name: 'max_per_account', type: 'number', min: 1, max: 1000, value: e ? e.max_per_account : 6 }),
+      field('Tickets per hold', { name: 'max_per_hold', type: 'number', min: 1, max: 1000, value: e ? e.max_per_hold : 6 }),
       field('Hold time (minutes)', { name: 'hold_minutes', type: 'number', min: 1, max: 60, value: e ? e.hold_ttl_seconds / 60 : 8 })),
     h('fieldset', { class: 'seat-set' }, h('legend', {}, 'Waiting room'),
       check('Waiting room on', { name: 'room', checked: w.enabled }),
@@ -267,7 +268,7 @@ function collect(form, e) {
   return {
     name: v.name, city: v.city, category: v.category, description: v.description,
     starts_at: iso(v.starts_at), sale_starts_at: iso(v.sale_starts_at), sale_ends_at: iso(v.sale_ends_at),
-    max_per_account: Number(v.max_per_account), hold_ttl_seconds: Math.round(Number(v.hold_minutes) * 60),
+    max_per_account: Number(v.max_per_account), max_per_hold: Number(v.max_per_hold), hold_ttl_seconds: Math.round(Number(v.hold_minutes) * 60),
     waiting_room: { enabled: v.room === 'on', prequeue_opens_at: iso(v.prequeue_opens_at), ceiling: Number(v.ceiling),
       ...(e ? { active_ttl_seconds: e.waiting_room.active_ttl_seconds, admission_ttl_seconds: e.waiting_room.admission_ttl_seconds } : {}) },
     price_levels: levels,
