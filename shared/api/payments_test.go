@@ -363,3 +363,41 @@ func TestReleaseWhileThePSPMakesThePaymentCancelsIt(t *testing.T) {
 		"the payment made after the release to be canceled at the PSP")
 	require.Zero(t, s.errors5xx.Load())
 }
+
+// TestAPaidOrderShowsThePaymentThatPaidIt: a declined first attempt paid
+// after all, beside a second attempt paid too, showed the order paid with
+// its payment "refunded" (the duplicate, the latest attempt) to the fan
+// (outsider's paidrefunded.py).
+func TestAPaidOrderShowsThePaymentThatPaidIt(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, orderID := s.buyer(t, "ana@example.com")
+	first := s.checkout(t, ana, orderID)
+	_, err := s.sim.Pay(first.ID, pspsim.CardDeclined)
+	require.NoError(t, err)
+	waitUntil(t, 5*time.Second, func() bool {
+		pay, _ := s.orderStatus(t, ana, orderID).Body["payment"].(map[string]any)
+		return pay != nil && pay["status"] == "failed"
+	}, "the failure")
+	require.Less(t, ana.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/checkout", nil).Status, 300)
+	waitUntil(t, 5*time.Second, func() bool { return s.sim.Stats().Payments == 2 }, "a second attempt")
+	second := s.payment(t, orderID)
+	for _, id := range []string{first.ID, second.ID} {
+		_, err = s.sim.Pay(id, pspsim.CardSuccess)
+		require.NoError(t, err)
+	}
+	waitUntil(t, 10*time.Second, func() bool {
+		s.app.Orders.Fulfil(context.Background()) // the outbox asks the refund
+		return s.givenBack(first.ID) || s.givenBack(second.ID)
+	}, "the duplicate to be refunded")
+	require.False(t, s.givenBack(first.ID), "the first attempt paid the order")
+	shown := func(o map[string]any) []any {
+		p := o["payment"].(map[string]any)
+		return []any{o["status"], p["status"], p["attempt"]}
+	}
+	want := []any{"paid", "succeeded", 1.0}
+	require.Equal(t, want, shown(s.orderStatus(t, ana, orderID).Body))
+	mine := ana.do(http.MethodGet, "/api/me/orders", nil).Body["orders"].([]any)
+	require.Equal(t, want, shown(mine[0].(map[string]any)))
+	s.requireMoneyConserved(t)
+}

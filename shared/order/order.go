@@ -37,10 +37,10 @@ var (
 )
 
 // Order is what a fan sees of an order: its hold, items, tickets and
-// latest payment attempt.
+// payment attempt (the one that paid it, or the latest).
 type Order = shardstore.Order
 
-// Payment is the latest payment attempt of an order.
+// Payment is the attempt that paid an order, or its latest one.
 type Payment = shardstore.Payment
 
 // Ticket is one admission (see shardstore.Ticket).

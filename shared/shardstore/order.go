@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Order is an order with its hold, items, tickets and latest payment.
+// Order is an order with its hold, items, tickets and payment.
 type Order struct {
 	ID         int64       `json:"id"`
 	EventID    int64       `json:"event_id"`
@@ -30,7 +30,7 @@ type Order struct {
 	UserID     int64       `json:"-"`
 }
 
-// Payment is the latest payment attempt of an order.
+// Payment is the attempt that paid an order, or its latest one.
 type Payment struct {
 	Status  PaymentStatus `json:"status"`
 	URL     string        `json:"url,omitempty"`
@@ -83,7 +83,10 @@ func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err er
 	}
 	var p Payment
 	var url, failure *string
-	paid, err := one(r.q.QueryRow(ctx, `SELECT status, url, failure, attempt FROM payments WHERE order_id = $1 ORDER BY id DESC LIMIT 1`, id),
+	// The attempt that paid the order, else the latest: a duplicate charge
+	// refunded after it must not read as the order's payment.
+	paid, err := one(r.q.QueryRow(ctx, `SELECT p.status, p.url, p.failure, p.attempt FROM payments p JOIN orders o ON o.id = p.order_id
+		WHERE p.order_id = $1 ORDER BY p.id = o.payment_id IS TRUE DESC, p.id DESC LIMIT 1`, id),
 		&p.Status, &url, &failure, &p.Attempt)
 	if err != nil {
 		return Order{}, false, err
