@@ -19,11 +19,13 @@ import (
 
 var (
 	ordersHeader    = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at"}
-	attendeesHeader = []string{"ticket_id", "order_id", "seat", "price_level", "price", "currency", "buyer_email", "buyer_name", "order_status", "void"}
+	attendeesHeader = []string{"ticket_id", "order_id", "seat", "price_level", "price", "currency", "buyer_email", "buyer_name",
+		"holder_email", "holder_name", "order_status", "void"}
 )
 
 func (s *Server) exportOrders(w http.ResponseWriter, r *http.Request) error {
-	return s.export(w, r, "orders", ordersHeader, false, func(o shardstore.ExportOrder, b organizer.Buyer) [][]string {
+	return s.export(w, r, "orders", ordersHeader, false, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string {
+		b := people[o.UserID]
 		paid := ""
 		if o.PaidAt != nil {
 			paid = o.PaidAt.UTC().Format(time.RFC3339)
@@ -34,11 +36,17 @@ func (s *Server) exportOrders(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) exportAttendees(w http.ResponseWriter, r *http.Request) error {
-	return s.export(w, r, "attendees", attendeesHeader, true, func(o shardstore.ExportOrder, b organizer.Buyer) [][]string {
+	return s.export(w, r, "attendees", attendeesHeader, true, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string {
 		var rows [][]string
+		b := people[o.UserID]
 		for _, a := range o.Attendees {
+			h := b
+			if a.HolderID != nil {
+				// The door's scan names the holder by the name on the ticket.
+				h = organizer.Buyer{Email: people[*a.HolderID].Email, Name: *a.HolderName}
+			}
 			rows = append(rows, []string{itoa(a.TicketID), itoa(o.ID), a.Label, a.PriceLevel, money(int64(a.PriceCents)), o.Currency,
-				b.Email, b.Name, string(o.Status), strconv.FormatBool(a.Void)})
+				b.Email, b.Name, h.Email, h.Name, string(o.Status), strconv.FormatBool(a.Void)})
 		}
 		return rows
 	})
@@ -61,7 +69,7 @@ const (
 
 // export answers one page of a CSV of an event the caller organizes.
 func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, header []string, tickets bool,
-	rows func(shardstore.ExportOrder, organizer.Buyer) [][]string) error {
+	rows func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
@@ -74,11 +82,16 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 	if err != nil {
 		return fmt.Errorf("export %s of event %d after %d: %w", name, e.ID, after, err)
 	}
-	ids := make([]int64, len(page))
-	for i, o := range page {
-		ids[i] = o.UserID
+	ids := make([]int64, 0, len(page))
+	for _, o := range page {
+		ids = append(ids, o.UserID)
+		for _, a := range o.Attendees {
+			if a.HolderID != nil {
+				ids = append(ids, *a.HolderID)
+			}
+		}
 	}
-	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	people, err := s.organizer.Buyers(r.Context(), ids)
 	if err != nil {
 		return err
 	}
@@ -95,7 +108,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 	next, n := after, 0
 	for _, o := range page {
 		mark := buf.Len()
-		for _, row := range rows(o, buyers[o.UserID]) {
+		for _, row := range rows(o, people) {
 			for i := range row {
 				row[i] = safeCell(row[i])
 			}

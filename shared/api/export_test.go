@@ -18,6 +18,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -178,4 +179,33 @@ func TestExportFailuresAreProblems(t *testing.T) {
 	again := s.org.do(http.MethodGet, next[1], nil)
 	require.Equal(t, http.StatusOK, again.Status, "the same page, asked again")
 	require.Len(t, parseCSV(t, string(first.Raw)+string(again.Raw)), 1+6)
+}
+
+// The attendee list names who holds each ticket now, as the door's scan
+// does, beside its buyer: after a transfer it named only the buyer
+// (outsider's entry.py). Names stay formula-safe.
+func TestAttendeesNameTheHolder(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+	newFan(t, s.srv).signUp("bia@example.com")
+	s.named(t, "bia@example.com", "=Bia")
+	s.paidTickets(t, ana, "a", s.seats[0], s.seats[1])
+	ids, _ := myCodes(t, ana) // keys the tickets under ana's name
+	r := ana.do(http.MethodPost, "/api/tickets/"+itoa(ids[0])+"/transfer", map[string]any{"email": "bia@example.com"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+
+	r = s.organizerOf(t).do(http.MethodGet, "/api/events/"+itoa(s.eventID)+"/attendees.csv", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	rows := parseCSV(t, string(r.Raw))
+	require.Equal(t, []string{"buyer_email", "buyer_name", "holder_email", "holder_name"}, rows[0][6:10])
+	people := map[string][]string{}
+	for _, row := range rows[1:] {
+		people[row[0]] = row[6:10]
+	}
+	require.Equal(t, map[string][]string{
+		itoa(ids[0]): {"ana@example.com", "Fan", "bia@example.com", "'=Bia"},
+		itoa(ids[1]): {"ana@example.com", "Fan", "ana@example.com", "Fan"},
+	}, people)
 }

@@ -125,6 +125,10 @@ type Attendee struct {
 	PriceLevel string
 	PriceCents int
 	Void       bool
+	// HolderID and HolderName are who holds the ticket now, as the door's
+	// scan names them; nil until the ticket is keyed (its buyer holds it).
+	HolderID   *int64
+	HolderName *string
 }
 
 // OrdersAfter reads up to limit of an event's orders with ids above
@@ -154,14 +158,15 @@ func (r reads) Attendees(ctx context.Context, page []ExportOrder) error {
 	for i, o := range page {
 		at[o.ID], ids[i] = i, o.ID
 	}
-	rows, err := r.q.Query(ctx, `SELECT t.order_id, t.id, i.label, i.price_level, i.price_cents, t.void_at IS NOT NULL
-		FROM tickets t JOIN order_items i ON i.id = t.order_item_id WHERE t.order_id = ANY($1) ORDER BY t.id`, ids)
+	rows, err := r.q.Query(ctx, `SELECT t.order_id, t.id, i.label, i.price_level, i.price_cents, t.void_at IS NOT NULL, k.holder_id, k.holder_name
+		FROM tickets t JOIN order_items i ON i.id = t.order_item_id LEFT JOIN ticket_keys k ON k.ticket_id = t.id
+		WHERE t.order_id = ANY($1) ORDER BY t.id`, ids)
 	if err != nil {
 		return err
 	}
 	var orderID int64
 	var a Attendee
-	_, err = pgx.ForEachRow(rows, []any{&orderID, &a.TicketID, &a.Label, &a.PriceLevel, &a.PriceCents, &a.Void}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&orderID, &a.TicketID, &a.Label, &a.PriceLevel, &a.PriceCents, &a.Void, &a.HolderID, &a.HolderName}, func() error {
 		o := &page[at[orderID]]
 		o.Attendees = append(o.Attendees, a)
 		return nil
