@@ -95,7 +95,7 @@ func TestOpenAPIValidationCatchesMismatches(t *testing.T) {
 	t.Parallel()
 	event := func(id string) string {
 		return `{"id":` + id + `,"name":"Show","category":"music","city":"Recife","description":"","venue_id":1,"venue_name":"Arena",
-			"layout_version":1,"starts_at":"2026-12-24T20:00:00Z","sale_starts_at":"2026-12-01T10:00:00Z","sale_ends_at":"2026-12-24T18:00:00Z",
+			"layout_version":1,"starts_at":"2031-12-24T20:00:00Z","sale_starts_at":"2031-12-01T10:00:00Z","sale_ends_at":"2031-12-24T18:00:00Z",
 			"status":"on_sale","currency":"BRL","max_per_account":6,"max_per_hold":4,"hold_ttl_seconds":480,"waiting_room":{"enabled":false}}`
 	}
 	jsonType := http.Header{"Content-Type": {"application/json"}}

@@ -99,7 +99,7 @@ func (spec *EventSpec) validate() error {
 	case !spec.SaleEndsAt.After(spec.SaleStartsAt):
 		return bad("/sale_ends_at", "sale_ends_at must be after sale_starts_at.")
 	case spec.SaleEndsAt.After(spec.StartsAt.Add(24 * time.Hour)):
-		return bad("/sale_ends_at", "Sales must end by the day of the event.")
+		return bad("/sale_ends_at", "sale_ends_at must be at most 24 hours after starts_at: a box office may sell through the show, not for days after it.")
 	case len(spec.PriceLevels) == 0:
 		return bad("/price_levels", "price_levels are required.")
 	case text.Length(spec.Category) > 50:
@@ -149,6 +149,17 @@ func (spec *EventSpec) validate() error {
 	}
 	roomDefaults(&spec.WaitingRoom)
 	return validRoom("/waiting_room", spec.WaitingRoom)
+}
+
+// futureStart refuses a start already past, for a new event or a start
+// moved: no fan can go to it. An event that has begun keeps its start
+// while its other settings change (the console sends them all).
+func futureStart(start time.Time) error {
+	if start.After(time.Now()) {
+		return nil
+	}
+	return reject.New(ErrInvalidEvent, "/starts_at", fmt.Sprintf("starts_at (%s) is in the past: an event must start after now.",
+		start.UTC().Format(time.RFC3339)))
 }
 
 // SentLimits refuses a ticket limit or hold time sent as 0: in an
@@ -288,6 +299,9 @@ func RoomRefusal(pointer string) error {
 // an unlisted draft that a retry completes.
 func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSpec) (event.Event, error) {
 	if err := spec.validate(); err != nil {
+		return event.Event{}, err
+	}
+	if err := futureStart(spec.StartsAt); err != nil {
 		return event.Event{}, err
 	}
 	if err := s.venues.Owns(ctx, createdBy, spec.VenueID); err != nil {
@@ -607,6 +621,11 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 	e, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
 		if err := SentLimits(p.MaxPerAccount, p.MaxPerHold, p.HoldTTL); err != nil {
 			return err
+		}
+		if p.StartsAt != nil && !p.StartsAt.Equal(e.StartsAt) {
+			if err := futureStart(*p.StartsAt); err != nil {
+				return err
+			}
 		}
 		spec := EventSpec{VenueID: e.VenueID, LayoutVersion: e.LayoutVersion, Name: e.Name, City: e.City, Category: e.Category,
 			Description: e.Description, StartsAt: e.StartsAt, SaleStartsAt: e.SaleStartsAt, SaleEndsAt: e.SaleEndsAt,
