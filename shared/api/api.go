@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -110,16 +109,6 @@ func New(d Deps) http.Handler {
 		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
 			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
 			return
-		}
-		// Handlers read r.URL.Query(), which drops a malformed pair
-		// silently: ?q=% would search for everything. (Joins and status
-		// calls have no query: no map is built for them.)
-		if q := r.URL.RawQuery; q != "" {
-			if _, err := url.ParseQuery(q); err != nil {
-				s.fail(w, r, problem.New(http.StatusBadRequest, "malformed-query",
-					"The query string is malformed ("+err.Error()+"): percent-encode %, & and ; inside values."))
-				return
-			}
 		}
 		s.mux.ServeHTTP(w, r)
 	}))

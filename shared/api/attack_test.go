@@ -338,8 +338,11 @@ func TestMalformedQueryIsRefused(t *testing.T) {
 	a := apptest.New(t, 1)
 	f := newFan(t, serve(t, a))
 	for q, want := range map[string][2]string{
-		"q=%": {"malformed-query", "percent-encode"}, "q=rock%zz": {"malformed-query", "percent-encode"},
-		"city=Rio;q=x": {"malformed-query", "percent-encode"},
+		"q=%": {"invalid-parameter", `Query parameter "q" has a malformed value ("%")`}, "q=rock%zz": {"invalid-parameter", "percent-encode"},
+		"city=Rio;q=x": {"invalid-parameter", `Query parameter "city" has a malformed value`},
+		// A bad escape in a parameter was dropped: the default page, the first.
+		"limit=%zz": {"invalid-parameter", `Query parameter "limit" has a malformed value ("%zz")`},
+		"cursor=%%%": {"invalid-parameter", `"cursor"`}, "%zz=1": {"invalid-parameter", `"%zz" is not a well-formed parameter name`},
 		// A parameter sent twice was read first-wins: ?city=Rio&city=Recife
 		// listed Rio's events as if Recife were not asked.
 		"city=Rio&city=Recife": {"invalid-parameter", "is sent twice"}, "limit=1&q=x&limit=100": {"invalid-parameter", "is sent twice"},

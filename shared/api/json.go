@@ -174,26 +174,39 @@ var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body
 // UTF-8 with no NUL.
 func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// validQuery rejects query strings that are not valid text, or that send
-// a parameter twice: handlers read the first value (URL.Query().Get), so
-// ?city=Rio&city=Recife would list Rio's events as if Recife were not asked.
+// validQuery reads the query string strictly, once: handlers read it with
+// URL.Query(), which drops a pair it cannot decode (?limit=%zz read as the
+// default page, ?q=% searched for everything) and reads a parameter sent
+// twice first-wins (?city=Rio&city=Recife listed Rio's events). Each is a
+// 400 naming the parameter.
 func validQuery(r *http.Request) error {
-	if r.URL.RawQuery == "" {
-		return nil
-	}
-	// Handlers read r.URL.Query(), which skips malformed pairs too.
-	q, _ := url.ParseQuery(r.URL.RawQuery)
-	for k, vs := range q {
-		if !validText(k) || slices.ContainsFunc(vs, func(v string) bool { return !validText(v) }) {
-			return problem.New(http.StatusBadRequest, "invalid-parameter",
-				"Query parameter "+strconv.Quote(k)+" must be UTF-8 text without NUL characters.")
+	seen := map[string]bool{}
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
 		}
-		if len(vs) > 1 {
-			return problem.New(http.StatusBadRequest, "invalid-parameter",
-				"Query parameter "+strconv.Quote(k)+" is sent twice: send each parameter once.")
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(rawKey)
+		if err != nil || strings.Contains(rawKey, ";") {
+			return badParameter(strconv.Quote(rawKey) + " is not a well-formed parameter name: percent-encode %, & and ; in names and values (% as %25).")
 		}
+		v, err := url.QueryUnescape(rawValue)
+		switch {
+		case err != nil || strings.Contains(rawValue, ";"):
+			return badParameter("Query parameter " + strconv.Quote(k) + " has a malformed value (" + strconv.Quote(rawValue) +
+				"): percent-encode %, & and ; inside values (% as %25).")
+		case !validText(k) || !validText(v):
+			return badParameter("Query parameter " + strconv.Quote(k) + " must be UTF-8 text without NUL characters.")
+		case seen[k]:
+			return badParameter("Query parameter " + strconv.Quote(k) + " is sent twice: send each parameter once.")
+		}
+		seen[k] = true
 	}
 	return nil
+}
+
+func badParameter(detail string) error {
+	return problem.New(http.StatusBadRequest, "invalid-parameter", detail)
 }
 
 // writeJSON sends v with status. Caching headers are the caller's.
