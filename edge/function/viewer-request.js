@@ -93,12 +93,14 @@ function cleanQuery(qs) {
   return out;
 }
 
+// search rebuilds a query string: CloudFront hands names and values over
+// as sent, still percent-encoded, so encoding them again would double it.
 function search(qs) {
   const parts = [];
   Object.keys(qs).forEach(function (k) {
     const v = qs[k];
     const values = v.multiValue ? v.multiValue.map(function (x) { return x.value; }) : [v.value];
-    values.forEach(function (x) { parts.push(encodeURIComponent(k) + '=' + encodeURIComponent(x)); });
+    values.forEach(function (x) { parts.push(k + '=' + x); });
   });
   return parts.length ? '?' + parts.join('&') : '';
 }

@@ -72,6 +72,10 @@ test('pages that need a session redirect to the login page with the way back', a
   const res = await handler(request({ uri: '/orders/12', query: { paid: '1' } }));
   assert.equal(res.statusCode, 302);
   assert.equal(res.headers.location.value, '/login?next=' + encodeURIComponent('/orders/12?paid=1'));
+  // CloudFront's values are still percent-encoded: encoded once more, the
+  // way back read "a%20b" where the fan had "a b".
+  const spaced = await handler(request({ uri: '/orders/12', query: { q: 'a%20b' } }));
+  assert.equal(spaced.headers.location.value, '/login?next=' + encodeURIComponent('/orders/12?q=a%20b'));
 });
 
 test('console pages need an organizer session: no session goes to the login page, a fan to a page that says so', async () => {

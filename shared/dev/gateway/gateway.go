@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -91,12 +90,22 @@ func cacheKey(r *http.Request) string {
 // viewerRequest turns an HTTP request into the CloudFront event shape.
 func viewerRequest(r *http.Request) Request {
 	req := Request{Method: r.Method, URI: r.URL.Path, QueryString: map[string]Value{}, Headers: map[string]Value{}, Cookies: map[string]Value{}}
-	for k, vs := range r.URL.Query() {
-		v := Value{Value: vs[0]}
-		if len(vs) > 1 {
-			for _, x := range vs {
-				v.MultiValue = append(v.MultiValue, Value{Value: x})
-			}
+	// Names and values stay as sent, percent-escapes and all, as in
+	// CloudFront's event: decoding here dropped a pair Go cannot decode
+	// (?limit=%zz), so the API never saw the malformed query it refuses.
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		k, x, _ := strings.Cut(pair, "=")
+		v, seen := req.QueryString[k]
+		switch {
+		case !seen:
+			v = Value{Value: x}
+		case len(v.MultiValue) == 0:
+			v.MultiValue = []Value{{Value: v.Value}, {Value: x}}
+		default:
+			v.MultiValue = append(v.MultiValue, Value{Value: x})
 		}
 		req.QueryString[k] = v
 	}
@@ -114,17 +123,17 @@ func viewerRequest(r *http.Request) Request {
 // apply carries the function's rewrites (path, query, added headers) back.
 func apply(r *http.Request, fr *Request) {
 	r.URL.Path, r.URL.RawPath = fr.URI, ""
-	q := url.Values{}
+	var q []string
 	for _, k := range slices.Sorted(maps.Keys(fr.QueryString)) {
 		v := fr.QueryString[k]
 		if len(v.MultiValue) == 0 {
-			q.Add(k, v.Value)
+			q = append(q, k+"="+v.Value)
 		}
 		for _, x := range v.MultiValue {
-			q.Add(k, x.Value)
+			q = append(q, k+"="+x.Value)
 		}
 	}
-	r.URL.RawQuery = q.Encode()
+	r.URL.RawQuery = strings.Join(q, "&")
 	r.RequestURI = r.URL.RequestURI()
 	for k, v := range fr.Headers {
 		if r.Header.Get(k) == "" {

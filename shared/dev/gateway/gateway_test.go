@@ -105,6 +105,10 @@ func TestGatewayNormalizesQueriesAndServesTheSite(t *testing.T) {
 	w := f.do(t, "GET", "/api/events?utm_source=mail&limit=5&city=Rio&fbclid=x", nil)
 	require.Equal(t, http.StatusOK, w.Code)
 	require.Equal(t, "city=Rio&limit=5", f.last.Load().(*http.Request).URL.RawQuery)
+	// The query reaches the API as sent: a malformed escape was dropped
+	// (?limit=%zz read as the default page) instead of refused there.
+	f.do(t, "GET", "/api/events?limit=%zz&q=a%20b&city=Rio&city=S%C3%A3o+Paulo", nil)
+	require.Equal(t, "city=Rio&city=S%C3%A3o+Paulo&limit=%zz&q=a%20b", f.last.Load().(*http.Request).URL.RawQuery)
 	require.Contains(t, w.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'")
 	require.NotEmpty(t, w.Header().Get("Strict-Transport-Security"))
 	require.Equal(t, "DENY", w.Header().Get("X-Frame-Options"))
