@@ -344,3 +344,21 @@ func TestPaymentAfterHoldLostIsRefunded(t *testing.T) {
 	require.Equal(t, 1, s.sim.Stats().Refunds[orderID], "exactly one refund")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM event_seats WHERE status = 'held'`), "Bia keeps the seat")
 }
+
+// Checkout of an expired hold answered 410 hold-expired until the sweeper
+// ran, then 409 "it is expired": one answer either way.
+func TestCheckoutOfAnExpiredHoldIsGoneBeforeAndAfterTheSweep(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana, orderID := s.buyer(t, "ana@example.com")
+	pool, err := s.app.Shards.ForRow(orderID)
+	require.NoError(t, err)
+	_, err = pool.Exec(context.Background(), `UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = (SELECT hold_id FROM orders WHERE id = $1)`, orderID)
+	require.NoError(t, err)
+	checkout := "/api/orders/" + itoa(orderID) + "/checkout"
+	requireProblem(t, ana.do(http.MethodPost, checkout, nil), http.StatusGone, "hold-expired")
+	_, err = s.app.Inventory.SweepAll(context.Background(), 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM orders WHERE status = 'expired'`), "swept")
+	requireProblem(t, ana.do(http.MethodPost, checkout, nil), http.StatusGone, "hold-expired")
+}

@@ -293,6 +293,8 @@ func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Ev
 		return 0, "", err
 	case !found || c.Account != account:
 		return 0, "", ErrNotFound
+	case c.Status == shardstore.OrderExpired:
+		return 0, "", ErrHoldExpired // as before the sweeper got to it
 	case c.Status != shardstore.OrderPending:
 		return 0, "", reject.New(ErrNotPayable, "", fmt.Sprintf("This order cannot be paid: it is %s.", c.Status))
 	case e.Status == event.Cancelled:
