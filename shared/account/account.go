@@ -134,9 +134,12 @@ func validateEmail(email string) error {
 	if len(email) > 254 || !isText(email) {
 		return reject.New(ErrInvalidInput, "/email", "Invalid account data: email is too long.")
 	}
-	if strings.ContainsFunc(email, func(r rune) bool { return unicode.Is(unicode.Cf, r) || unicode.IsControl(r) || unicode.IsSpace(r) }) {
+	if strings.ContainsFunc(email, func(r rune) bool { return unicode.Is(unicode.Cf, r) || unicode.IsControl(r) }) {
 		// mail.ParseAddress takes them, and the address would look like another.
 		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q has an invisible character; type the address again.", email))
+	}
+	if strings.ContainsFunc(email, unicode.IsSpace) {
+		return reject.New(ErrInvalidInput, "/email", fmt.Sprintf("Invalid account data: %q has a space in it; an email address has none.", email))
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {

@@ -241,6 +241,12 @@ func TestEmailsWithInvisibleCharactersAreRefused(t *testing.T) {
 		requireRefusal(t, r, http.StatusBadRequest, "invalid-account",
 			fmt.Sprintf("Invalid account data: %q has an invisible character; type the address again.", email), "/email")
 	}
+	// A space is no invisible character (outsider's csvemail.py).
+	for _, email := range []string{"ana silva@example.com", "ana@exam ple.com"} {
+		r := newFan(t, srv).do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Fan"})
+		requireRefusal(t, r, http.StatusBadRequest, "invalid-account",
+			fmt.Sprintf("Invalid account data: %q has a space in it; an email address has none.", email), "/email")
+	}
 }
 
 // A PATCH that sets a limit to 0 is refused as the message says: it read
