@@ -347,7 +347,7 @@ func TestMalformedQueryIsRefused(t *testing.T) {
 		"q=%": {"invalid-parameter", `Query parameter "q" has a malformed value ("%")`}, "q=rock%zz": {"invalid-parameter", "percent-encode"},
 		"city=Rio;q=x": {"invalid-parameter", `Query parameter "city" has a malformed value`},
 		// A bad escape in a parameter was dropped: the default page, the first.
-		"limit=%zz": {"invalid-parameter", `Query parameter "limit" has a malformed value ("%zz")`},
+		"limit=%zz":  {"invalid-parameter", `Query parameter "limit" has a malformed value ("%zz")`},
 		"cursor=%%%": {"invalid-parameter", `"cursor"`}, "%zz=1": {"invalid-parameter", `"%zz" is not a well-formed parameter name`},
 		// A parameter sent twice was read first-wins: ?city=Rio&city=Recife
 		// listed Rio's events as if Recife were not asked.
