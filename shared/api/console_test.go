@@ -199,7 +199,7 @@ func TestEditAndPublishAnEvent(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "#1f6feb", r.Body["price_levels"].([]any)[0].(map[string]any)["color"])
 
-	r = ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": "Edited Night", "max_per_account": 4, "hold_ttl_seconds": 300,
+	r = ana.do(http.MethodPatch, "/api/events/"+id, map[string]any{"name": "Edited Night", "max_per_account": 4, "max_per_hold": 4, "hold_ttl_seconds": 300,
 		"waiting_room": map[string]any{"enabled": true, "ceiling": 50, "prequeue_opens_at": now.Add(-2 * time.Hour)},
 		"price_levels": []map[string]any{{"code": "B", "price_cents": 7500, "color": "#8250df"}}})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))

@@ -66,8 +66,17 @@ func catalog(t testing.TB, a *app.App) (rio, sp venue.Layout, ids map[string]int
 				spec.SaleStartsAt = now.Add(s.in - 60*day)
 			}
 		}
+		past := spec
+		if s.in < 0 { // created ahead, as an organizer must, then let time pass
+			spec.StartsAt, spec.SaleStartsAt, spec.SaleEndsAt = spec.StartsAt.Add(-s.in+day), spec.SaleStartsAt.Add(-s.in+day), spec.SaleEndsAt.Add(-s.in+day)
+		}
 		e, err := org.CreateEvent(ctx, 0, spec)
 		require.NoError(t, err)
+		if s.in < 0 {
+			_, err = a.Catalog.Exec(ctx, `UPDATE events SET starts_at = $2, sale_starts_at = $3, sale_ends_at = $4, updated_at = now() WHERE id = $1`,
+				e.ID, past.StartsAt, past.SaleStartsAt, past.SaleEndsAt)
+			require.NoError(t, err)
+		}
 		if s.onSale {
 			require.NoError(t, org.SetStatus(ctx, e.ID, "on_sale"))
 		}
