@@ -22,6 +22,8 @@ async function handler(event) {
   const r = event.request;
   r.querystring = cleanQuery(r.querystring);
   const uri = r.uri;
+  // Problems made here name the request as the API's do (RFC 9457).
+  const at = { instance: uri, request_id: event.context.requestId };
   const api = API.test(uri);
   const read = r.method === 'GET' || r.method === 'HEAD';
   let m;
@@ -30,19 +32,19 @@ async function handler(event) {
   let gateEvent = 0;
   if (api) {
     // "//", "/./" and "/../" would reach another route than the one checked.
-    if (/\/\/|\/\.\.?(\/|$)/.test(uri)) return problem(404, 'not-found', 'No such endpoint: ' + uri + '.', {});
-    if (!(m = KNOWN.exec(uri))) return problem(404, 'not-found', 'No such endpoint: ' + uri + '.', {});
+    if (/\/\/|\/\.\.?(\/|$)/.test(uri)) return problem(at, 404, 'not-found', 'No such endpoint: ' + uri + '.', {});
+    if (!(m = KNOWN.exec(uri))) return problem(at, 404, 'not-found', 'No such endpoint: ' + uri + '.', {});
     // A path parameter is written one way only (no 01, +1 or 1.0), so the
     // edge's room:<id> key is the origin's event id.
     if (m.slice(1).some(function (p) { return p !== undefined && !PARAM.test(p); })) {
-      return problem(404, 'not-found', 'No such resource: ids are written as plain numbers, like /api/events/1.', {});
+      return problem(at, 404, 'not-found', 'No such resource: ids are written as plain numbers, like /api/events/1.', {});
     }
     const key = (read ? 'GET' : r.method) + ' ' + uri;
     if ((m = GATED.exec(key))) gateEvent = m[1];
     needSession = !!m || SESSION.test(key);
   }
   if ((!api || uri === '/healthz') && !read) {
-    return problem(405, 'method-not-allowed', 'Pages and files are read-only: use GET.', {}, { allow: { value: 'GET, HEAD' } });
+    return problem(at, 405, 'method-not-allowed', 'Pages and files are read-only: use GET.', {}, { allow: { value: 'GET, HEAD' } });
   }
   if (!api && uri.lastIndexOf('.') <= uri.lastIndexOf('/')) {
     // An app page: the router in index.html draws it.
@@ -63,7 +65,7 @@ async function handler(event) {
   const session = await first(tokens(r, 'catraca_session'), 'catraca-session', 's:');
   if (!session) {
     return api
-      ? problem(401, 'unauthenticated', 'Log in first.', {})
+      ? problem(at, 401, 'unauthenticated', 'Log in first.', {})
       : redirect('/login?next=' + encodeURIComponent(uri + search(r.querystring)));
   }
   if (organizer && session.role !== 'organizer') {
@@ -72,10 +74,12 @@ async function handler(event) {
     return redirect('/not-an-organizer?next=' + encodeURIComponent(uri + search(r.querystring)));
   }
   if (gateEvent && (await gated(gateEvent))) {
-    const adm = await first(tokens(r, 'catraca_admission', 'x-admission-token'), 'catraca-admission', 'a:');
-    if (!adm || String(adm.evt) !== gateEvent || adm.sub !== session.sub) {
+    // One cookie per event: a browser admitted to two rooms keeps both.
+    const adm = await first(tokens(r, 'catraca_admission_' + gateEvent, 'x-admission-token'), 'catraca-admission', 'a:',
+      function (c) { return String(c.evt) === gateEvent && c.sub === session.sub; });
+    if (!adm) {
       return api
-        ? problem(403, 'admission-required', 'This event has a waiting room: join the queue and buy once you are admitted.',
+        ? problem(at, 403, 'admission-required', 'This event has a waiting room: join the queue and buy once you are admitted.',
             { queue: '/api/events/' + gateEvent + '/queue' })
         : redirect('/events/' + gateEvent + '/queue');
     }
@@ -117,10 +121,11 @@ function tokens(r, cookie, header) {
   return out;
 }
 
-async function first(candidates, aud, prefix) {
+// first returns the claims of the first valid candidate that ok accepts.
+async function first(candidates, aud, prefix, ok) {
   for (let i = 0; i < candidates.length; i++) {
     const c = await verify(candidates[i], aud, prefix);
-    if (c) return c;
+    if (c && (!ok || ok(c))) return c;
   }
   return null;
 }
@@ -169,9 +174,9 @@ async function gated(id) {
 
 const REASONS = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed' };
 
-function problem(status, type, detail, extra, headers) {
+function problem(at, status, type, detail, extra, headers) {
   const body = { type: 'https://catraca.dev/problems/' + type, title: REASONS[status], status: status, detail: detail };
-  Object.keys(extra).forEach(function (k) { body[k] = extra[k]; });
+  [at, extra].forEach(function (o) { Object.keys(o).forEach(function (k) { body[k] = o[k]; }); });
   const h = headers || {};
   h['content-type'] = { value: 'application/problem+json' };
   h['cache-control'] = { value: 'no-store' };

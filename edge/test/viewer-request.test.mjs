@@ -136,10 +136,38 @@ test('holds on a gated event need an admission token for that event and account'
   assert.equal(body(none).queue, '/api/events/7/queue');
 
   for (const t of [admission(8, '42'), admission(7, '43'), admission(7, '42', { exp: now() - 5 })]) {
-    assert.equal((await hold({ cookies: { ...s, catraca_admission: t } })).statusCode, 403);
+    assert.equal((await hold({ cookies: { ...s, catraca_admission_7: t } })).statusCode, 403);
   }
-  assert.equal((await hold({ cookies: { ...s, catraca_admission: admission() } })).uri, '/api/events/7/holds');
+  assert.equal((await hold({ cookies: { ...s, catraca_admission_7: admission() } })).uri, '/api/events/7/holds');
   assert.equal((await hold({ cookies: s, headers: { 'X-Admission-Token': admission() } })).uri, '/api/events/7/holds');
+  // Another event's cookie, and the old single cookie, do not count.
+  assert.equal((await hold({ cookies: { ...s, catraca_admission_8: admission() } })).statusCode, 403);
+  assert.equal((await hold({ cookies: { ...s, catraca_admission: admission() } })).statusCode, 403);
+  // A valid token of another event first does not hide the right one.
+  const both = await hold({ cookies: { ...s, catraca_admission_7: admission(8) }, headers: { 'X-Admission-Token': admission() } });
+  assert.equal(both.uri, '/api/events/7/holds');
+});
+
+test('a browser admitted to two rooms holds at both, each with its own cookie', async () => {
+  const { handler } = setup({ 'room:8': '1' });
+  const cookies = { catraca_session: session(), catraca_admission_7: admission(7), catraca_admission_8: admission(8) };
+  for (const id of [7, 8]) {
+    for (const uri of [`/api/events/${id}/holds`, `/events/${id}/book`]) {
+      const res = await handler(request({ method: uri.startsWith('/api') ? 'POST' : 'GET', uri, cookies }));
+      assert.ok(!res.statusCode, uri + ' passes');
+    }
+  }
+});
+
+test('problems made at the edge name the request, like the API\'s', async () => {
+  const { handler } = setup();
+  for (const [method, uri, cookies, status] of [['GET', '/api/me/orders', {}, 401],
+    ['POST', '/api/events/7/holds', { catraca_session: session() }, 403], ['GET', '/api/nope', {}, 404]]) {
+    const res = await handler(request({ method, uri, cookies }));
+    assert.equal(res.statusCode, status);
+    assert.equal(body(res).instance, uri);
+    assert.equal(body(res).request_id, 'test');
+  }
 });
 
 test('events without a waiting room sell with a session alone', async () => {
@@ -153,7 +181,7 @@ test('the booking page of a gated event sends the fan to the waiting room', asyn
   const res = await handler(request({ uri: '/events/7/book', cookies: { catraca_session: session() } }));
   assert.equal(res.statusCode, 302);
   assert.equal(res.headers.location.value, '/events/7/queue');
-  const admitted = await handler(request({ uri: '/events/7/book', cookies: { catraca_session: session(), catraca_admission: admission() } }));
+  const admitted = await handler(request({ uri: '/events/7/book', cookies: { catraca_session: session(), catraca_admission_7: admission() } }));
   assert.equal(admitted.uri, '/index.html');
   const anon = await handler(request({ uri: '/events/7/book' }));
   assert.equal(anon.headers.location.value, '/login?next=' + encodeURIComponent('/events/7/book'));

@@ -13,8 +13,14 @@ import (
 	"github.com/catraca/catraca/shared/token"
 )
 
-// AdmissionCookie carries the admission token for browsers.
-const AdmissionCookie = "catraca_admission"
+// admissionCookies prefixes the cookies carrying admission tokens for
+// browsers: one per event (catraca_admission_<id>), so a browser admitted
+// to two rooms keeps both. Path=/, since the edge gates the booking page
+// (/events/<id>/book) as well as the holds (/api/events/<id>/holds).
+const admissionCookies = "catraca_admission"
+
+// AdmissionCookie names the cookie of an event's admission token.
+func AdmissionCookie(eventID int64) string { return admissionCookies + "_" + itoa(eventID) }
 
 // Holds per account and event: a burst for seat collisions, then one every
 // two seconds, so one fan's slow best-available searches cannot weigh on
@@ -85,7 +91,7 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 // for the event and account (a zero Turn if none).
 func (g TokenGate) admission(r *http.Request, e event.Event, account int64) queue.Admission {
 	var adm queue.Admission
-	for _, raw := range admissionCandidates(r) {
+	for _, raw := range admissionCandidates(r, e.ID) {
 		c, err := g.Signer.Verify(raw)
 		if err == nil && c.Event == e.ID && c.Account == account && c.Turn > adm.Turn {
 			adm = queue.Admission{Turn: c.Turn, Expires: c.Expires}
@@ -95,10 +101,10 @@ func (g TokenGate) admission(r *http.Request, e event.Event, account int64) queu
 }
 
 // admissionCandidates lists the tokens a request may carry as admission:
-// the cookie, the bearer and the X-Admission-Token header.
-func admissionCandidates(r *http.Request) []string {
+// the event's cookie, the bearer and the X-Admission-Token header.
+func admissionCandidates(r *http.Request, eventID int64) []string {
 	var out []string
-	if c, err := r.Cookie(AdmissionCookie); err == nil && c.Value != "" {
+	if c, err := r.Cookie(AdmissionCookie(eventID)); err == nil && c.Value != "" {
 		out = append(out, c.Value)
 	}
 	if b := bearer(r); b != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,12 +26,6 @@ const (
 )
 
 func queueTicketCookie(eventID int64) string { return "catraca_queue_" + itoa(eventID) }
-
-// ticketCookie is the queue ticket's cookie for an event, without a value.
-func ticketCookie(r *http.Request, eventID int64) *http.Cookie {
-	return &http.Cookie{Name: queueTicketCookie(eventID), Path: "/api/events/" + itoa(eventID),
-		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode}
-}
 
 type queueView struct {
 	State      queue.State `json:"state"`
@@ -173,8 +168,49 @@ func (s *Server) issueAdmission(w http.ResponseWriter, r *http.Request, v *queue
 		return err
 	}
 	v.Admission, v.AdmissionExpires = raw, &exp
-	setTokenCookie(w, r, AdmissionCookie, raw, "/", exp)
+	setTokenCookie(w, r, AdmissionCookie(eventID), raw, "/", exp)
+	s.pruneAdmissions(w, r, eventID, account)
 	return nil
+}
+
+// maxAdmissions bounds the admission cookies a browser keeps: each rides
+// on every request (Path=/), ~280 bytes.
+const maxAdmissions = 5
+
+// pruneAdmissions expires, beside a new admission for eventID, the
+// admission cookies not worth sending: the old single catraca_admission,
+// any that is not this account's valid token for the event its name says,
+// and past maxAdmissions, those whose turns end first.
+func (s *Server) pruneAdmissions(w http.ResponseWriter, r *http.Request, eventID, account int64) {
+	type live struct {
+		name string
+		exp  time.Time
+	}
+	var kept []live
+	for _, c := range r.Cookies() {
+		if !strings.HasPrefix(c.Name, admissionCookies) || c.Name == AdmissionCookie(eventID) {
+			continue
+		}
+		id, err := strconv.ParseInt(strings.TrimPrefix(c.Name, admissionCookies+"_"), 10, 64)
+		if claims, verr := s.admissions.Verify(c.Value); err == nil && verr == nil && c.Name == AdmissionCookie(id) &&
+			claims.Event == id && claims.Account == account {
+			kept = append(kept, live{c.Name, claims.Expires})
+			continue
+		}
+		expireCookie(w, r, c.Name, "/")
+	}
+	if len(kept) < maxAdmissions {
+		return
+	}
+	slices.SortFunc(kept, func(a, b live) int { return b.exp.Compare(a.exp) })
+	for _, c := range kept[maxAdmissions-1:] {
+		expireCookie(w, r, c.name, "/")
+	}
+}
+
+// expireCookie tells the browser to drop a cookie set by this API.
+func expireCookie(w http.ResponseWriter, r *http.Request, name, path string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Path: path, MaxAge: -1, HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
 }
 
 // queueUnavailable is the calm fail-closed answer.
@@ -325,10 +361,10 @@ func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
 		return queueError(err)
 	}
-	// The queue ticket would put the fan back in line at the next status.
-	c := ticketCookie(r, id)
-	c.MaxAge = -1
-	http.SetCookie(w, c)
+	// The queue ticket would put the fan back in line at the next status;
+	// the turn's admission buys nothing any more.
+	expireCookie(w, r, queueTicketCookie(id), pathsOf(id).event)
+	expireCookie(w, r, AdmissionCookie(id), "/")
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -98,10 +98,7 @@ func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
 			return p.Wrap(err)
 		}
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
-	})
+	expireCookie(w, r, SessionCookie, "/")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -104,7 +105,8 @@ func (f *Function) Run(req Request, viewerIP string) (Result, error) {
 	defer f.pool.Put(in)
 	ev := map[string]any{
 		"version": "1.0",
-		"context": map[string]any{"eventType": "viewer-request", "distributionDomainName": "localhost"},
+		// CloudFront names every viewer request (requestId, x-amz-cf-id).
+		"context": map[string]any{"eventType": "viewer-request", "distributionDomainName": "localhost", "requestId": rand.Text()},
 		"viewer":  map[string]any{"ip": viewerIP},
 		"request": requestObject(in.vm, req),
 	}

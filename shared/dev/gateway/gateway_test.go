@@ -75,6 +75,10 @@ func TestGatewayRunsTheEdgeFunction(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, w.Code)
 	require.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
 	require.Zero(t, f.calls.Load(), "a refused request must not reach the origin")
+	var unauth map[string]any
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &unauth))
+	require.Equal(t, "/api/me/orders", unauth["instance"])
+	require.NotEmpty(t, unauth["request_id"], "CloudFront gives every viewer request an id")
 
 	require.Equal(t, http.StatusOK, f.do(t, "GET", "/api/me/orders", map[string]string{"catraca_session": sess}).Code)
 
@@ -86,10 +90,10 @@ func TestGatewayRunsTheEdgeFunction(t *testing.T) {
 
 	adm, _, err := f.admission.Issue(token.Claims{Account: 42, Event: 7}, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission": adm}).Code)
+	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission_7": adm}).Code)
 	other, _, err := f.admission.Issue(token.Claims{Account: 43, Event: 7}, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusForbidden, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission": other}).Code)
+	require.Equal(t, http.StatusForbidden, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess, "catraca_admission_7": other}).Code)
 
 	f.keys() // the room closed: a session is enough
 	require.Equal(t, http.StatusOK, f.do(t, "POST", "/api/events/7/holds", map[string]string{"catraca_session": sess}).Code)

@@ -32,7 +32,7 @@ func TestEveryRouteAndBehaviorThroughTheFunction(t *testing.T) {
 	require.NoError(t, err)
 	noSession := map[string]string{}
 	withSession := map[string]string{"catraca_session": sess}
-	admitted := map[string]string{"catraca_session": sess, "catraca_admission": adm}
+	admitted := map[string]string{"catraca_session": sess, "catraca_admission_7": adm}
 
 	reaches := func(method, target string, cookies map[string]string) int {
 		before := f.calls.Load()
