@@ -360,3 +360,30 @@ func TestSoldOutEvent(t *testing.T) {
 	s.shot(t, ctx, "sold-out")
 	require.True(t, strings.Contains(text(t, ctx, "main"), "Unpaid holds come back"))
 }
+
+// TestAdmittedToTwoRoomsHoldsAtBoth: one browser admitted to two waiting
+// rooms, a tab on each room's booking page, holds in both, whichever room
+// admitted it last.
+func TestAdmittedToTwoRoomsHoldsAtBoth(t *testing.T) {
+	s := newSite(t)
+	ids := []int64{s.event(t, "Room One", true, 480), s.event(t, "Room Two", true, 480)}
+	first := s.tab(t)
+	s.signUp(t, first, "/")
+	second, cancel := chromedp.NewContext(first) // another tab of the same browser
+	t.Cleanup(cancel)
+	tabs := []context.Context{first, second}
+	for i, id := range ids { // each room admits at once: nobody else waits
+		require.NoError(t, chromedp.Do(tabs[i],
+			chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+			chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		))
+		require.Equal(t, fmt.Sprintf("/events/%d/book", id), evaluate[string](t, tabs[i], `location.pathname`))
+	}
+	for i, id := range ids {
+		require.NoError(t, chromedp.Do(tabs[i],
+			chromedp.Click(`//button[. = "Find best seats"]`),
+			chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+		))
+		require.True(t, strings.HasPrefix(evaluate[string](t, tabs[i], `location.pathname`), "/orders/"), "held at event %d", id)
+	}
+}
