@@ -28,13 +28,14 @@ const (
 func queueTicketCookie(eventID int64) string { return "catraca_queue_" + itoa(eventID) }
 
 type queueView struct {
-	State      queue.State `json:"state"`
-	Position   int64       `json:"position,omitempty"`
-	Ahead      int64       `json:"ahead"`
-	ETASeconds int64       `json:"eta_seconds,omitempty"`
-	DrawAt     *time.Time  `json:"draw_at,omitempty"`
-	OpensAt    *time.Time  `json:"opens_at,omitempty"`
-	Message    string      `json:"message"`
+	State    queue.State `json:"state"`
+	Position int64       `json:"position,omitempty"`
+	// Ahead is sent with a position only: before the draw nobody is ahead.
+	Ahead      *int64     `json:"ahead,omitempty"`
+	ETASeconds int64      `json:"eta_seconds,omitempty"`
+	DrawAt     *time.Time `json:"draw_at,omitempty"`
+	OpensAt    *time.Time `json:"opens_at,omitempty"`
+	Message    string     `json:"message"`
 	// Admission is the token to buy with, once admitted (also a cookie).
 	Admission        string     `json:"admission_token,omitempty"`
 	AdmissionExpires *time.Time `json:"admission_expires_at,omitempty"`
@@ -58,7 +59,9 @@ func (v *queueView) appendJSON(b []byte) []byte {
 	if v.Position != 0 {
 		b = strconv.AppendInt(append(b, `,"position":`...), v.Position, 10)
 	}
-	b = strconv.AppendInt(append(b, `,"ahead":`...), v.Ahead, 10)
+	if v.Ahead != nil {
+		b = strconv.AppendInt(append(b, `,"ahead":`...), *v.Ahead, 10)
+	}
 	if v.ETASeconds != 0 {
 		b = strconv.AppendInt(append(b, `,"eta_seconds":`...), v.ETASeconds, 10)
 	}
@@ -256,6 +259,7 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 		v.DrawAt = &place.At
 		v.Message = "You are in. At " + place.At.Format(time.RFC3339) + " everyone here gets a random place in line; arriving earlier gives no advantage."
 	case queue.StateWaiting:
+		v.Position, v.Ahead = place.Position, &place.Ahead
 		v.Message = "You are in line. Keep this page open; it updates by itself."
 	case queue.StateAdmitted:
 		v.Message = "It is your turn."
@@ -318,7 +322,10 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return queueError(err)
 	}
-	v := queueView{State: st.State, Position: st.Position, Ahead: st.Ahead, ETASeconds: int64(st.ETA.Seconds()), Poll: pollHints(pathsOf(id), st.State)}
+	v := queueView{State: st.State, Position: st.Position, ETASeconds: int64(st.ETA.Seconds()), Poll: pollHints(pathsOf(id), st.State)}
+	if st.Position > 0 {
+		v.Ahead = &st.Ahead
+	}
 	switch st.State {
 	case queue.StateWaiting:
 		v.Message = "You are in line. No need to refresh: this page updates by itself."

@@ -147,6 +147,8 @@ type Place struct {
 	// Number is the fan's place number after the draw (not the position:
 	// positions are dense ranks, see Status).
 	Number int64
+	// Position and Ahead are as in Status, while waiting in line.
+	Position, Ahead int64
 	// At is the draw time while in the pre-queue, the pre-queue opening, or
 	// the end of the turn once admitted.
 	At time.Time
@@ -197,7 +199,8 @@ func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place
 	p := Place{State: State(v[0].(string))}
 	switch p.State {
 	case StateWaiting:
-		p.Number = asInt(v[1])
+		p.Number, p.Ahead = asInt(v[1]), asInt(v[2])
+		p.Position = p.Ahead + 1
 	case StatePrequeue, StateNotYet, StateAdmitted:
 		p.At = time.UnixMilli(asInt(v[1])).UTC()
 	}

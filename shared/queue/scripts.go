@@ -63,7 +63,8 @@ func roomFanKeys(k roomKeys) []string {
 }
 
 // joinScript: ARGV member, now, restore place (absent = none).
-// Returns {state, place or time, turn when admitted}; places and times
+// Returns {state, place or time, turn when admitted or fans ahead when
+// waiting (ZRANK: the status's count, in the same round trip)}; places and times
 // read from Redis come back as strings. The functions it needs only off
 // its most frequent path are defined after it.
 var joinScript = newFanScript(joinKind, slowLua+`
@@ -76,7 +77,7 @@ local m = ARGV[1]
 local place = redis.call('ZSCORE', q, m)
 if place then
   redis.call('ZADD', seen, ARGV[2], m)
-  return {'waiting', place}
+  return {'waiting', place, redis.call('ZRANK', q, m)}
 end
 `+turnLua+tallyLua+`
 local exp, slot = turn(m, now)
@@ -96,7 +97,7 @@ redis.call('ZADD', q, place, m)
 redis.call('HSET', placed, m, place)
 redis.call('ZADD', seen, ARGV[2], m)
 tally(now, 'joins', 1)
-return {'waiting', place}
+return {'waiting', place, redis.call('ZRANK', q, m)}
 `)
 
 // statusScript: ARGV member, now, restore place (absent = none).
