@@ -31,7 +31,7 @@ func FuzzAPI(f *testing.F) {
 	venueID := importVenue(f, org, venue.Stadium("Fuzz Arena", "Recife", 40, 10))
 	gated := createEvent(f, org, venueID, "Fuzz Gated", true)
 	// The controller publishes a room within a second of its event; before
-	// that a join is a deliberate 503 (waiting-room-opening), not a defect.
+	// that a join answers "opening" (retry in a second) instead of a place.
 	ge, err := s.app.Events.Get(context.Background(), gated)
 	require.NoError(f, err)
 	_, err = s.app.Room.Publish(context.Background(), gated, queue.SettingsOf(ge, 3*time.Minute))

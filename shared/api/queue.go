@@ -241,16 +241,7 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	v := queueView{State: place.State, Poll: pollHints(paths, place.State)}
 	switch place.State {
 	case queue.StateClosed:
-		// Redis has no room until the controller's first tick publishes it;
-		// "buy directly" then would meet the edge's gate.
-		e, err := s.publicEvent(r.Context(), id)
-		if errors.Is(err, event.ErrNotFound) {
-			return err
-		}
-		if err == nil && e.WaitingRoom.Enabled {
-			return unpublishedRoom(e, time.Now())
-		}
-		return problem.New(http.StatusConflict, "no-waiting-room", "This event has no open waiting room: buy directly if sales are open.")
+		return s.joinUnpublished(w, r, &v, id)
 	case queue.StateNotYet:
 		return queueNotOpen(place.At)
 	case queue.StateSoldOut:
@@ -274,11 +265,37 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// unpublishedRoom answers a join of an event whose room Redis does not
-// have. The controller publishes a room only while its event sells or is
-// about to open its line, so the room is opening only if its line should
-// be open by now; otherwise the fan is told when it opens, or that sales
-// are over, instead of being asked to retry every second for good.
+// joinUnpublished answers a join the script found no room for.
+func (s *Server) joinUnpublished(w http.ResponseWriter, r *http.Request, v *queueView, id int64) error {
+	// Redis has no room until the controller's first tick publishes it;
+	// "buy directly" then would meet the edge's gate.
+	e, err := s.publicEvent(r.Context(), id)
+	if errors.Is(err, event.ErrNotFound) {
+		return err
+	}
+	if err != nil || !e.WaitingRoom.Enabled {
+		return problem.New(http.StatusConflict, "no-waiting-room", "This event has no open waiting room: buy directly if sales are open.")
+	}
+	if err := unpublishedRoom(e, time.Now()); err != nil {
+		return err
+	}
+	// Opening: a state to wait in, not an error, or every on-sale
+	// without a pre-queue would open with a 5xx. The next tick publishes
+	// the room and nobody has a place before it, so a fan told to ask
+	// again in a second loses about that second, as with the 503 before.
+	v.Message = "The waiting room is opening. This page joins the line by itself in a moment; nobody has been let in yet."
+	v.State = queue.StateOpening
+	w.Header().Set("Retry-After", "1")
+	v.write(w)
+	return nil
+}
+
+// unpublishedRoom refuses a join of an event whose room Redis does not
+// have, unless the room is opening (nil). The controller publishes a room
+// only while its event sells or is about to open its line, so the room is
+// opening only if its line should be open by now; otherwise the fan is
+// told when it opens, or that sales are over, instead of being asked to
+// retry every second for good.
 func unpublishedRoom(e event.Event, now time.Time) error {
 	opens := queue.SettingsOf(e, 0).OpensAt
 	switch {
@@ -287,10 +304,7 @@ func unpublishedRoom(e event.Event, now time.Time) error {
 	case now.Before(opens):
 		return queueNotOpen(opens.UTC())
 	}
-	p := problem.New(http.StatusServiceUnavailable, "waiting-room-opening",
-		"The waiting room of this event is opening. Try again in a moment: nobody has been let in yet.")
-	p.RetryAfter = 1
-	return p
+	return nil
 }
 
 // queueNotOpen refuses a join before the room's line opens at at.

@@ -53,6 +53,9 @@ const (
 	StateExpired  State = "expired"  // admitted earlier, token pickup window gone
 	StateSoldOut  State = "soldout"
 	StateNone     State = "none" // not in this queue (never joined, or abandoned)
+	// StateOpening is the API's, never a script's: the room's line should
+	// be open but the controller has not published it yet (within a tick).
+	StateOpening State = "opening"
 )
 
 // slow is the scripts' first word when the account's bucket is empty.

@@ -91,6 +91,7 @@ export async function render(main, [id]) {
         ? `The waiting room opens on ${when(mine.opens_at)}. Keep this page open and it joins the line by itself, or come back then.`
         : 'The waiting room opens soon.',
       over: 'The sale for this event is over.',
+      opening: 'The waiting room is opening. This page joins the line by itself in a moment.',
       closed: 'This event has no waiting room right now.',
       none: 'You are not in this line.',
     };
@@ -137,6 +138,12 @@ export async function render(main, [id]) {
   async function join() {
     try {
       mine = await api('POST', `/api/events/${id}/queue`, undefined, { retries: 0 });
+      // The line opens any moment: join again in a second or two (the
+      // answer's Retry-After), spread a little so fans do not arrive at once.
+      if (mine.state === 'opening') {
+        show();
+        return later(join, 1000 + Math.random() * 1000);
+      }
       await status();
     } catch (err) {
       if (err.status === 503) return calm(err, join);
