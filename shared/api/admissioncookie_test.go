@@ -125,33 +125,3 @@ func cookieValue(t *testing.T, f *fan, name string) string {
 	t.Fatalf("no cookie %s", name)
 	return ""
 }
-
-// TestJoinSaysHowManyAreAhead: the join answers the same position and
-// ahead count as the status, for new places and for a fan who left and
-// came back.
-func TestJoinSaysHowManyAreAhead(t *testing.T) {
-	t.Parallel()
-	g := newGatedRoom(t, "Ahead Arena")
-	queueURL := "/api/events/" + itoa(g.id) + "/queue"
-	g.tick(t) // publishes and draws; no further tick, so nobody is admitted
-	var fans []*fan
-	for i := range 4 {
-		f := newFan(t, g.srv)
-		f.signUp("ahead" + itoa(int64(i)) + "@example.com")
-		fans = append(fans, f)
-		j := f.do(http.MethodPost, queueURL, nil)
-		s := f.do(http.MethodGet, queueURL, nil)
-		require.Equal(t, "waiting", j.Body["state"])
-		require.EqualValues(t, i, j.Body["ahead"], "fan %d: %s", i, j.Raw)
-		require.EqualValues(t, i+1, j.Body["position"])
-		require.Equal(t, s.Body["ahead"], j.Body["ahead"])
-		require.Equal(t, s.Body["position"], j.Body["position"])
-	}
-	require.Equal(t, http.StatusNoContent, fans[0].do(http.MethodDelete, queueURL, nil).Status)
-	j := fans[0].do(http.MethodPost, queueURL, nil)
-	require.EqualValues(t, 3, j.Body["ahead"], "back at the end: %s", j.Raw)
-	require.EqualValues(t, 4, j.Body["position"])
-	j = fans[0].do(http.MethodPost, queueURL, nil)
-	require.EqualValues(t, 3, j.Body["ahead"], "a repeated join says the same: %s", j.Raw)
-
-}
