@@ -157,9 +157,21 @@ type Progress struct {
 }
 
 // Join takes a place in the event's waiting room.
+// A room that is opening (the sale just opened, its line not yet
+// published) gives no place: the join is sent again, as the page does.
 func (f *Fan) Join(ctx context.Context, event int64) (QueueStatus, error) {
-	var s QueueStatus
-	return s, f.Call(ctx, "queue.join", http.MethodPost, fmt.Sprintf("/api/events/%d/queue", event), nil, &s)
+	for {
+		var s QueueStatus
+		err := f.Call(ctx, "queue.join", http.MethodPost, fmt.Sprintf("/api/events/%d/queue", event), nil, &s)
+		if err != nil || s.State != "opening" {
+			return s, err
+		}
+		select {
+		case <-time.After(500*time.Millisecond + mrand.N(time.Second)):
+		case <-ctx.Done():
+			return s, ctx.Err()
+		}
+	}
 }
 
 // Status reads the fan's own place (and picks up the admission cookie).
