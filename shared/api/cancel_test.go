@@ -15,14 +15,6 @@ import (
 	"github.com/catraca/catraca/shared/psp"
 )
 
-// organizer logs in the shop's organizer.
-func (s *shop) organizer(t testing.TB) *fan {
-	t.Helper()
-	org := newFan(t, s.srv)
-	require.Equal(t, http.StatusOK, org.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"}).Status)
-	return org
-}
-
 // cancelEvent cancels the shop's event (again: the refunds that failed are
 // asked again).
 func (s *shop) cancelEvent(t testing.TB, org *fan) {
@@ -61,7 +53,7 @@ func TestCancelShowsRefusedRefundsAsFailed(t *testing.T) {
 	cai, caiOrder, _ := s.paidOrder(t, "cai-refused@example.com", s.seats[2])
 	// The PSP refuses a refund of another amount than it charged.
 	s.exec(t, caiOrder, `UPDATE payments SET amount_cents = amount_cents + 1 WHERE order_id = $1`)
-	org := s.organizer(t)
+	org := s.organizerOf(t)
 
 	s.cancelEvent(t, org)
 	p := s.waitRefunds(t, org, 3, 2, 1, 0, nil)
@@ -93,7 +85,7 @@ func TestCancelRefundsWaitOutAnUnansweringPSP(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
 	ana, order, _ := s.paidOrder(t, "ana-outage@example.com", s.seats[0])
-	org := s.organizer(t)
+	org := s.organizerOf(t)
 	s.sim.SetFaults(pspsim.Faults{Outage: true, RetryBase: 50 * time.Millisecond})
 
 	s.cancelEvent(t, org)
@@ -132,7 +124,7 @@ func TestPaymentsRacingTheCancelAreRefunded(t *testing.T) {
 		_, order := s.hold(t, f, "h", s.seats[i])
 		payments[i] = s.checkout(t, f, order)
 	}
-	org := s.organizer(t)
+	org := s.organizerOf(t)
 
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -179,7 +171,7 @@ func TestReconcileFinishesACancellationItsShardMissed(t *testing.T) {
 	s := newShop(t, pspsim.Faults{})
 	s.paidOrder(t, "ana-crash@example.com", s.seats[0])
 	s.paidOrder(t, "bia-crash@example.com", s.seats[1])
-	org := s.organizer(t)
+	org := s.organizerOf(t)
 	s.catalog(t, `UPDATE events SET status = 'cancelled' WHERE id = $1`)
 
 	ctx := context.Background()

@@ -186,6 +186,7 @@ func TestControlRoomCostDoesNotGrowWithTheLine(t *testing.T) {
 
 // organizerOf logs the shop's organizer in.
 func (s *shop) organizerOf(t testing.TB) *fan {
+	t.Helper()
 	o := newFan(t, s.srv)
 	r := o.do(http.MethodPost, "/api/session", map[string]any{"email": "org@example.com", "password": "a long enough password"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
