@@ -71,15 +71,14 @@ func TestStatusCopyIsRetriedUntilItLands(t *testing.T) {
 	t.Parallel()
 	s := newOnSale(t)
 	ctx := s.ctx
+	var undo func()
 	refuse := func(on bool) {
 		t.Helper()
-		sql := `DROP TRIGGER refuse ON event_status`
 		if on {
-			sql = `CREATE OR REPLACE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'shard down'; END $$;
-				CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON event_status FOR EACH STATEMENT EXECUTE FUNCTION refuse()`
+			undo = apptest.RefuseWrites(t, s.shard, "event_status")
+		} else {
+			undo()
 		}
-		_, err := s.shard.Exec(ctx, sql)
-		require.NoError(t, err)
 	}
 	pending := func() (attempts int, dead bool) {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/app"
@@ -55,6 +56,24 @@ func OpenShardConns(t testing.TB, a *app.App) {
 		}
 		for _, c := range conns {
 			c.Release()
+		}
+	}
+}
+
+// RefuseWrites makes every insert and update of table in db fail, as a
+// database that is down would, until the returned function is called.
+func RefuseWrites(t testing.TB, db *pgxpool.Pool, table string) (undo func()) {
+	t.Helper()
+	ctx := context.Background()
+	name := pgx.Identifier{"refuse_" + table}.Sanitize()
+	if _, err := db.Exec(ctx, `CREATE OR REPLACE FUNCTION `+name+`() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'shard down'; END $$;
+		CREATE TRIGGER `+name+` BEFORE INSERT OR UPDATE ON `+pgx.Identifier{table}.Sanitize()+` FOR EACH STATEMENT EXECUTE FUNCTION `+name+`()`); err != nil {
+		t.Fatalf("apptest: refuse writes of %s: %v", table, err)
+	}
+	return func() {
+		t.Helper()
+		if _, err := db.Exec(ctx, `DROP TRIGGER `+name+` ON `+pgx.Identifier{table}.Sanitize()); err != nil {
+			t.Fatalf("apptest: let writes of %s through: %v", table, err)
 		}
 	}
 }
