@@ -137,16 +137,21 @@ func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, err
 	return sess, id, email, nil
 }
 
+// transferTicket serves POST /api/tickets/{id}/transfer, throttled per
+// address as sign-up is: a holder may learn whether an email has an
+// account. The answer echoes the email sent, never the recipient's name.
 func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
 	sess, id, email, err := s.emailRequest(r)
 	if err != nil {
 		return err
 	}
-	to, err := s.entry.Transfer(r.Context(), id, sess.Account, email)
-	if err != nil {
+	if err := s.throttleIP(r, "transfer"); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ticket_id": id, "to": to.Name})
+	if err := s.entry.Transfer(r.Context(), id, sess.Account, email); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ticket_id": id, "to": email})
 	return nil
 }
 
@@ -229,27 +234,34 @@ func (s *Server) revokeDoorStaff(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// staffAndID is sessionAndID for the door: the caller must be door staff
-// of the event (or its organizer).
-func (s *Server) staffAndID(r *http.Request) (token.Claims, int64, error) {
+// door is sessionAndID for the door: the caller must be door staff of the
+// event (or its organizer).
+func (s *Server) door(r *http.Request) (entry.Door, error) {
 	sess, id, err := s.sessionAndID(r)
 	if err != nil {
-		return sess, id, err
+		return entry.Door{}, err
 	}
-	_, err = s.entry.Staff(r.Context(), id, sess.Account)
-	return sess, id, err
+	return s.entry.Staff(r.Context(), id, sess.Account)
 }
 
 type scanRequest struct {
-	Code   string `json:"code"`
-	Gate   string `json:"gate"`
-	ScanID string `json:"scan_id"`
+	// Code is a pointer: a scan without one is a malformed request, not
+	// an invalid code.
+	Code   *string `json:"code"`
+	Gate   string  `json:"gate"`
+	ScanID string  `json:"scan_id"`
+}
+
+// errNoCode refuses a scan that carries no code (at pointer).
+func errNoCode(pointer string) error {
+	const detail = `Send the code the gate read: "code" is missing, null or empty.`
+	return problem.New(http.StatusBadRequest, "invalid-code", detail).With("errors", []reject.Reason{{Detail: detail, Pointer: pointer}})
 }
 
 // checkIn serves POST /api/events/{id}/checkins: every answer about the
 // ticket is a 200 with an outcome; only a malformed request is a problem.
 func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.staffAndID(r)
+	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
@@ -257,7 +269,10 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	res, err := s.entry.Check(r.Context(), entry.Scan{Event: id, Staff: sess.Account, Gate: req.Gate, ID: req.ScanID, Code: req.Code})
+	if req.Code == nil || *req.Code == "" {
+		return errNoCode("/code")
+	}
+	res, err := s.entry.Check(r.Context(), d, entry.Scan{Gate: req.Gate, ID: req.ScanID, Code: *req.Code})
 	if err != nil {
 		return err
 	}
@@ -268,15 +283,11 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
 // checkInStats serves GET /api/events/{id}/checkins: the door's counts
 // and conflicts; the organizer also gets the entry settings to edit.
 func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
-	organizer, err := s.entry.Staff(r.Context(), id, sess.Account)
-	if err != nil {
-		return err
-	}
-	st, err := s.entry.Stats(r.Context(), id)
+	st, err := s.entry.Stats(r.Context(), d.Event)
 	if err != nil {
 		return err
 	}
@@ -284,8 +295,8 @@ func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
 		entry.Stats
 		Settings *entry.Settings `json:"settings,omitempty"`
 	}{Stats: st}
-	if organizer {
-		v, err := s.entry.Settings(r.Context(), id)
+	if d.Organizer {
+		v, err := s.entry.Settings(r.Context(), d.Event)
 		if err != nil {
 			return err
 		}
@@ -298,7 +309,7 @@ func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
 // syncCheckIns serves POST /api/events/{id}/checkins/sync: the admissions
 // an offline gate made, replayed in order; safe to send again.
 func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.staffAndID(r)
+	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
@@ -306,7 +317,7 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 		Gate  string `json:"gate"`
 		Scans []struct {
 			ScanID    string    `json:"scan_id"`
-			Code      string    `json:"code"`
+			Code      *string   `json:"code"`
 			ScannedAt time.Time `json:"scanned_at"`
 		} `json:"scans"`
 	}
@@ -318,9 +329,12 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 	}
 	scans := make([]entry.Scan, len(body.Scans))
 	for i, sc := range body.Scans {
-		scans[i] = entry.Scan{ID: sc.ScanID, Code: sc.Code, At: sc.ScannedAt}
+		if sc.Code == nil || *sc.Code == "" {
+			return errNoCode(fmt.Sprintf("/scans/%d/code", i))
+		}
+		scans[i] = entry.Scan{ID: sc.ScanID, Code: *sc.Code, At: sc.ScannedAt}
 	}
-	res, err := s.entry.Sync(r.Context(), id, sess.Account, body.Gate, scans)
+	res, err := s.entry.Sync(r.Context(), d, body.Gate, scans)
 	if err != nil {
 		return err
 	}
@@ -329,11 +343,11 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) scanBundle(w http.ResponseWriter, r *http.Request) error {
-	_, id, err := s.staffAndID(r)
+	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
-	b, err := s.entry.Bundle(r.Context(), id)
+	b, err := s.entry.Bundle(r.Context(), d)
 	if err != nil {
 		return err
 	}

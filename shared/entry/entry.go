@@ -2,7 +2,8 @@
 // Ed25519 keys, the check-in that admits a ticket once however many gates
 // scan it, door staff, scan bundles for offline gates and their sync, and
 // ticket transfers. Its tables live on the event's shard, beside the
-// tickets; the catalog is read only for account names and event owners.
+// tickets; the catalog is read only for account names and roles, and for
+// event owners and statuses.
 package entry
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
@@ -84,19 +86,18 @@ type row interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// ownerOf returns the organizer account that created the event and
-// whether the event is cancelled; lock is appended to the query (a row
-// lock, or nothing).
+// ownerOf returns the account that created the event if it is an
+// organizer now (0 if it is not: a demotion takes the event's rules, staff
+// and doors at the next request, as it takes the console's routes), and
+// whether the event is cancelled; lock is appended to the query (a lock of
+// the event's row, or nothing).
 func ownerOf(ctx context.Context, db row, event int64, lock string) (owner int64, cancelled bool, err error) {
-	var createdBy *int64
-	err = db.QueryRow(ctx, `SELECT created_by, status = 'cancelled' FROM events WHERE id = $1`+lock, event).Scan(&createdBy, &cancelled)
+	err = db.QueryRow(ctx, `SELECT coalesce(a.id, 0), e.status = 'cancelled' FROM events e
+		LEFT JOIN accounts a ON a.id = e.created_by AND a.role = $2 WHERE e.id = $1`+lock, event, account.RoleOrganizer).Scan(&owner, &cancelled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, shard.ErrUnknownEvent
 	}
-	if err != nil || createdBy == nil {
-		return 0, cancelled, err
-	}
-	return *createdBy, cancelled, nil
+	return owner, cancelled, err
 }
 
 // change runs write, a change of the event's entry rules or staff on its
@@ -118,7 +119,7 @@ func (s *Service) change(ctx context.Context, event, account int64, write func(t
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		owner, cancelled, err := ownerOf(ctx, tx, event, ` FOR UPDATE`)
+		owner, cancelled, err := ownerOf(ctx, tx, event, ` FOR UPDATE OF e`)
 		switch {
 		case errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account:
 			return ErrNotOwner
@@ -142,27 +143,53 @@ func (s *Service) requireOwner(ctx context.Context, event, account int64) error 
 	return err
 }
 
-// Staff fails unless account may scan at the event's doors: door staff
-// granted for the event, or its organizer (organizer is then true). It is
-// ErrNotStaff for an event that does not exist too, so the answer does not
-// tell whether it exists.
-func (s *Service) Staff(ctx context.Context, event, account int64) (organizer bool, err error) {
-	owner, _, err := ownerOf(ctx, s.catalog, event, "")
-	if errors.Is(err, shard.ErrUnknownEvent) {
-		return false, ErrNotStaff
+// Door is an account's right to an event's doors, as Staff found it: the
+// door's steps (Check, Sync, Bundle) take one, so none runs unchecked.
+type Door struct {
+	Event, Staff int64
+	// Organizer: the event's organizer, who also sees its entry rules.
+	Organizer bool
+	// Cancelled: the catalog has the event cancelled. Its tickets admit
+	// nobody from that commit on, whether or not the shard has heard of it
+	// (the status copy and the refund step come after, and may fail).
+	Cancelled bool
+}
+
+// order is a ticket's order status at this door: a paid order of a
+// cancelled event is cancelled, as the shard's door status says once the
+// cancel reached it.
+func (d Door) order(status shardstore.OrderStatus) shardstore.OrderStatus {
+	if d.Cancelled && status == shardstore.OrderPaid {
+		return shardstore.OrderCancelled
 	}
-	if err != nil || owner == account {
-		return err == nil, err
+	return status
+}
+
+// Staff fails unless account may scan at the event's doors: door staff
+// granted for the event, or its organizer. It is ErrNotStaff for an event
+// that does not exist too, so the answer does not tell whether it exists.
+func (s *Service) Staff(ctx context.Context, event, account int64) (Door, error) {
+	d := Door{Event: event, Staff: account}
+	owner, cancelled, err := ownerOf(ctx, s.catalog, event, "")
+	if errors.Is(err, shard.ErrUnknownEvent) {
+		return d, ErrNotStaff
+	}
+	if err != nil {
+		return d, err
+	}
+	d.Cancelled = cancelled
+	if d.Organizer = owner == account; d.Organizer {
+		return d, nil
 	}
 	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
-		return false, err
+		return d, err
 	}
 	granted, err := st.IsDoorStaff(ctx, event, account)
 	if err == nil && !granted {
 		err = ErrNotStaff
 	}
-	return false, err
+	return d, err
 }
 
 // Settings returns an event's entry rules.

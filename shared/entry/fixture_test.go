@@ -115,9 +115,17 @@ func (w *world) codeOf(t *testing.T, holder, ticket int64) string {
 	return tk.Codes[0].Code
 }
 
+// door is the staff's door at event.
+func (w *world) door(t *testing.T, event int64) entry.Door {
+	t.Helper()
+	d, err := w.svc.Staff(w.ctx, event, w.staff)
+	require.NoError(t, err)
+	return d
+}
+
 func (w *world) scan(t *testing.T, event int64, gate, scanID, code string) entry.Result {
 	t.Helper()
-	r, err := w.svc.Check(w.ctx, entry.Scan{Event: event, Staff: w.staff, Gate: gate, ID: scanID, Code: code})
+	r, err := w.svc.Check(w.ctx, w.door(t, event), entry.Scan{Gate: gate, ID: scanID, Code: code})
 	require.NoError(t, err)
 	return r
 }

@@ -65,25 +65,32 @@ func answer(outcome, msg string, args ...any) Result {
 	return Result{Outcome: outcome, Message: fmt.Sprintf(msg, args...)}
 }
 
-// Check answers an online scan at once; the caller checked that the
-// scanner is door staff (Staff).
-func (s *Service) Check(ctx context.Context, sc Scan) (Result, error) {
+// Check answers an online scan at d's door at once; sc's event and staff
+// are d's.
+func (s *Service) Check(ctx context.Context, d Door, sc Scan) (Result, error) {
+	sc.Event, sc.Staff = d.Event, d.Staff
 	if err := sc.check(); err != nil {
 		return Result{}, err
 	}
 	sc.At = s.Now()
-	return s.scan(ctx, sc)
+	return s.scan(ctx, d, sc)
 }
 
+// forged is the one answer to a code whose signature does not verify,
+// whatever the ticket: unknown, of another event, its generation ahead or
+// behind, keyed under a retired key. Told apart, they let anyone with a
+// door learn which ticket ids exist and which were transferred.
+var forged = answer(Invalid, "Invalid code: it is not a ticket of ours, or it was forged or changed. Ask the fan to reopen the live ticket.")
+
 // scan verifies the code and, when it is good, records the admission.
-func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
+func (s *Service) scan(ctx context.Context, d Door, sc Scan) (Result, error) {
 	code, err := Parse(sc.Code)
 	if err != nil {
 		return answer(Invalid, "Not a ticket code. Scan the code on the fan's ticket page."), nil
 	}
 	st, err := s.shards.OfRow(code.Ticket)
 	if errors.Is(err, shard.ErrUnknownEvent) || errors.Is(err, shard.ErrUnknownShard) {
-		return answer(Invalid, "No such ticket: the code is not one of ours."), nil
+		return forged, nil
 	}
 	if err != nil {
 		return Result{}, err
@@ -92,15 +99,16 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("scan ticket %d: %w", code.Ticket, err)
 	}
-	if !found || t.KeyID == nil {
-		return answer(Invalid, "No such ticket: the code is not one of ours."), nil
+	known := found && t.KeyID != nil && code.Generation <= *t.Generation
+	// An unknown ticket's code is verified all the same, under the current
+	// ring key, so that it takes the time a known one takes.
+	k := TicketKey{Ticket: code.Ticket, Generation: code.Generation, KeyID: s.ring.Current()}
+	if known {
+		k.KeyID = *t.KeyID
 	}
-	if code.Generation > *t.Generation {
-		return answer(Invalid, "Forged code: its signature does not match the ticket."), nil
-	}
-	pub, ok := s.ring.Public(TicketKey{Ticket: code.Ticket, Generation: code.Generation, KeyID: *t.KeyID})
-	if !ok || !code.Signed(pub) {
-		return answer(Invalid, "Forged or outdated code: its signature does not match the ticket."), nil
+	pub, ok := s.ring.Public(k)
+	if !ok || !code.Signed(pub) || !known {
+		return forged, nil
 	}
 	if t.EventID != sc.Event {
 		// Perhaps another organizer's event: not a word about its holder.
@@ -113,7 +121,7 @@ func (s *Service) scan(ctx context.Context, sc Scan) (Result, error) {
 		r.Outcome, r.Message = outcome, fmt.Sprintf(msg, args...)
 		return r, nil
 	}
-	why := void(code.Generation, *t.Generation, t.OrderStatus)
+	why := void(code.Generation, *t.Generation, d.order(t.OrderStatus))
 	switch {
 	case why != "":
 		return deny(Void, "%s", why)
@@ -213,24 +221,25 @@ func record(ctx context.Context, st *shardstore.Store, sc Scan, gen int, r Resul
 // well inside the request body cap).
 const MaxSync = 500
 
-// Sync records the admissions an offline gate made. Each scan is checked
-// as at the time the gate read it; a ticket another gate admitted first
-// comes back as a Conflict and is listed for the control room.
-func (s *Service) Sync(ctx context.Context, event, staff int64, gate string, scans []Scan) ([]Result, error) {
+// Sync records the admissions an offline gate at d's door made. Each scan
+// is checked as at the time the gate read it; a ticket another gate
+// admitted first comes back as a Conflict and is listed for the control
+// room.
+func (s *Service) Sync(ctx context.Context, d Door, gate string, scans []Scan) ([]Result, error) {
 	if len(scans) > MaxSync {
 		return nil, ErrTooManyScans
 	}
 	now := s.Now()
 	out := make([]Result, 0, len(scans))
 	for _, sc := range scans {
-		sc.Event, sc.Staff, sc.Gate, sc.Offline = event, staff, gate, true
+		sc.Event, sc.Staff, sc.Gate, sc.Offline = d.Event, d.Staff, gate, true
 		if err := sc.check(); err != nil {
 			return nil, err
 		}
 		if sc.At.IsZero() || sc.At.After(now) {
 			sc.At = now // a gate clock ahead of ours cannot date scans in the future
 		}
-		r, err := s.scan(ctx, sc)
+		r, err := s.scan(ctx, d, sc)
 		if err != nil {
 			return nil, err
 		}

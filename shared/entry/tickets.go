@@ -124,16 +124,17 @@ type Sent struct {
 }
 
 // Transfer hands a ticket to the account with email: the ticket gets a new
-// key generation, so every code of the old holder is void at once. Only
-// the holder learns whether an email has an account.
-func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string) (Person, error) {
-	var to Person
+// key generation, so every code of the old holder is void at once. The
+// ticket is checked before the email is looked up, so only the holder of a
+// ticket that may be sent learns whether an email has an account (and
+// sends the ticket when it has).
+func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string) error {
 	st, err := s.shards.OfRow(ticket)
 	if err != nil {
-		return to, ErrNotFound
+		return ErrNotFound
 	}
 	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, from); err != nil {
-		return to, err
+		return err
 	}
 	sent := Sent{Ticket: ticket}
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
@@ -144,15 +145,17 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		if !found || m.Holder != from {
 			return ErrNotFound
 		}
-		sent.From, sent.Seat = m.HolderName, m.Seat
-		if to, err = byEmail(ctx, s.catalog, email); err != nil {
+		// The catalog has a cancel before the shard does (its status copy
+		// and refund step come after, and may fail).
+		_, cancelled, err := ownerOf(ctx, s.catalog, m.EventID, "")
+		if err != nil {
 			return err
 		}
+		order := Door{Cancelled: cancelled}.order(m.OrderStatus)
+		sent.From, sent.Seat = m.HolderName, m.Seat
 		switch {
-		case to.ID == from:
-			return refuseTransfer("the ticket is already yours")
-		case m.OrderStatus != shardstore.OrderPaid:
-			return refuseTransfer(fmt.Sprintf("the ticket is void (order %s)", m.OrderStatus))
+		case order != shardstore.OrderPaid:
+			return refuseTransfer(fmt.Sprintf("the ticket is void (order %s)", order))
 		case m.Used:
 			return refuseTransfer("the ticket was already used at the door")
 		case !m.Allowed:
@@ -160,14 +163,19 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		case m.Transfers >= m.Limit:
 			return refuseTransfer(fmt.Sprintf("this ticket was already transferred the %d time(s) the organizer allows", m.Limit))
 		}
-		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, to.ID, to.Name, s.ring.Current())
+		if sent.To, err = byEmail(ctx, s.catalog, email); err != nil {
+			return err
+		}
+		if sent.To.ID == from {
+			return refuseTransfer("the ticket is already yours")
+		}
+		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, sent.To.ID, sent.To.Name, s.ring.Current())
 		return err
 	})
 	if err == nil && s.sent != nil {
-		sent.To = to
 		s.sent(ctx, sent)
 	}
-	return to, err
+	return err
 }
 
 // Bundle is what an offline gate needs to verify an event's codes: each
@@ -194,8 +202,10 @@ type BundleTicket struct {
 	Used *time.Time `json:"used,omitempty"`
 }
 
-// Bundle builds an event's scan bundle; the caller checked Staff.
-func (s *Service) Bundle(ctx context.Context, event int64) (Bundle, error) {
+// Bundle builds the scan bundle of d's event: a cancelled event's tickets
+// are all void in it.
+func (s *Service) Bundle(ctx context.Context, d Door) (Bundle, error) {
+	event := d.Event
 	b := Bundle{Event: event, GeneratedAt: s.Now().UTC(), StepSeconds: int(Step / time.Second), Tolerance: Tolerance, Tickets: []BundleTicket{}}
 	st, err := s.shards.OfEvent(ctx, event)
 	if err != nil {
@@ -219,8 +229,8 @@ func (s *Service) Bundle(ctx context.Context, event int64) (Bundle, error) {
 			continue // keyed under a retired key: its codes verify nowhere
 		}
 		bt := BundleTicket{ID: t.ID, Generation: t.Generation, Key: pub, Seat: t.Seat, Name: t.Name, Used: t.Used}
-		if t.OrderStatus != shardstore.OrderPaid {
-			bt.Void = "order " + string(t.OrderStatus)
+		if order := d.order(t.OrderStatus); order != shardstore.OrderPaid {
+			bt.Void = "order " + string(order)
 		}
 		b.Tickets = append(b.Tickets, bt)
 	}

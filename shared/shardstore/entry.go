@@ -149,9 +149,13 @@ const (
 // doorStatus is a ticket's order status as entry sees it: a paid order of
 // a cancelled event (its refund asked through the outbox, or refused by
 // the PSP until the organizer asks again) is cancelled, so its tickets
-// admit nobody, show no code and cannot be sent on. cancel_refund_counts
-// has a row for each event whose cancellation reached this shard.
-const doorStatus = `CASE WHEN o.status = 'paid' AND EXISTS (SELECT 1 FROM cancel_refund_counts cx WHERE cx.event_id = o.event_id)
+// admit nobody, show no code and cannot be sent on. The status copy tells
+// this shard of the cancel first, and cancel_refund_counts has a row for
+// each event whose refunds were asked; either is enough, as the refund
+// step may fail after the copy landed. (Entry also reads the catalog,
+// which has the cancel before either.)
+const doorStatus = `CASE WHEN o.status = 'paid' AND (EXISTS (SELECT 1 FROM cancel_refund_counts cx WHERE cx.event_id = o.event_id)
+		OR EXISTS (SELECT 1 FROM event_status es WHERE es.event_id = o.event_id AND es.status = 'cancelled'))
 	THEN 'cancelled' ELSE o.status END`
 
 // HeldTicket is a ticket its holder sees, with its event's rules.
@@ -229,6 +233,7 @@ func (r reads) held(ctx context.Context, where string, holder int64, defaults En
 
 // TicketToMove is a ticket locked for a transfer.
 type TicketToMove struct {
+	EventID     int64
 	Holder      int64
 	HolderName  string
 	Seat        string
@@ -248,13 +253,13 @@ func (t Tx) LockTicket(ctx context.Context, ticket int64, defaults EntrySettings
 		return m, false, err
 	}
 	found, err = one(t.tx.QueryRow(ctx, `
-		SELECT k.holder_id, k.holder_name, `+seatLabel+`, `+doorStatus+`, k.transfers,
+		SELECT k.event_id, k.holder_id, k.holder_name, `+seatLabel+`, `+doorStatus+`, k.transfers,
 		       coalesce(st.transfers_allowed, $2), coalesce(st.max_transfers, $3),
 		       EXISTS (SELECT 1 FROM checkins c WHERE c.ticket_id = k.ticket_id)
 		FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id `+itemJoin+`
 		LEFT JOIN entry_settings st ON st.event_id = k.event_id
 		WHERE k.ticket_id = $1`, ticket, defaults.TransfersAllowed, defaults.MaxTransfers),
-		&m.Holder, &m.HolderName, &m.Seat, &m.OrderStatus, &m.Transfers, &m.Allowed, &m.Limit, &m.Used)
+		&m.EventID, &m.Holder, &m.HolderName, &m.Seat, &m.OrderStatus, &m.Transfers, &m.Allowed, &m.Limit, &m.Used)
 	return m, found, err
 }
 
