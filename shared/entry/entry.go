@@ -143,8 +143,8 @@ func (s *Service) requireOwner(ctx context.Context, event, account int64) error 
 	return err
 }
 
-// Door is an account's right to an event's doors, as Staff found it: the
-// door's steps (Check, Sync, Bundle) take one, so none runs unchecked.
+// Door is an account's right to an event's doors, as Staff found it; the
+// door's steps (Check, Sync, Bundle) take the one Staff returned.
 type Door struct {
 	Event, Staff int64
 	// Organizer: the event's organizer, who also sees its entry rules.
