@@ -58,9 +58,8 @@ const (
 // FromCSV builds a seated layout named name in city from a seat list. Rows
 // and sections keep the order they first appear in (the first is nearest
 // the stage and best); each section's outline is the box around its seats.
-// Standing areas are imported as JSON.
-// A list over a layout cap (config.LayoutMax*) is refused on the first line
-// past it.
+// Standing areas are imported as JSON. A list over a layout cap
+// (config.LayoutMax*) is refused on the first line past it.
 func FromCSV(r io.Reader, name, city string) (Layout, error) {
 	return fromCSV(r, name, city, layoutCaps)
 }
