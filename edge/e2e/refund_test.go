@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestOrganizerFindsAndRefundsAnOrder: the organizer finds a fan's order
-// by email, opens it and refunds it after confirming; the order shows
+// by email (kept in the page's address) and by ticket code (never in it),
+// opens it and refunds it after confirming; the order shows
 // refunded with void tickets, and the exports are a click away.
 func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	s := newSite(t)
@@ -35,6 +37,33 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	))
 	s.shot(t, org, "orders")
 	accessible(t, org, "order search")
+	require.Contains(t, evaluate[string](t, org, `location.search`), "q=", "an email stays in the page's address")
+
+	// A ticket code is searched in a request body and never reaches the
+	// page's address (history, the edge's access logs).
+	pool, err := s.st.App.Shards.ForRow(order)
+	require.NoError(t, err)
+	var code string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT code FROM tickets WHERE order_id = $1 LIMIT 1`, order).Scan(&code))
+	evaluate[string](t, org, `document.getElementById('q').value = ''`)
+	require.NoError(t, chromedp.Do(org,
+		chromedp.SendKeys(chromedp.CSS(`#q`), code),
+		chromedp.Click(`//form[@role="search"]//button[. = "Find"]`),
+		chromedp.WaitVisible(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
+	))
+	require.Equal(t, "/organizer/orders", evaluate[string](t, org, `location.pathname + location.search`), "the code is not in the address")
+	// A link with a code in it searches nothing and drops it.
+	require.NoError(t, chromedp.Do(org,
+		chromedp.Navigate(s.st.URL+"/organizer/orders?q="+url.QueryEscape(code)),
+		chromedp.WaitVisible(`//p[contains(., "Ticket codes are not searched from the page’s address")]`),
+	))
+	require.Zero(t, evaluate[int](t, org, `document.querySelectorAll('table').length`), "nothing searched")
+	require.Equal(t, "/organizer/orders", evaluate[string](t, org, `location.pathname + location.search`))
+	require.NoError(t, chromedp.Do(org,
+		chromedp.SendKeys(chromedp.CSS(`#q`), email),
+		chromedp.Click(`//form[@role="search"]//button[. = "Find"]`),
+		chromedp.WaitVisible(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
+	))
 
 	require.NoError(t, chromedp.Do(org,
 		chromedp.Click(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),

@@ -46,7 +46,7 @@ type Account struct {
 // Store persists accounts; pgstore implements it on the catalog.
 type Store interface {
 	Create(ctx context.Context, a Account, passwordHash string) (Account, error) // ErrEmailTaken
-	ByEmail(ctx context.Context, email string) (Account, string, error)          // ErrInvalidCredentials when absent
+	ByEmail(ctx context.Context, email string) (Account, string, error)          // ErrInvalidCredentials when absent, after the same read
 	Role(ctx context.Context, id int64) (string, error)                          // "" when absent
 }
 
@@ -54,8 +54,9 @@ type Store interface {
 type Service struct {
 	store Store
 	cost  Argon2
-	// dummyHash is verified when the email is unknown, so a login takes the
-	// same time whether or not the account exists.
+	// dummyHash is verified when the email is unknown, so a login does the
+	// same work (one read, one verification of this cost) whether or not
+	// the account exists.
 	dummyHash string
 }
 
@@ -103,18 +104,17 @@ func (s *Service) LogIn(ctx context.Context, email, password string) (Account, e
 	if isText(email) && len(email) <= 254 {
 		a, hash, err = s.store.ByEmail(ctx, email)
 	}
+	known := err == nil
 	if errors.Is(err, ErrInvalidCredentials) {
-		verifyPassword(password, s.dummyHash)
-		return Account{}, ErrInvalidCredentials
-	}
-	if err != nil {
+		hash = s.dummyHash // the same verification as for a known email
+	} else if err != nil {
 		return Account{}, err
 	}
 	ok, err := verifyPassword(password, hash)
 	if err != nil {
 		return Account{}, fmt.Errorf("verify password of account %d: %w", a.ID, err)
 	}
-	if !ok {
+	if !ok || !known {
 		return Account{}, ErrInvalidCredentials
 	}
 	return a, nil

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
@@ -99,6 +101,20 @@ func TestImportLayoutFromCSV(t *testing.T) {
 		map[string]any{"line": 5.0, "field": "seat", "detail": "section 102 row A seat 1 is already on line 4"},
 	}, r.Body["errors"])
 	requireProblem(t, postCSV(t, ana, "/api/venues?city=Recife", seatList), http.StatusBadRequest, "invalid-layout")
+
+	// A section of a row a line, past what a section holds, is refused
+	// where it passes it (a dry run too), and nothing after is read.
+	var rows strings.Builder
+	rows.WriteString("section,row,seat,x,y,price_level\n")
+	for i := range config.LayoutMaxSectionRows + 100 {
+		fmt.Fprintf(&rows, "S,R%d,1,%d,%d,A\n", i, i%1000, i/1000)
+	}
+	for _, dry := range []string{"true", "false"} {
+		r = postCSV(t, ana, "/api/venues?name=Teatro&city=Recife&dry_run="+dry, rows.String())
+		requireProblem(t, r, http.StatusBadRequest, "invalid-layout")
+		require.Contains(t, r.Body["detail"], "Line 502: section S already has 500 rows, the most a section holds")
+		require.Len(t, r.Body["errors"], 1)
+	}
 	requireProblem(t, postCSV(t, ana, "/api/venues?name=T&city=R&dry_run=maybe", seatList), http.StatusBadRequest, "invalid-parameter")
 
 	r = postCSV(t, ana, "/api/venues?name=Teatro&city=Recife", seatList)

@@ -29,6 +29,7 @@ func (s *Server) consoleRoutes() {
 	s.route("GET /api/events/{id}/control-room", s.controlRoom)
 	s.route("PUT /api/events/{id}/admission", eventChange(s, s.setAdmission))
 	s.route("GET /api/organizer/orders", s.searchOrders)
+	s.route("POST /api/organizer/orders", s.searchOrdersByBody)
 	s.route("GET /api/organizer/orders/{id}", s.organizerOrder)
 	s.route("POST /api/orders/{id}/refund", s.refundOrder)
 	s.route("GET /api/events/{id}/orders.csv", s.exportOrders)
@@ -97,22 +98,45 @@ type orderHit struct {
 }
 
 // searchOrders serves GET /api/organizer/orders?q=: an email address, an
-// order number, a ticket number or a ticket code, within the caller's
-// events.
+// order number or a ticket number, within the caller's events. A ticket
+// code is refused there: a URL stays in CloudFront's access logs and the
+// browser's history, and a printed code never expires.
 func (s *Server) searchOrders(w http.ResponseWriter, r *http.Request) error {
+	return s.answerSearch(w, r, func() (string, error) { return r.URL.Query().Get("q"), nil }, false)
+}
+
+// searchOrdersByBody serves POST /api/organizer/orders {"q": …}:
+// what GET finds, and ticket codes too.
+func (s *Server) searchOrdersByBody(w http.ResponseWriter, r *http.Request) error {
+	return s.answerSearch(w, r, func() (string, error) {
+		var body struct {
+			Q string `json:"q"`
+		}
+		err := decode(r, &body)
+		return body.Q, err
+	}, true)
+}
+
+// answerSearch answers the orders of the caller's events that the query
+// names; codes tells whether it may be a ticket code.
+func (s *Server) answerSearch(w http.ResponseWriter, r *http.Request, query func() (string, error), codes bool) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
 	}
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	q, err := query()
+	if err != nil {
+		return err
+	}
+	q = strings.TrimSpace(q)
 	if q == "" || len(q) > 254 {
-		return problem.New(http.StatusBadRequest, "invalid-query", "Search by an email address, an order number or a ticket code (q=...).")
+		return problem.New(http.StatusBadRequest, "invalid-query", "Search by an email address, an order number, a ticket number or a ticket code.")
 	}
 	mine, err := s.organizer.EventIDs(r.Context(), sess.Account)
 	if err != nil {
 		return err
 	}
-	found, err := s.findOrders(r, q, mine)
+	found, err := s.findOrders(r, q, mine, codes)
 	if err != nil {
 		return err
 	}
@@ -125,8 +149,15 @@ func (s *Server) searchOrders(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// findOrders reads what q names, anywhere; the caller scopes it.
-func (s *Server) findOrders(r *http.Request, q string, events []int64) ([]order.Order, error) {
+// codeInURL refuses a ticket code in a query string.
+func codeInURL() error {
+	return problem.New(http.StatusBadRequest, "ticket-code-in-url", "Ticket codes are not searched from a URL: it would stay in access logs and the browser's history, and a printed code never expires. "+
+		"Send the code in the body of POST /api/organizer/orders (the console's search box does), or search by the ticket number.")
+}
+
+// findOrders reads what q names, anywhere; the caller scopes it. Unless
+// codes, a ticket code is refused before anything is read.
+func (s *Server) findOrders(r *http.Request, q string, events []int64, codes bool) ([]order.Order, error) {
 	ctx := r.Context()
 	one := func(o order.Order, err error) ([]order.Order, error) {
 		if errors.Is(err, order.ErrNotFound) {
@@ -141,17 +172,21 @@ func (s *Server) findOrders(r *http.Request, q string, events []int64) ([]order.
 		}
 		return s.orders.OfBuyer(ctx, id, events)
 	}
-	if code, err := entry.Parse(q); err == nil {
-		return one(s.orders.OfTicket(ctx, code.Ticket))
-	}
+	code, err := entry.Parse(q)
 	// An issue-time ticket code: <order>-<item>-<n>-<mac>.
-	if parts := strings.Split(q, "-"); len(parts) == 4 {
+	parts := strings.Split(q, "-")
+	switch {
+	case (err == nil || len(parts) == 4) && !codes:
+		return nil, codeInURL()
+	case err == nil:
+		return one(s.orders.OfTicket(ctx, code.Ticket))
+	case len(parts) == 4:
 		q = parts[0]
 	}
 	n, err := strconv.ParseInt(strings.TrimPrefix(q, "#"), 10, 64)
 	if err != nil || n <= 0 {
 		return nil, problem.New(http.StatusBadRequest, "invalid-query",
-			"Search by an email address, an order number or a ticket code (as printed on the ticket).")
+			"Search by an email address, an order number, a ticket number or a ticket code (as printed on the ticket).")
 	}
 	if found, err := one(s.orders.Lookup(ctx, n)); err != nil || len(found) > 0 {
 		return found, err

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/base32"
 	"encoding/csv"
 	"net/http"
 	"net/url"
@@ -322,7 +323,11 @@ func TestOrganizerFindsOrdersAndExportsThem(t *testing.T) {
 	s.named(t, "ana@example.com", `=HYPERLINK("http://evil.example","x")`)
 	s.named(t, "bia@example.com", `Bia "B", da Silva`)
 
+	// The console's search box sends the query in the body.
 	search := func(f *fan, q string) response {
+		return f.do(http.MethodPost, "/api/organizer/orders", map[string]any{"q": q})
+	}
+	inURL := func(f *fan, q string) response {
 		return f.do(http.MethodGet, "/api/organizer/orders?q="+url.QueryEscape(q), nil)
 	}
 	ids := func(r response) []int64 {
@@ -343,6 +348,22 @@ func TestOrganizerFindsOrdersAndExportsThem(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT code FROM tickets WHERE order_id = $1 LIMIT 1`, anaOrder).Scan(&code))
 	require.Equal(t, []int64{anaOrder}, ids(search(o, code)), "issue-time ticket code")
+	var ticket int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT id FROM tickets WHERE order_id = $1 LIMIT 1`, biaOrder).Scan(&ticket))
+	printed := "S1." + itoa(ticket) + ".1." + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(make([]byte, 64))
+	require.Equal(t, []int64{biaOrder}, ids(search(o, printed)), "printable door code")
+	require.Equal(t, []int64{biaOrder}, ids(search(o, itoa(ticket))), "ticket number")
+
+	// A URL keeps what is not a secret; a ticket code in one is refused
+	// before anything is read, as it stays in access logs and history.
+	require.Equal(t, []int64{anaOrder}, ids(inURL(o, "ana@example.com")))
+	require.Equal(t, []int64{biaOrder}, ids(inURL(o, "#"+itoa(biaOrder))))
+	require.Equal(t, []int64{biaOrder}, ids(inURL(o, itoa(ticket))))
+	for _, c := range []string{code, printed, strings.ToLower(" " + printed)} {
+		r := inURL(o, c)
+		requireProblem(t, r, http.StatusBadRequest, "ticket-code-in-url")
+		require.Contains(t, r.Body["detail"], "POST /api/organizer/orders")
+	}
 	require.Empty(t, ids(search(o, "nobody@example.com")))
 	require.Empty(t, ids(search(o, "999999")))
 
@@ -352,6 +373,7 @@ func TestOrganizerFindsOrdersAndExportsThem(t *testing.T) {
 	fanOnly := newFan(t, s.srv)
 	fanOnly.signUp("nosy@example.com")
 	requireProblem(t, search(fanOnly, "ana@example.com"), http.StatusForbidden, "organizer-only")
+	requireProblem(t, inURL(fanOnly, code), http.StatusForbidden, "organizer-only")
 	requireProblem(t, search(o, ""), http.StatusBadRequest, "invalid-query")
 	requireProblem(t, search(o, "seat 12"), http.StatusBadRequest, "invalid-query")
 

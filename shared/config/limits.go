@@ -12,6 +12,18 @@ const (
 	LayoutMaxBodyBytes = 5 << 20
 )
 
+// What one venue layout may hold, whether imported as JSON or as a CSV seat
+// list. The largest stadiums seat 100,000 to 132,000 and have a few
+// hundred sections of at most about 100 rows of at most about 60 seats;
+// the caps leave room above that and bound the work a 5 MB body can ask
+// for (the import refuses a layout over any of them with a 400).
+const (
+	LayoutMaxSeats       = 150_000
+	LayoutMaxSections    = 1_000
+	LayoutMaxSectionRows = 500
+	LayoutMaxRowSeats    = 500
+)
+
 // LayoutImportPath matches the paths layouts are imported on (POST
 // /api/venues and /api/venues/{id}/layouts). The WAF uses the same pattern.
 var LayoutImportPath = regexp.MustCompile(`^/api/venues(/[^/]+/layouts)?$`)

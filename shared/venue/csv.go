@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/catraca/catraca/shared/config"
 )
 
 // CSVColumns are the columns of a seat list, one seat a line, as venues
@@ -56,9 +58,20 @@ const (
 // FromCSV builds a seated layout named name in city from a seat list. Rows
 // and sections keep the order they first appear in (the first is nearest
 // the stage and best); each section's outline is the box around its seats.
-// Standing areas are imported as JSON.
+// Standing areas are imported as JSON. A list over a layout cap
+// (config.LayoutMax*) is refused on the first line past it.
 func FromCSV(r io.Reader, name, city string) (Layout, error) {
-	p := csvParser{cols: map[string]int{}, seen: map[string]int{}, levels: map[string]levelAt{}, sections: map[string]int{}}
+	return fromCSV(r, name, city, layoutCaps)
+}
+
+// caps bounds what a layout holds (see config.LayoutMaxSeats).
+type caps struct{ seats, sections, rows, rowSeats int }
+
+var layoutCaps = caps{config.LayoutMaxSeats, config.LayoutMaxSections, config.LayoutMaxSectionRows, config.LayoutMaxRowSeats}
+
+func fromCSV(r io.Reader, name, city string, limit caps) (Layout, error) {
+	p := csvParser{limit: limit, cols: map[string]int{}, seen: map[string]int{}, levels: map[string]levelAt{},
+		sections: map[string]int{}, rows: map[string]int{}}
 	l := Layout{Name: strings.TrimSpace(name), City: strings.TrimSpace(city)}
 	if l.Name == "" || l.City == "" {
 		p.fail(0, "", "name and city are required (query parameters ?name=…&city=…)")
@@ -74,7 +87,7 @@ func FromCSV(r io.Reader, name, city string) (Layout, error) {
 	for i, c := range CSVColumns {
 		p.cols[c] = i
 	}
-	for first := true; len(p.errs) < maxLineErrors; first = false {
+	for first := true; len(p.errs) < maxLineErrors && !p.over; first = false {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
@@ -121,11 +134,15 @@ type levelAt struct {
 }
 
 type csvParser struct {
+	limit    caps
+	over     bool // a cap is passed: the rest of the list is not read
+	seats    int
 	width    int // columns of the first line
 	cols     map[string]int
 	seen     map[string]int     // section/row/seat → line
 	levels   map[string]levelAt // section → its price level, first given on line
 	sections map[string]int     // section → index in the layout
+	rows     map[string]int     // section/row → index in its section
 	boxes    []box
 	errs     []LineError
 }
@@ -197,6 +214,9 @@ func (p *csvParser) seat(l *Layout, line int, rec []string) {
 		p.fail(line, "price_level", fmt.Sprintf("section %s has price level %s on line %d: one level per section", section, first.level, first.line))
 		return
 	} else if !ok {
+		if p.capped(len(l.Sections) == p.limit.sections, line, "section", "a layout holds at most %d sections", p.limit.sections) {
+			return
+		}
 		p.levels[section] = levelAt{level, line}
 		p.sections[section] = len(l.Sections)
 		l.Sections = append(l.Sections, Section{Code: section, Name: section, Kind: "seated", Rank: len(l.Sections) + 1, PriceLevel: level})
@@ -204,17 +224,34 @@ func (p *csvParser) seat(l *Layout, line int, rec []string) {
 	}
 	i := p.sections[section]
 	sec := &l.Sections[i]
+	rowKey := section + "\x00" + row
+	r, ok := p.rows[rowKey]
+	if !ok {
+		if p.capped(len(sec.Rows) == p.limit.rows, line, "row", "section %s already has %d rows, the most a section holds: split it into sections", section, p.limit.rows) {
+			return
+		}
+		r = len(sec.Rows)
+		p.rows[rowKey] = r
+		sec.Rows = append(sec.Rows, Row{Label: row, Rank: r + 1})
+	}
+	if p.capped(len(sec.Rows[r].Seats) == p.limit.rowSeats, line, "seat", "section %s row %s already has %d seats, the most a row holds", section, row, p.limit.rowSeats) ||
+		p.capped(p.seats == p.limit.seats, line, "seat", "a layout holds at most %d seats", p.limit.seats) {
+		return
+	}
+	p.seats++
 	b := &p.boxes[i]
 	b.minX, b.minY, b.maxX, b.maxY = math.Min(b.minX, x), math.Min(b.minY, y), math.Max(b.maxX, x), math.Max(b.maxY, y)
-	r := len(sec.Rows) - 1
-	for r >= 0 && sec.Rows[r].Label != row {
-		r--
-	}
-	if r < 0 {
-		sec.Rows = append(sec.Rows, Row{Label: row, Rank: len(sec.Rows) + 1})
-		r = len(sec.Rows) - 1
-	}
 	sec.Rows[r].Seats = append(sec.Rows[r].Seats, Seat{Number: number, X: float32(x), Y: float32(y)})
+}
+
+// capped records, when full, that line passes a layout cap and stops the
+// parse there: the lines after it would only add to what is refused.
+func (p *csvParser) capped(full bool, line int, field, format string, a ...any) bool {
+	if full {
+		p.fail(line, field, fmt.Sprintf(format, a...))
+		p.over = true
+	}
+	return full
 }
 
 // frame outlines each section and sizes the map around every seat.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/text"
 )
@@ -115,6 +116,9 @@ func (l *Layout) Validate() error {
 	if len(l.Sections) == 0 {
 		m.add("/sections", "A layout needs at least one section.")
 	}
+	if len(l.Sections) > config.LayoutMaxSections {
+		m.add("/sections", "A layout holds at most %d sections, not %d.", config.LayoutMaxSections, len(l.Sections))
+	}
 	codes := map[string]bool{}
 	index := 0
 	for i := range l.Sections {
@@ -151,8 +155,14 @@ func (l *Layout) Validate() error {
 			if len(s.Rows) == 0 || s.Capacity != 0 {
 				m.add(at(), "Seated section %s needs rows and no capacity.", s.Code)
 			}
+			if len(s.Rows) > config.LayoutMaxSectionRows {
+				m.add(at("rows"), "Section %s has %d rows: a section holds at most %d; split it into sections.", s.Code, len(s.Rows), config.LayoutMaxSectionRows)
+			}
 			rows := map[string]bool{}
 			for j, r := range s.Rows {
+				if len(r.Seats) > config.LayoutMaxRowSeats {
+					m.add(at("rows", j, "seats"), "Section %s row %s has %d seats: a row holds at most %d.", s.Code, r.Label, len(r.Seats), config.LayoutMaxRowSeats)
+				}
 				if r.Label == "" || rows[r.Label] || len(r.Seats) == 0 {
 					m.add(at("rows", j), "Section %s: rows need unique labels and at least one seat.", s.Code)
 				}
@@ -176,6 +186,9 @@ func (l *Layout) Validate() error {
 		default:
 			m.add(at("kind"), "Section %s: kind must be seated or standing.", s.Code)
 		}
+	}
+	if index > config.LayoutMaxSeats {
+		m.add("/sections", "A layout holds at most %d seats, not %d.", config.LayoutMaxSeats, index)
 	}
 	return m.err()
 }

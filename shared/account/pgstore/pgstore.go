@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,19 +36,24 @@ func (s *Store) Create(ctx context.Context, a account.Account, hash string) (acc
 }
 
 // ByEmail finds an account and its password hash by email, ignoring case.
+// An unknown email reads the same: one row (of NULLs), so the database
+// answers both alike and a log-in's time tells nothing.
 func (s *Store) ByEmail(ctx context.Context, email string) (account.Account, string, error) {
-	var a account.Account
-	var hash string
+	var (
+		id                      *int64
+		address, name, role, pw *string
+		created                 *time.Time
+	)
 	err := s.db.QueryRow(ctx, `
-		SELECT id, email, name, role, created_at, password_hash FROM accounts
-		WHERE lower(email) = lower($1)`, email).Scan(&a.ID, &a.Email, &a.Name, &a.Role, &a.CreatedAt, &hash)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return account.Account{}, "", account.ErrInvalidCredentials
-	}
+		SELECT a.id, a.email, a.name, a.role, a.created_at, a.password_hash
+		FROM (SELECT) one LEFT JOIN accounts a ON lower(a.email) = lower($1)`, email).Scan(&id, &address, &name, &role, &created, &pw)
 	if err != nil {
 		return account.Account{}, "", fmt.Errorf("find account by email: %w", err)
 	}
-	return a, hash, nil
+	if id == nil {
+		return account.Account{}, "", account.ErrInvalidCredentials
+	}
+	return account.Account{ID: *id, Email: *address, Name: *name, Role: *role, CreatedAt: *created}, *pw, nil
 }
 
 // Role returns an account's role, or "" when there is no such account.

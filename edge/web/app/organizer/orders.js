@@ -1,10 +1,9 @@
-// Orders of the organizer's events: find one by buyer email, order number
-// or ticket code, see its items, payments, refunds and tickets, refund it
-// whole (confirmed first), and export every order or attendee as CSV (a
-// page per request, saved as one file).
+// Orders of the organizer's events: find one by buyer email, order or
+// ticket number or ticket code, see its items, payments, refunds and
+// tickets, refund it whole (confirmed first), and export every order or
+// attendee as CSV (a page per request, saved as one file).
 import { api, money, when } from '../api.js';
 import { h } from '../dom.js';
-import { navigate } from '../router.js';
 import { confirm } from './confirm.js';
 import { frame, problemText } from './shell.js';
 
@@ -14,38 +13,64 @@ const table = (caption, head, rows) => h('table', { class: 'grid' }, h('caption'
   h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
   h('tbody', {}, rows));
 
-// search serves /organizer/orders?q=.
+// inAddress tells whether a search may stay in the page's address: an
+// email or a number. Anything else may be a ticket code, a secret (a
+// printed one never expires) that the address would leave in the
+// browser's history and the edge's access logs: it is only ever sent in a
+// request body.
+const inAddress = (q) => q.includes('@') || /^#?\d+$/.test(q);
+
+// search serves /organizer/orders?q= (q: an email or a number).
 export async function search(main, _, params) {
   // export_limit asks for smaller export pages (tests see several pages).
   const exportLimit = Number(params.get('export_limit')) || 0;
   const body = frame(main, 'orders', 'Orders');
-  const q = params.get('q') || '';
-  const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, required: true, autocomplete: 'off' });
+  let q = params.get('q') || '';
   const results = h('div', { 'aria-live': 'polite' });
-  body.append(
-    h('form', { class: 'search', role: 'search', onsubmit: (ev) => {
-      ev.preventDefault();
-      navigate('/organizer/orders?q=' + encodeURIComponent(input.value.trim()), { replace: true });
-    } },
-    h('p', { class: 'field grow' }, h('label', { for: 'q' }, 'Email, order number or ticket code'), input),
-    h('button', { type: 'submit' }, 'Find')),
-    results);
-  const exports = h('section', { 'aria-labelledby': 'exports-h' }, h('h2', { id: 'exports-h' }, 'Exports'));
-  body.append(exports);
-  const [found, mine] = await Promise.all([
-    q ? api('GET', '/api/organizer/orders?q=' + encodeURIComponent(q)).catch((err) => ({ error: err })) : null,
-    api('GET', '/api/organizer/events'),
-  ]);
-  if (found && found.error) {
-    results.append(h('p', { class: 'error' }, problemText(found.error)));
-  } else if (found) {
-    results.append(found.orders.length
+  // address keeps q in the page's address when it may stay there.
+  const address = (v) => {
+    const next = new URLSearchParams(location.search);
+    if (v && inAddress(v)) next.set('q', v);
+    else next.delete('q');
+    const rest = next.toString();
+    history.replaceState(null, '', '/organizer/orders' + (rest ? '?' + rest : ''));
+  };
+  if (q && !inAddress(q)) {
+    // An old link or history entry with a code in it: searched from the
+    // box only.
+    address('');
+    results.append(h('p', { class: 'notice' }, 'Ticket codes are not searched from the page’s address, where they would stay in your history. Type or paste the code in the box.'));
+    q = '';
+  }
+  const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, required: true, autocomplete: 'off' });
+  const show = async (v) => {
+    let found;
+    try {
+      found = await api('POST', '/api/organizer/orders', { q: v });
+    } catch (err) {
+      results.replaceChildren(h('p', { class: 'error' }, problemText(err)));
+      return;
+    }
+    results.replaceChildren(found.orders.length
       ? table('Orders found', ['Order', 'Event', 'Buyer', 'Status', 'Total', 'Placed'], found.orders.map((o) => h('tr', {},
           h('th', { scope: 'row' }, h('a', { href: `/organizer/orders/${o.id}` }, `#${o.id}`)),
           h('td', {}, o.event_name), h('td', {}, o.buyer.name, h('br'), h('span', { class: 'small muted' }, o.buyer.email)),
           h('td', {}, statusTag(o.status)), h('td', {}, money(o.total_cents, o.currency)), h('td', {}, when(o.created_at)))))
-      : h('p', {}, `No order of your events matches “${q}”.`));
-  }
+      : h('p', {}, `No order of your events matches “${v}”.`));
+  };
+  body.append(
+    h('form', { class: 'search', role: 'search', onsubmit: (ev) => {
+      ev.preventDefault();
+      const v = input.value.trim();
+      address(v);
+      show(v);
+    } },
+    h('p', { class: 'field grow' }, h('label', { for: 'q' }, 'Email, order number, ticket number or ticket code'), input),
+    h('button', { type: 'submit' }, 'Find')),
+    results);
+  const exports = h('section', { 'aria-labelledby': 'exports-h' }, h('h2', { id: 'exports-h' }, 'Exports'));
+  body.append(exports);
+  const [mine] = await Promise.all([api('GET', '/api/organizer/events'), q ? show(q) : null]);
   const progress = h('progress', { max: 1, value: 0, hidden: true, 'aria-labelledby': 'export-status' });
   const status = h('p', { id: 'export-status', role: 'status' });
   const save = (e, kind, label) => async (ev) => {
