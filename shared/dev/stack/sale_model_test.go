@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -576,11 +575,11 @@ func (m *model) Hold(t *rapid.T) {
 	switch rapid.SampledFrom([]string{"seats", "best", "ga"}).Draw(t, "shape") {
 	case "seats":
 		n := rapid.IntRange(1, maxPerHold).Draw(t, "seats")
-		// Often seats held before, whose holds may have ended since
-		// (and their prices changed meanwhile).
+		// Often seats whose holds ended (their prices may have changed
+		// while they were held).
 		seats := m.s.seats
-		if again := slices.Compact(slices.Sorted(m.heldBefore())); rapid.Bool().Draw(t, "seats held before") && len(again) >= n {
-			seats = again
+		if freed := m.freedSeats(); rapid.Bool().Draw(t, "freed seats") && len(freed) >= n {
+			seats = freed
 		}
 		ids := rapid.SliceOfNDistinct(rapid.SampledFrom(seats), n, n, rapid.ID).Draw(t, "seat ids")
 		h, err = f.HoldSeats(m.ctx, m.event, ids)
@@ -608,8 +607,8 @@ func (m *model) Hold(t *rapid.T) {
 	for _, it := range h.Items {
 		o.levels = append(o.levels, it.PriceLevel)
 		if it.SeatID != 0 {
-			if slices.Contains(slices.Collect(m.heldBefore()), it.SeatID) {
-				m.s.seen["seats held again"]++
+			if slices.Contains(m.freedSeats(), it.SeatID) {
+				m.s.seen["freed seats held again"]++
 			}
 			o.seats = append(o.seats, it.SeatID)
 		}
@@ -618,17 +617,17 @@ func (m *model) Hold(t *rapid.T) {
 	m.byID[o.id] = o
 }
 
-// heldBefore yields the seats of every hold of the sequence.
-func (m *model) heldBefore() iter.Seq[int64] {
-	return func(yield func(int64) bool) {
-		for _, o := range m.orders {
-			for _, id := range o.seats {
-				if !yield(id) {
-					return
-				}
-			}
+// freedSeats are the seats of the orders whose holds ended unsold
+// (released, expired or refunded, as of the last check), sorted.
+func (m *model) freedSeats() []int64 {
+	var freed []int64
+	for _, o := range m.orders {
+		if o.status != "pending" && o.status != "paid" {
+			freed = append(freed, o.seats...)
 		}
 	}
+	slices.Sort(freed)
+	return slices.Compact(freed)
 }
 
 // pickOrder draws an order, mostly one for which pred holds.
