@@ -242,8 +242,10 @@ func (c charge) refuse(ctx context.Context, reason, metric string) error {
 
 // retakeRefusal tells why an order whose hold ended may not take its places
 // again, or "" when it may: the sale must be open, the event must have no
-// waiting room (a payment carries no admission) and the account must stay
-// within its limit, counted under the limit lock the caller holds.
+// waiting room (a payment carries no admission), the places must still cost
+// what the order was priced (a page opened before a price change must not
+// buy at the old price) and the account must stay within its limit,
+// counted under the limit lock the caller holds.
 func (s *Service) retakeRefusal(ctx context.Context, tx shardstore.Tx, o shardstore.Charge) (string, error) {
 	e, err := s.events(ctx, o.EventID)
 	if err != nil {
@@ -254,6 +256,9 @@ func (s *Service) retakeRefusal(ctx context.Context, tx shardstore.Tx, o shardst
 		return "the hold ended and sales are closed", nil
 	case e.WaitingRoom.Enabled:
 		return "the hold ended and this event sells only to fans admitted from its waiting room", nil
+	}
+	if changed, err := tx.Repriced(ctx, o.OrderID); err != nil || changed != "" {
+		return "the hold ended and its price changed since: " + changed, err
 	}
 	kept, err := tx.TicketsKept(ctx, o.Account, o.EventID, o.OrderID)
 	if err != nil {

@@ -512,9 +512,10 @@ func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
 	return err
 }
 
-// SetPriceLevels changes prices of an event. Seats and places not yet held
-// take the new price; held and sold ones keep the price copied into their
-// orders.
+// SetPriceLevels changes prices of an event. Seats and GA places taken from
+// now on cost the new price (a seat held now too, once its hold ends, and a
+// late payment's re-take is refunded rather than sold at the old one); held
+// and sold ones keep the price copied into their orders.
 func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, levels []event.PriceLevel) (event.Event, error) {
 	e, err := s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
 		if err := changeablePrices("", e, levels); err != nil {

@@ -71,11 +71,23 @@ func (t Tx) CreatePool(ctx context.Context, eventID int64, p NewPool) error {
 	return nil
 }
 
-// SetPrice prices a level of an event: seats not yet held and GA places
-// take it; held and sold ones keep the price copied into their orders.
+// setSeatPrices prices the seats of level $2 of event $1 at $3, every seat
+// whatever its state: a held or sold seat's order keeps the price copied at
+// its take, and the seat must offer the new one once it is free again (a
+// released or expired hold, a refund), since a take reads the seat's price.
+// Seats are locked in id order, as holds lock them, so that a price change
+// and a hold of several seats cannot each wait for the other; seats at the
+// price already are not written.
+const setSeatPrices = `UPDATE event_seats s SET price_cents = $3
+	FROM (SELECT id FROM event_seats WHERE event_id = $1 AND price_level = $2 AND price_cents <> $3
+	      ORDER BY id FOR NO KEY UPDATE) t
+	WHERE s.id = t.id`
+
+// SetPrice prices a level of an event: its seats and GA places are taken at
+// this price from now on; held and sold ones keep the price copied into
+// their orders.
 func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE event_seats SET price_cents = $3 WHERE event_id = $1 AND price_level = $2 AND status = 'available'`,
-		eventID, level, cents); err != nil {
+	if _, err := t.tx.Exec(ctx, setSeatPrices, eventID, level, cents); err != nil {
 		return fmt.Errorf("price seats of level %s: %w", level, err)
 	}
 	if _, err := t.tx.Exec(ctx, `UPDATE ga_pools SET price_cents = $3 WHERE event_id = $1 AND price_level = $2`,

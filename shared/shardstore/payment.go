@@ -5,6 +5,7 @@ package shardstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -92,6 +93,27 @@ func (t Tx) TicketsKept(ctx context.Context, account, eventID, besides int64) (i
 	var kept int
 	err := t.tx.QueryRow(ctx, ticketsKept, account, eventID, besides).Scan(&kept)
 	return kept, err
+}
+
+// repriced finds an item of order $1 priced otherwise than its seat or
+// pool is now: SetPrice keeps every seat and pool at its level's price.
+const repriced = `SELECT i.label, i.price_cents, coalesce(s.price_cents, p.price_cents) FROM order_items i
+	LEFT JOIN event_seats s ON s.id = i.event_seat_id
+	LEFT JOIN ga_pools p ON p.id = i.pool_id
+	WHERE i.order_id = $1 AND i.price_cents <> coalesce(s.price_cents, p.price_cents)
+	ORDER BY i.id LIMIT 1`
+
+// Repriced tells why an order's items are no longer at the price their
+// places are taken at now, or "" when they all are: an order whose hold
+// ended re-takes its places only at their current price.
+func (t Tx) Repriced(ctx context.Context, orderID int64) (string, error) {
+	var label string
+	var was, now int
+	found, err := one(t.tx.QueryRow(ctx, repriced, orderID), &label, &was, &now)
+	if err != nil || !found {
+		return "", err
+	}
+	return fmt.Sprintf("%s was priced %d and now costs %d", label, was, now), nil
 }
 
 // MarkPaid records an order paid by a payment attempt.

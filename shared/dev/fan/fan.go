@@ -198,9 +198,12 @@ type Hold struct {
 	Total     int64     `json:"total_cents"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Items     []struct {
-		SeatID    int64 `json:"seat_id"`
-		SeatIndex int   `json:"seat_index"`
-		Quantity  int   `json:"quantity"`
+		SeatID     int64  `json:"seat_id"`
+		SeatIndex  int    `json:"seat_index"`
+		Quantity   int    `json:"quantity"`
+		Label      string `json:"label"`
+		PriceLevel string `json:"price_level"`
+		PriceCents int    `json:"price_cents"`
 	} `json:"items"`
 }
 

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"pgregory.net/rapid"
 
 	"github.com/catraca/catraca/shared/account/pgstore"
@@ -46,6 +49,7 @@ const (
 	noDoubleSale   = "no seat or place sold twice"
 	withinLimit    = "paid tickets per account ≤ limit"
 	paidInFull     = "every paid order was paid its total in its currency"
+	priceInForce   = "every sale is charged the price in force when its place was taken"
 	moneyConserves = "money conserves (charges − refunds and disputes at the PSP = paid orders)"
 	placeOrder     = "admission follows place order among fans still waiting"
 	noRestore      = "no served or given-up place is restored"
@@ -66,7 +70,7 @@ const (
 
 // weights repeat the steps of a purchase among the actions rapid draws
 // from, so that sequences reach payments and refunds often.
-var weights = map[string]int{"Join": 2, "Tick": 2, "Status": 2, "Hold": 3, "Checkout": 3, "Pay": 3, "Deliver": 3}
+var weights = map[string]int{"Join": 2, "Tick": 2, "Status": 2, "Hold": 3, "Checkout": 3, "Pay": 3, "Deliver": 3, "Release": 2}
 
 func (m *model) actions() map[string]func(*rapid.T) {
 	actions := rapid.StateMachineActions(m)
@@ -220,10 +224,14 @@ func (c *capture) since(n int) (int, [][]byte) {
 
 // model is one sequence: a fresh event, its fans and what the test knows.
 type model struct {
-	s       *sale
-	ctx     context.Context
-	event   int64
-	start   time.Time
+	s     *sale
+	ctx   context.Context
+	event int64
+	start time.Time
+	// room tells whether the event has a waiting room: most sequences
+	// do; without one, anyone holds and a payment after its hold ended
+	// may take the places again (a payment carries no admission).
+	room    bool
 	ceiling int
 	prices  map[string]int
 	fans    []*shopper
@@ -255,6 +263,9 @@ type order struct {
 	status   string
 	total    int64
 	currency string
+	prices   map[string]int // the levels' prices when the hold took its places
+	seats    []int64        // the layout ids of its seats
+	levels   []string       // the price levels of its places
 }
 
 func (s *sale) newModel(t *rapid.T) *model {
@@ -264,6 +275,7 @@ func (s *sale) newModel(t *rapid.T) *model {
 	}
 	m := &model{s: s, ctx: s.ctx, start: time.Now(), ceiling: 2,
 		prices: map[string]int{"A": 9000, "GA": 5000}, byID: map[int64]*order{}, forged: map[string]bool{}}
+	m.room = rapid.IntRange(0, 2).Draw(t, "waiting room") > 0
 	now := time.Now().UTC()
 	var e struct {
 		ID int64 `json:"id"`
@@ -272,8 +284,8 @@ func (s *sale) newModel(t *rapid.T) *model {
 		"venue_id": s.venue, "layout_version": 1, "name": fmt.Sprintf("Model sale %d", s.checks), "category": "music",
 		"starts_at": now.Add(72 * time.Hour), "sale_starts_at": now.Add(-time.Hour), "sale_ends_at": now.Add(71 * time.Hour),
 		"max_per_hold": maxPerHold, "max_per_account": maxPerAccount, "hold_ttl_seconds": holdTTL,
-		"price_levels": m.levels(),
-		"waiting_room": map[string]any{"enabled": true, "ceiling": m.ceiling, "active_ttl_seconds": activeTTL, "admission_ttl_seconds": activeTTL},
+		"price_levels": levels(m.prices),
+		"waiting_room": map[string]any{"enabled": m.room, "ceiling": m.ceiling, "active_ttl_seconds": activeTTL, "admission_ttl_seconds": activeTTL},
 	}, &e)
 	if err != nil {
 		t.Fatalf("create event: %v", err)
@@ -283,7 +295,9 @@ func (s *sale) newModel(t *rapid.T) *model {
 		t.Fatalf("open sales: %v", err)
 	}
 	s.st.PublishKeys(m.ctx)
-	m.tick(t) // publishes the room
+	if m.room {
+		m.tick(t) // publishes the room
+	}
 	m.hooksSeen, _ = s.hooks.since(0)
 	for range 2 {
 		m.SignUp(t)
@@ -294,8 +308,8 @@ func (s *sale) newModel(t *rapid.T) *model {
 	return m
 }
 
-func (m *model) levels() []map[string]any {
-	return []map[string]any{{"code": "A", "price_cents": m.prices["A"]}, {"code": "GA", "price_cents": m.prices["GA"]}}
+func levels(prices map[string]int) []map[string]any {
+	return []map[string]any{{"code": "A", "price_cents": prices["A"]}, {"code": "GA", "price_cents": prices["GA"]}}
 }
 
 // fail reports a violated invariant.
@@ -367,6 +381,9 @@ type queueAnswer struct {
 // Join takes a place, sometimes presenting the last queue ticket in the
 // header (as a client that kept it would) besides the cookie.
 func (m *model) Join(t *rapid.T) {
+	if !m.room {
+		return // a step that does nothing: a skip would cut the sequence short
+	}
 	f := m.pickFan(t, func(f *shopper) bool { return !f.inLine })
 	var header []string
 	if f.ticket != "" && rapid.Bool().Draw(t, "replay ticket") {
@@ -402,6 +419,9 @@ func (m *model) Join(t *rapid.T) {
 
 // Status is the fan's heartbeat; it picks up the admission token.
 func (m *model) Status(t *rapid.T) {
+	if !m.room {
+		return
+	}
 	f := m.pickFan(t, func(f *shopper) bool { return f.inLine && !f.slot })
 	var a queueAnswer
 	if err := f.Call(m.ctx, "queue.status", http.MethodGet, fmt.Sprintf("/api/events/%d/queue", m.event), nil, &a); err != nil {
@@ -440,6 +460,9 @@ func (m *model) waitingOthers(self *shopper) int64 {
 }
 
 func (m *model) Leave(t *rapid.T) {
+	if !m.room {
+		return
+	}
 	f := m.pickFan(t, func(f *shopper) bool { return f.inLine })
 	if err := f.Leave(m.ctx, m.event); err != nil {
 		t.Logf("leave: %v", err)
@@ -471,7 +494,11 @@ func (m *model) heartbeat(f *shopper) (queue.Status, error) {
 	}
 }
 
-func (m *model) Tick(t *rapid.T) { m.tick(t) }
+func (m *model) Tick(t *rapid.T) {
+	if m.room {
+		m.tick(t)
+	}
+}
 
 // tick is one admission tick, a second after the last one on the room's
 // clock (the ceiling adapts at most once a second).
@@ -542,13 +569,19 @@ func (m *model) tick(t *rapid.T) {
 // ---- holds ----
 
 func (m *model) Hold(t *rapid.T) {
-	f := m.pickFan(t, func(f *shopper) bool { return f.slot })
+	f := m.pickFan(t, func(f *shopper) bool { return f.slot || !m.room })
 	var h fan.Hold
 	var err error
 	switch rapid.SampledFrom([]string{"seats", "best", "ga"}).Draw(t, "shape") {
 	case "seats":
 		n := rapid.IntRange(1, maxPerHold).Draw(t, "seats")
-		ids := rapid.SliceOfNDistinct(rapid.SampledFrom(m.s.seats), n, n, rapid.ID).Draw(t, "seat ids")
+		// Often seats whose holds ended (their prices may have changed
+		// while they were held).
+		seats := m.s.seats
+		if freed := m.freedSeats(); rapid.Bool().Draw(t, "freed seats") && len(freed) >= n {
+			seats = freed
+		}
+		ids := rapid.SliceOfNDistinct(rapid.SampledFrom(seats), n, n, rapid.ID).Draw(t, "seat ids")
 		h, err = f.HoldSeats(m.ctx, m.event, ids)
 	case "best":
 		h, err = f.HoldBest(m.ctx, m.event, rapid.IntRange(1, maxPerHold).Draw(t, "quantity"), "")
@@ -559,14 +592,42 @@ func (m *model) Hold(t *rapid.T) {
 		t.Logf("hold: %v", err)
 		return
 	}
-	if !f.slot {
+	if m.room && !f.slot {
 		m.fail(t, withinCeiling, "account %d held (hold %d) without a live shopping slot: it left or bought since its admission",
 			f.Account, h.HoldID)
 	}
 	t.Logf("account %d holds %d place(s): hold %d, order %d, %d cents", f.Account, len(h.Items), h.HoldID, h.OrderID, h.Total)
-	o := &order{id: h.OrderID, hold: h.HoldID, owner: f, status: "pending", total: h.Total}
+	for _, it := range h.Items {
+		if want := m.prices[it.PriceLevel]; it.PriceCents != want {
+			m.fail(t, priceInForce, "hold %d took %s at %d cents while level %s costs %d", h.HoldID, it.Label, it.PriceCents, it.PriceLevel, want)
+		}
+	}
+	o := &order{id: h.OrderID, hold: h.HoldID, owner: f, status: "pending", total: h.Total, prices: maps.Clone(m.prices)}
+	m.s.seen["holds"]++
+	for _, it := range h.Items {
+		o.levels = append(o.levels, it.PriceLevel)
+		if it.SeatID != 0 {
+			if slices.Contains(m.freedSeats(), it.SeatID) {
+				m.s.seen["freed seats held again"]++
+			}
+			o.seats = append(o.seats, it.SeatID)
+		}
+	}
 	m.orders = append(m.orders, o)
 	m.byID[o.id] = o
+}
+
+// freedSeats are the seats of the orders whose holds ended unsold
+// (released, expired or refunded, as of the last check), sorted.
+func (m *model) freedSeats() []int64 {
+	var freed []int64
+	for _, o := range m.orders {
+		if o.status != "pending" && o.status != "paid" {
+			freed = append(freed, o.seats...)
+		}
+	}
+	slices.Sort(freed)
+	return slices.Compact(freed)
 }
 
 // pickOrder draws an order, mostly one for which pred holds.
@@ -607,10 +668,7 @@ func (m *model) Expire(t *rapid.T) {
 			}
 		}
 	}
-	db, err := m.s.st.App.Shards.ForEvent(m.ctx, m.event)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := m.shard(t)
 	for _, q := range []string{
 		`UPDATE holds SET expires_at = expires_at - make_interval(secs => $2), created_at = created_at - make_interval(secs => $2)
 			WHERE event_id = $1 AND status = 'active'`,
@@ -752,6 +810,7 @@ func (m *model) Redeliver(t *rapid.T) {
 
 func (m *model) deliver(t *rapid.T, body []byte) {
 	m.delivered = append(m.delivered, body)
+	defer m.sales(t)()
 	req, _ := http.NewRequestWithContext(m.ctx, http.MethodPost, m.s.st.URL+"/api/psp/webhook", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("PSP-Signature", psp.Sign(m.s.secret, time.Now(), body))
@@ -771,6 +830,7 @@ func (m *model) deliver(t *rapid.T, body []byte) {
 
 // Reconcile is the reconciler Lambda.
 func (m *model) Reconcile(t *rapid.T) {
+	defer m.sales(t)()
 	if _, err := m.s.st.App.Orders.Reconcile(m.ctx, m.start); err != nil {
 		m.failures = append(m.failures, "reconcile: "+err.Error())
 	}
@@ -778,17 +838,36 @@ func (m *model) Reconcile(t *rapid.T) {
 
 // ---- the organizer ----
 
+// ChangePrice raises or lowers the price of the seats' level or of GA, at
+// any moment: while places of that level are held, on open payment pages.
 func (m *model) ChangePrice(t *rapid.T) {
-	level := rapid.SampledFrom([]string{"A", "GA"}).Draw(t, "level")
-	m.prices[level] = rapid.SampledFrom([]int{3000, 9000, 15000}).Draw(t, "price")
-	if err := m.s.org.Call(m.ctx, "prices", http.MethodPut, fmt.Sprintf("/api/events/%d/price-levels", m.event), m.levels(), nil); err != nil {
+	codes := []string{"A", "GA"}
+	var held []string // mostly a level of places held now, or on a payment page
+	for _, o := range m.orders {
+		if pending(o) {
+			held = append(held, o.levels...)
+		}
+	}
+	if rapid.Bool().Draw(t, "a held level") && len(held) > 0 {
+		codes = held
+	}
+	level := rapid.SampledFrom(codes).Draw(t, "level")
+	old := m.prices[level]
+	prices := maps.Clone(m.prices)
+	prices[level] = rapid.SampledFrom(slices.DeleteFunc([]int{3000, 9000, 15000}, func(p int) bool { return p == old })).Draw(t, "price")
+	if err := m.s.org.Call(m.ctx, "prices", http.MethodPut, fmt.Sprintf("/api/events/%d/price-levels", m.event), levels(prices), nil); err != nil {
 		t.Logf("change prices: %v", err)
 		return
 	}
-	t.Logf("price of %s set to %d", level, m.prices[level])
+	m.prices = prices
+	m.s.seen["price changes"]++
+	t.Logf("price of %s changed from %d to %d", level, old, prices[level])
 }
 
 func (m *model) ChangeCeiling(t *rapid.T) {
+	if !m.room {
+		return
+	}
 	c := rapid.IntRange(1, 3).Draw(t, "ceiling")
 	err := m.s.org.Call(m.ctx, "ceiling", http.MethodPut, fmt.Sprintf("/api/events/%d/waiting-room", m.event),
 		map[string]any{"enabled": true, "ceiling": c, "active_ttl_seconds": activeTTL, "admission_ttl_seconds": activeTTL}, nil)
@@ -801,6 +880,56 @@ func (m *model) ChangeCeiling(t *rapid.T) {
 }
 
 // ---- invariants ----
+
+// sales is called before what may sell orders (a webhook, the reconciler)
+// and returns what checks, after it, that every order it sold was charged
+// the price in force when its places were taken: by its hold (the prices
+// then), or by the payment itself when the hold had ended and the places
+// were taken again (the prices now).
+func (m *model) sales(t *rapid.T) func() {
+	db := m.shard(t)
+	rows, err := db.Query(m.ctx, `SELECT o.id, NOT (h.status = 'active' AND h.expires_at > now()) FROM orders o
+		JOIN holds h ON h.id = o.hold_id WHERE o.event_id = $1 AND o.status NOT IN ('paid', 'refunded')`, m.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := map[int64]bool{}
+	var id int64
+	var gone bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &gone}, func() error { ended[id] = gone; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		rows, err := db.Query(m.ctx, `SELECT o.id, i.label, i.price_level, i.price_cents FROM orders o JOIN order_items i ON i.order_id = o.id
+			WHERE o.id = ANY($1) AND o.status = 'paid' ORDER BY i.id`, slices.Collect(maps.Keys(ended)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var label, level string
+		var cents int
+		if _, err := pgx.ForEachRow(rows, []any{&id, &label, &level, &cents}, func() error {
+			want, when := m.byID[id].prices[level], "its hold took it"
+			if ended[id] {
+				want, when = m.prices[level], "the payment took it again, its hold having ended"
+			}
+			if cents != want {
+				m.fail(t, priceInForce, "order %d was sold %s at %d cents; level %s cost %d when %s", id, label, cents, level, want, when)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// shard is the event's shard.
+func (m *model) shard(t *rapid.T) *pgxpool.Pool {
+	db, err := m.s.st.App.Shards.ForEvent(m.ctx, m.event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 // Check lets the always-running workers catch up (the outbox, the
 // simulator's deliveries reaching the capture) and checks every invariant;
@@ -866,10 +995,7 @@ func (m *model) check(t *rapid.T, money bool) {
 		m.failures = nil
 		m.fail(t, no5xx, "%v", failures)
 	}
-	db, err := m.s.st.App.Shards.ForEvent(m.ctx, m.event)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := m.shard(t)
 	rows, err := db.Query(m.ctx, `SELECT id, status, user_id, total_cents, currency FROM orders WHERE event_id = $1`, m.event)
 	if err != nil {
 		t.Fatal(err)
