@@ -158,7 +158,7 @@ func (s *Service) charged(ctx context.Context, tx shardstore.Tx, p psp.Payment, 
 	if err := setPayment(ctx, tx, row, p, shardstore.PaymentSucceeded, ""); err != nil {
 		return err
 	}
-	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefunded {
+	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefundPending || o.Status == shardstore.OrderRefunded {
 		return c.refuse(ctx, "duplicate charge", metrics.ChargesRefunded)
 	}
 	return c.pay(ctx, o, row.ID)
@@ -225,9 +225,10 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	return nil
 }
 
-// giveBack refunds an order whose charge cannot be kept.
+// giveBack refunds an order whose charge cannot be kept: refund_pending
+// until the PSP's refund webhook (moneyBack) confirms it.
 func (c charge) giveBack(ctx context.Context, orderID int64, reason string) error {
-	if err := c.tx.MarkRefunded(ctx, orderID); err != nil {
+	if err := c.tx.PendRefund(ctx, orderID); err != nil {
 		return err
 	}
 	return c.refuse(ctx, reason, metrics.ChargesRefunded)

@@ -30,6 +30,7 @@ func TestStatesMatchTheSchema(t *testing.T) {
 		{dbs.Shards[1], "orders", ".", "OrderStatus"},
 		{dbs.Shards[1], "payments", ".", "PaymentStatus"},
 		{dbs.Shards[1], "cancel_refunds", ".", "CancelRefundStatus"},
+		{dbs.Shards[1], "refunds", ".", "RefundStatus"},
 		{dbs.Catalog, "events", "../event", "Status"},
 	} {
 		t.Run(c.table, func(t *testing.T) {
