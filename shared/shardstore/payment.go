@@ -23,6 +23,10 @@ type PaymentRow struct {
 	AmountCents int64
 	Currency    string
 	PSPID       *string // nil until the PSP made it
+	// Account is the order's buyer, Address the viewer address the
+	// attempt was started from ("" unknown): what its declines count on.
+	Account int64
+	Address string
 }
 
 // LockPayment locks our attempt for a PSP payment: the reference must be
@@ -30,11 +34,12 @@ type PaymentRow struct {
 // yet, and no other has it).
 func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p PaymentRow, found bool, err error) {
 	found, err = one(t.tx.QueryRow(ctx, `
-		SELECT id, order_id, status, amount_cents, currency, psp_payment_id FROM payments
-		WHERE idempotency_key = $2
-		  AND (psp_payment_id = $1 OR (psp_payment_id IS NULL AND NOT EXISTS (SELECT 1 FROM payments WHERE psp_payment_id = $1)))
-		FOR NO KEY UPDATE`, pspID, reference),
-		&p.ID, &p.OrderID, &p.Status, &p.AmountCents, &p.Currency, &p.PSPID)
+		SELECT p.id, p.order_id, p.status, p.amount_cents, p.currency, p.psp_payment_id, o.user_id, coalesce(p.client_address, '')
+		FROM payments p JOIN orders o ON o.id = p.order_id
+		WHERE p.idempotency_key = $2
+		  AND (p.psp_payment_id = $1 OR (p.psp_payment_id IS NULL AND NOT EXISTS (SELECT 1 FROM payments WHERE psp_payment_id = $1)))
+		FOR NO KEY UPDATE OF p`, pspID, reference),
+		&p.ID, &p.OrderID, &p.Status, &p.AmountCents, &p.Currency, &p.PSPID, &p.Account, &p.Address)
 	return p, found, err
 }
 

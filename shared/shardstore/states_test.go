@@ -105,7 +105,7 @@ var statusLiteral = regexp.MustCompile(`status\s*(?:=|<>)\s*'(\w+)'|status\s+IN\
 // statement.
 func TestStatementsUseKnownStates(t *testing.T) {
 	known := map[string]bool{}
-	for _, typ := range []string{"SeatStatus", "HoldStatus", "OrderStatus", "PaymentStatus", "CancelRefundStatus"} {
+	for _, typ := range []string{"SeatStatus", "HoldStatus", "OrderStatus", "PaymentStatus", "CancelRefundStatus", "RefundStatus"} {
 		for _, s := range constants(t, ".", typ) {
 			known[s] = true
 		}
