@@ -16,8 +16,9 @@ import (
 
 // TestOrganizerFindsAndRefundsAnOrder: the organizer finds a fan's order
 // by email (kept in the page's address) and by ticket code (never in it),
-// opens it and refunds it after confirming; the order shows
-// refunded with void tickets, and the exports are a click away.
+// opens it and refunds it after confirming; the order shows refunded with
+// void tickets and its refund attempt, and the exports and the refund
+// failures (none) are a click away.
 func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	s := newSite(t)
 	id := s.event(t, "Refund Night", false, 480)
@@ -31,6 +32,7 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	require.NoError(t, chromedp.Do(org,
 		chromedp.WaitVisible(`//h1[. = "Orders"]`),
 		chromedp.WaitVisible(`//button[contains(., "Orders CSV")]`),
+		chromedp.WaitVisible(`//h2[. = "Refund failures"]/following-sibling::p[starts-with(., "None")]`),
 		chromedp.SendKeys(chromedp.CSS(`#q`), email),
 		chromedp.Click(`//form[@role="search"]//button[. = "Find"]`),
 		chromedp.WaitVisible(`//table//a[. = "#`+strconv.FormatInt(order, 10)+`"]`),
@@ -78,6 +80,7 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Refunded")]`),
 		chromedp.WaitVisible(`//dd/span[contains(@class,"tag") and . = "Refunded"]`),
 		chromedp.WaitVisible(`//li/span[contains(@class,"tag") and . = "Void"]`),
+		chromedp.WaitVisible(`//table[caption = "Refunds"]//tr[td[1] = "1" and td[2]/span = "Refunded"]`),
 	))
 	require.Zero(t, evaluate[int](t, org, `[...document.querySelectorAll('button')].filter(b => b.textContent.startsWith('Refund ')).length`),
 		"a refunded order offers no second refund")

@@ -28,7 +28,7 @@ func main() {
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
 	rdb := app.OpenRedis(cfg.Redis)
 	orders := app.NewOrders(app.Orders{DB: db, Redis: rdb, Prefix: cfg.RedisPrefix, PublicURL: cfg.PublicURL,
-		TicketKey: cfg.TicketKey, Log: log})
+		TicketKey: cfg.TicketKey, Log: log, Declines: cfg.Declines})
 	// Only the webhook route is reachable (webhookOnly), and it uses only
 	// the orders and the webhook secrets: no session or PSP key here.
 	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,

@@ -18,7 +18,7 @@ func main() {
 	cfg := app.MustLoad[config.Reconcile](ctx)
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
 	orders := app.NewOrders(app.Orders{DB: db, Redis: app.OpenRedis(cfg.Redis), Prefix: cfg.RedisPrefix,
-		PSP: cfg.PSP, TicketKey: cfg.TicketKey, Log: app.NewLogger()})
+		PSP: cfg.PSP, TicketKey: cfg.TicketKey, Log: app.NewLogger(), Declines: cfg.Declines})
 	lambda.Start(func(ctx context.Context) (int, error) {
 		return orders.Reconcile(ctx, time.Now().Add(-time.Hour))
 	})

@@ -76,7 +76,7 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 		graph("HTTP 5xx", metric(metrics.HTTP5xx, "Sum")),
 		graph("PSP call queue", depth(props.Async.PSPCalls), depth(props.Async.PSPCallsDLQ)),
 	)
-	dash.AddWidgets(graph("Outbox messages set aside", metric(metrics.OutboxDead, "Sum")))
+	dash.AddWidgets(graph("Outbox messages set aside", metric(metrics.OutboxDead, "Sum")), graph("Refunds failed", metric(metrics.RefundsFailed, "Sum")))
 	dash.AddWidgets(graph("Lambda throttles", throttles...))
 
 	topic := awssns.NewTopic(st, jsii.String("Alarms"), &awssns.TopicProps{EnforceSSL: jsii.Bool(true), DisplayName: jsii.String("catraca alarms")})
@@ -97,6 +97,7 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	alarm("PSPErrors", metric(metrics.PSPErrors, "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")
 	alarm("PSPDeadLetters", depth(props.Async.PSPCallsDLQ), 1, 1, "A PSP call failed five times: redrive after checking the order")
 	alarm("OutboxDead", metric(metrics.OutboxDead, "Sum"), 1, 1, "An outbox message (ticket mail, payment cancel) failed every try and was set aside: find its 'outbox message dead' log line, fix the cause, redrive it (docs/payments.md)")
+	alarm("RefundsFailed", metric(metrics.RefundsFailed, "Sum"), 1, 1, "The PSP refused a refund or never answered it: money is still owed. The console lists it (refund failures, GET /api/organizer/refund-failures); fix the cause, refund again (docs/payments.md)")
 	alarm("FailedInvocations", depth(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
 	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(nil), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
 	alarm("AdmitStalled", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{

@@ -250,6 +250,7 @@ func TestTemplates(t *testing.T) {
 			}
 		}), 5)
 		require.True(t, watched[metrics.OutboxDead], "an outbox message set aside alarms: %v", watched)
+		require.True(t, watched[metrics.RefundsFailed], "a refund refused or never answered alarms: %v", watched)
 		require.Equal(t, 1, each(all, "AWS::SNS::Subscription", func(_, _ string, r resource) {
 			require.Equal(t, "oncall@example.com", r.Properties["Endpoint"])
 		}))

@@ -32,6 +32,7 @@ func (s *Server) consoleRoutes() {
 	s.route("POST /api/organizer/orders", s.searchOrdersByBody)
 	s.route("GET /api/organizer/orders/{id}", s.organizerOrder)
 	s.route("POST /api/orders/{id}/refund", s.refundOrder)
+	s.route("GET /api/organizer/refund-failures", s.refundFailures)
 	s.route("GET /api/events/{id}/orders.csv", s.exportOrders)
 	s.route("GET /api/events/{id}/attendees.csv", s.exportAttendees)
 }
@@ -283,10 +284,10 @@ func refundError(err error) error {
 		return refused(err, http.StatusConflict, "order-not-refundable")
 	case errors.Is(err, order.ErrRefundRefused):
 		return problem.New(http.StatusConflict, "refund-refused",
-			"The payment provider refused this refund; the order stays paid. Its reason is in the order's refunds.").Wrap(err)
+			"The payment provider refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
 	case errors.Is(err, psp.ErrUnavailable), errors.Is(err, psp.ErrRateLimited):
 		p := problem.New(http.StatusServiceUnavailable, "psp-unavailable",
-			"The payment provider did not answer. Nothing was refunded twice: try again in a few seconds.")
+			"The payment provider did not answer; the order stays as it was and is listed among the refund failures. Ask again in a few seconds: the same refund is asked, never a second one.")
 		p.RetryAfter = 5
 		return p.Wrap(err)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -32,7 +33,11 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, queued, err := s.orders.Checkout(r.Context(), e, id, sess.Account)
+	address, _ := clientIP(r)
+	o, queued, err := s.orders.Checkout(r.Context(), e, id, sess.Account, address)
+	if tooMany := (*order.ErrTooManyDeclines)(nil); errors.As(err, &tooMany) {
+		return declinesProblem(tooMany)
+	}
 	if err != nil {
 		return err
 	}
@@ -94,6 +99,18 @@ func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// declinesProblem answers a checkout slowed or blocked after declined
+// payments (card testing): why, and when to come back.
+func declinesProblem(e *order.ErrTooManyDeclines) error {
+	who := map[string]string{"account": "this account", "address": "your network address"}[e.Subject]
+	wait := e.Wait.Round(time.Second)
+	detail := fmt.Sprintf("The payment provider declined %d payments from %s recently. To protect card holders, checkout is paused: try again in %v.", e.Strikes, who, wait)
+	if e.Blocked {
+		detail = fmt.Sprintf("The payment provider declined %d payments from %s recently. To protect card holders, checkout is blocked for %v; if your card was declined by mistake, contact your bank before trying again.", e.Strikes, who, wait)
+	}
+	return problem.New(http.StatusTooManyRequests, "too-many-declines", detail).With("subject", e.Subject).With("blocked", e.Blocked).RetryIn(e.Wait).Wrap(e)
 }
 
 // orderError maps order sentinels to problems.

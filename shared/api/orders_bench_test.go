@@ -96,7 +96,7 @@ func BenchmarkCheckoutCapped(b *testing.B) {
 		}
 		start := time.Now()
 		loadstat.Run(32, orders, func(seq int) error {
-			_, _, err := s.app.Orders.Checkout(ctx, e, ids[seq], accounts[seq])
+			_, _, err := s.app.Orders.Checkout(ctx, e, ids[seq], accounts[seq], "")
 			return err
 		})
 		for s.sim.Stats().Payments < orders {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/dev/testenv"
@@ -46,6 +47,12 @@ type shop struct {
 
 func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	t.Helper()
+	return newShopWith(t, faults, nil)
+}
+
+// newShopWith is newShop with its configuration tuned.
+func newShopWith(t testing.TB, faults pspsim.Faults, tune func(*config.Config)) *shop {
+	t.Helper()
 	s := &shop{}
 	mailbox := t.TempDir()
 	simSrv := httptest.NewUnstartedServer(nil)
@@ -53,6 +60,9 @@ func newShop(t testing.TB, faults pspsim.Faults) *shop {
 	t.Cleanup(simSrv.Close)
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
 	cfg.PSPURL, cfg.Mailbox, cfg.PSPRate = simSrv.URL, mailbox, 50
+	if tune != nil {
+		tune(&cfg)
+	}
 	s.secret = cfg.PSPWebhookSecrets[0].Secret
 	var err error
 	s.app, err = app.Open(context.Background(), cfg, app.WithLogger(slog.New(slog.NewJSONHandler(&s.logs, nil))))

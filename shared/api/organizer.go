@@ -419,6 +419,56 @@ type failedRefund struct {
 	Buyer organizer.Buyer `json:"buyer"`
 }
 
+// buyersOf reads the buyers of items (user names each one's).
+func buyersOf[T any](s *Server, r *http.Request, items []T, user func(T) int64) (map[int64]organizer.Buyer, error) {
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = user(it)
+	}
+	return s.organizer.Buyers(r.Context(), ids)
+}
+
+// refundFailure is an order whose refund failed, with the buyer to
+// contact and the event's name.
+type refundFailure struct {
+	shardstore.RefundFailure
+	EventName string          `json:"event_name"`
+	Buyer     organizer.Buyer `json:"buyer"`
+}
+
+// refundFailures serves GET /api/organizer/refund-failures: the orders of
+// the caller's events whose refund the PSP refused or never answered,
+// their money still owed, newest first (POST /api/orders/{id}/refund asks
+// again).
+func (s *Server) refundFailures(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.organizerSession(r)
+	if err != nil {
+		return err
+	}
+	mine, err := s.organizer.EventIDs(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	found, err := s.orders.RefundFailures(r.Context(), mine)
+	if err != nil {
+		return err
+	}
+	buyers, err := buyersOf(s, r, found, func(f shardstore.RefundFailure) int64 { return f.UserID })
+	if err != nil {
+		return err
+	}
+	view := make([]refundFailure, len(found))
+	for i, f := range found {
+		e, err := s.eventCache.Get(r.Context(), f.EventID)
+		if err != nil {
+			return err
+		}
+		view[i] = refundFailure{RefundFailure: f, EventName: e.Name, Buyer: buyers[f.UserID]}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"failures": view})
+	return nil
+}
+
 // eventRefunds serves GET /api/events/{id}/refunds: how far the refunds of
 // a cancelled event are, and which failed and why.
 func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
@@ -430,11 +480,7 @@ func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(p.Failures))
-	for i, f := range p.Failures {
-		ids[i] = f.UserID
-	}
-	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	buyers, err := buyersOf(s, r, p.Failures, func(f shardstore.FailedRefund) int64 { return f.UserID })
 	if err != nil {
 		return err
 	}

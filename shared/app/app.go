@@ -136,7 +136,7 @@ func (a *App) services(ctx context.Context) error {
 		return err
 	}
 	a.Orders = NewOrders(Orders{DB: a.Databases, Redis: a.Redis, Prefix: cfg.RedisPrefix, PublicURL: cfg.PublicURL,
-		PSP: cfg.PSP, TicketKey: cfg.TicketKey, Mailer: mailer, Queue: jobs, Outbox: cfg.Outbox, Log: a.Logger})
+		PSP: cfg.PSP, TicketKey: cfg.TicketKey, Mailer: mailer, Queue: jobs, Outbox: cfg.Outbox, Declines: cfg.Declines, Log: a.Logger})
 	return nil
 }
 

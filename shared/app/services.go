@@ -50,7 +50,9 @@ type Orders struct {
 	Queue     order.Queue
 	// Outbox bounds the outbox worker's tries (fulfil).
 	Outbox config.Outbox
-	Log    *slog.Logger
+	// Declines are the thresholds of declined payments (card testing).
+	Declines config.Declines
+	Log      *slog.Logger
 }
 
 // NewOrders returns the order service. A purchase frees the buyer's
@@ -66,6 +68,7 @@ func NewOrders(o Orders) *order.Service {
 		Limiter: ratelimit.New(o.Redis, o.Prefix), Queue: o.Queue, Rate: o.PSP.PSPRate, PublicURL: o.PublicURL,
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
+		Strikes: strikes(o), Declines: declines(o.Declines),
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
@@ -96,4 +99,21 @@ func NewEntry(db *Databases, ticketKey []config.Key, mailer order.Mailer, public
 			log.Warn("transfer mail", "ticket", n.Ticket, "err", err)
 		}
 	})), nil
+}
+
+// strikes counts declined payments for the functions configured to (the
+// API checks them, the webhook and the reconciler count them).
+func strikes(o Orders) *ratelimit.Strikes {
+	if o.Declines.DeclineWindow <= 0 {
+		return nil
+	}
+	return ratelimit.NewStrikes(o.Redis, o.Prefix)
+}
+
+// declines are the configured thresholds of declined payments.
+func declines(c config.Declines) order.Declines {
+	policy := func(slow, block int) ratelimit.Policy {
+		return ratelimit.Policy{Window: c.DeclineWindow, SlowAfter: slow, SlowDelay: c.DeclineSlowDelay, BlockAfter: block, BlockFor: c.DeclineBlockFor}
+	}
+	return order.Declines{Account: policy(c.AccountSlowAfter, c.AccountBlockAfter), Address: policy(c.AddressSlowAfter, c.AddressBlockAfter)}
 }

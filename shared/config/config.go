@@ -30,6 +30,7 @@ type Config struct {
 	Webhooks
 	Mail
 	Outbox
+	Declines
 	Edge
 }
 
@@ -243,6 +244,28 @@ type Outbox struct {
 func (p *Outbox) read(r *reader) {
 	p.OutboxTries = r.integer("CATRACA_OUTBOX_TRIES", 0)
 	p.RefundTries = r.integer("CATRACA_REFUND_TRIES", 0)
+}
+
+// Declines slows and then blocks the checkouts of an account, or of a
+// viewer address, whose payments the PSP keeps declining (card testing):
+// within DeclineWindow, the SlowAfter-th decline and each after it make
+// checkout wait DeclineSlowDelay; the BlockAfter-th blocks it for
+// DeclineBlockFor (0 turns a threshold off). An address is shared by the
+// fans behind one NAT: its thresholds are looser.
+type Declines struct {
+	DeclineWindow, DeclineSlowDelay, DeclineBlockFor time.Duration
+	AccountSlowAfter, AccountBlockAfter              int
+	AddressSlowAfter, AddressBlockAfter              int
+}
+
+func (p *Declines) read(r *reader) {
+	p.DeclineWindow = r.duration("CATRACA_DECLINE_WINDOW", 15*time.Minute)
+	p.DeclineSlowDelay = r.duration("CATRACA_DECLINE_SLOW_DELAY", 30*time.Second)
+	p.DeclineBlockFor = r.duration("CATRACA_DECLINE_BLOCK_FOR", time.Hour)
+	p.AccountSlowAfter = r.integer("CATRACA_ACCOUNT_DECLINES_SLOW", 3)
+	p.AccountBlockAfter = r.integer("CATRACA_ACCOUNT_DECLINES_BLOCK", 6)
+	p.AddressSlowAfter = r.integer("CATRACA_ADDRESS_DECLINES_SLOW", 10)
+	p.AddressBlockAfter = r.integer("CATRACA_ADDRESS_DECLINES_BLOCK", 30)
 }
 
 // Edge is the CloudFront KeyValueStore the edge function reads.

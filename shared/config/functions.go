@@ -19,6 +19,7 @@ type (
 		PSP
 		Queue
 		Mail
+		Declines
 	}
 	// Admit runs the waiting room and publishes the edge's keys.
 	Admit struct {
@@ -42,6 +43,7 @@ type (
 		Redis
 		Tickets
 		Webhooks
+		Declines
 	}
 	// PSPQueue creates queued payments at the PSP.
 	PSPQueue struct {
@@ -65,6 +67,7 @@ type (
 		Redis
 		PSP
 		Tickets
+		Declines
 	}
 	// Migrate migrates the catalog and the shards.
 	Migrate struct {

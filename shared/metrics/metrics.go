@@ -33,6 +33,10 @@ const (
 	// OutboxDead counts outbox messages (ticket mails, payment cancels)
 	// set aside after failing every try.
 	OutboxDead = "OutboxDead"
+	// RefundsFailed counts refunds the PSP refused, or never answered
+	// after the outbox's tries: money still owed, set aside for an
+	// organizer (GET /api/organizer/refund-failures).
+	RefundsFailed = "RefundsFailed"
 )
 
 // Set collects one request's metrics.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/reject"
@@ -83,19 +84,21 @@ var ErrNotRefundable = errors.New("order is not refundable")
 // the order (Detail.Refunds).
 var ErrRefundRefused = errors.New("the payment provider refused the refund")
 
-// Refund gives a paid order's money back at the PSP and voids its tickets.
-// The order's refund lock is held from the check of its status to the
-// record of the refund, so concurrent refunds of one order (a double
-// click, two organizers) take turns: the first asks the PSP and records
-// one refund, the others find the order refunded and answer it as it is. The PSP call
-// also carries the idempotency key every refund of that payment uses (the
-// outbox's too).
+// Refund gives a paid order's money back at the PSP and voids its tickets;
+// it also asks again for an order whose refund is pending (a charge given
+// back whose refund failed). The order's refund lock is held from the
+// check of its status to the record of the refund, so concurrent refunds
+// of one order (a double click, two organizers, retries) take turns: the
+// first asks the PSP and records one refund, the others find the order
+// refunded and answer it as it is. What the PSP said is recorded either
+// way: a refusal or no answer leaves the order as it was, among the
+// organizer's refund failures.
 func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 	st, err := s.shards.OfRow(id)
 	if err != nil {
 		return Order{}, ErrNotFound
 	}
-	var refused error
+	var failed error
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
 		status, found, err := tx.LockRefunds(ctx, id)
 		switch {
@@ -105,24 +108,27 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 			return ErrNotFound
 		case status == shardstore.OrderRefunded:
 			return nil
-		case status != shardstore.OrderPaid:
+		case status != shardstore.OrderPaid && status != shardstore.OrderRefundPending:
 			return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
 		}
-		refused, err = s.refundPaid(ctx, tx, id, by)
+		failed, err = s.refundPaid(ctx, tx, id, by)
 		return err
 	})
+	if err == nil {
+		err = failed
+	}
 	if err != nil {
 		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
-	}
-	if refused != nil {
-		return Order{}, fmt.Errorf("refund order %d: %w: %v", id, ErrRefundRefused, refused)
 	}
 	return load(ctx, st, id)
 }
 
-// refundPaid refunds a paid order whose refund lock tx holds at the PSP and records
-// what it said; a refusal is recorded and returned as refused.
-func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64) (refused error, err error) {
+// refundPaid asks the PSP for the refund of an order whose refund lock tx
+// holds and records what it said: refunded when it says succeeded,
+// refund_pending when it accepted (its webhook finishes), a refusal
+// (ErrRefundRefused) or no answer (the PSP's error) returned as failed,
+// committed all the same.
+func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64) (failed error, err error) {
 	paymentID, pspID, found, err := tx.PaidBy(ctx, id)
 	if err != nil || !found {
 		return nil, fmt.Errorf("its payment is unknown (%v)", err)
@@ -131,33 +137,65 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 	if err != nil {
 		return nil, err
 	}
+	a := shardstore.RefundAttempt{OrderID: id, Payment: pspID, By: by}
+	if a.Attempt, err = tx.NextRefundAttempt(ctx, id); err != nil {
+		return nil, err
+	}
 	var refund psp.Refund
 	err = s.callPSP(ctx, true, func() error {
 		var err error
-		refund, err = s.psp.Refund(ctx, pspID, o.TotalCents, "refund-"+pspID)
+		refund, err = s.psp.Refund(ctx, pspID, o.TotalCents, refundKey(pspID, a.Attempt))
 		return err
 	})
 	if errors.Is(err, psp.ErrRejected) {
 		// Refunded already at the PSP (its dashboard, a dispute, an earlier
 		// try whose answer was lost) is a refund; anything else is refused.
 		if back, _ := s.givenBack(ctx, pspID); back {
-			err = nil
+			err, refund.Status = nil, psp.StatusSucceeded
 		}
 	}
-	if errors.Is(err, psp.ErrRejected) {
-		return err, tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundRefused, "", err.Error())
+	switch {
+	case errors.Is(err, psp.ErrRejected):
+		a.Status, a.Failure, failed = shardstore.RefundRefused, err.Error(), fmt.Errorf("%w: %v", ErrRefundRefused, err)
+		s.refundSetAside(ctx, a)
+	case err != nil:
+		a.Status, a.Failure, failed = shardstore.RefundUnanswered, err.Error(), err
+	case refund.Status == psp.StatusSucceeded:
+		a.Status, a.PSPRefundID = shardstore.RefundSucceeded, refund.ID
+	default:
+		a.Status, a.PSPRefundID = shardstore.RefundPending, refund.ID
 	}
-	if err != nil {
-		return nil, err
+	if err := tx.RecordRefund(ctx, a); err != nil || failed != nil {
+		return failed, err
 	}
-	if err := tx.RecordRefund(ctx, id, paymentID, by, shardstore.RefundSucceeded, refund.ID, ""); err != nil {
-		return nil, err
+	if a.Status == shardstore.RefundPending {
+		return nil, tx.PendRefund(ctx, id)
 	}
 	if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
 		return nil, err
 	}
 	_, err = tx.RefundPaid(ctx, id, paymentID)
 	return nil, err
+}
+
+// RefundFailures lists the latest MaxFailures orders of events whose
+// refund the PSP refused or never answered, their money still owed,
+// newest first.
+func (s *Service) RefundFailures(ctx context.Context, events []int64) ([]shardstore.RefundFailure, error) {
+	var out []shardstore.RefundFailure
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return nil, err
+		}
+		found, err := st.RefundFailures(ctx, events, MaxFailures)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	slices.SortFunc(out, func(a, b shardstore.RefundFailure) int { return b.FailedAt.Compare(a.FailedAt) })
+	return out[:min(len(out), MaxFailures)], nil
 }
 
 // ExportPage reads up to limit of an event's orders with ids above after,

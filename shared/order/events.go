@@ -35,8 +35,9 @@ type refusal struct {
 
 // outcome is what applying one event did, for after the commit.
 type outcome struct {
-	sold    *sale
-	refused *refusal
+	sold     *sale
+	refused  *refusal
+	declined *shardstore.PaymentRow // a decline to count
 }
 
 // HandleEvent applies one PSP event, exactly once: the event id is recorded
@@ -70,7 +71,14 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			return progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
 		case psp.EventFailed:
 			// The order stays payable while its hold lasts: the fan retries.
-			return progress(ctx, tx, ev.Payment, shardstore.PaymentFailed)
+			// Every decline counts (card testing tries card after card on
+			// one page), once: the event id is recorded.
+			row, found, err := findPayment(ctx, tx, ev.Payment)
+			if err != nil || !found {
+				return err
+			}
+			out.declined = &row
+			return setPayment(ctx, tx, row, ev.Payment, shardstore.PaymentFailed, ev.Payment.Failure)
 		case psp.EventCanceled:
 			return progress(ctx, tx, ev.Payment, shardstore.PaymentCanceled)
 		}
@@ -84,6 +92,9 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			slog.String("event", ev.ID), slog.String("payment", ev.Payment.ID), slog.Int64("order", ev.Payment.OrderID),
 			slog.Int64("amount", ev.Payment.Amount), slog.String("currency", ev.Payment.Currency), slog.String("reason", r.reason),
 		}, metrics.Attrs(map[string]float64{r.metric: 1})...)...)
+	}
+	if out.declined != nil {
+		s.countDecline(ctx, *out.declined)
 	}
 	if out.sold != nil && s.paid != nil {
 		s.paid(out.sold.eventID, out.sold.account, out.sold.seats)
@@ -158,7 +169,7 @@ func (s *Service) charged(ctx context.Context, tx shardstore.Tx, p psp.Payment, 
 	if err := setPayment(ctx, tx, row, p, shardstore.PaymentSucceeded, ""); err != nil {
 		return err
 	}
-	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefunded {
+	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefundPending || o.Status == shardstore.OrderRefunded {
 		return c.refuse(ctx, "duplicate charge", metrics.ChargesRefunded)
 	}
 	return c.pay(ctx, o, row.ID)
@@ -225,9 +236,10 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	return nil
 }
 
-// giveBack refunds an order whose charge cannot be kept.
+// giveBack refunds an order whose charge cannot be kept: refund_pending
+// until the PSP's refund webhook (moneyBack) confirms it.
 func (c charge) giveBack(ctx context.Context, orderID int64, reason string) error {
-	if err := c.tx.MarkRefunded(ctx, orderID); err != nil {
+	if err := c.tx.PendRefund(ctx, orderID); err != nil {
 		return err
 	}
 	return c.refuse(ctx, reason, metrics.ChargesRefunded)

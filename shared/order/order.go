@@ -86,6 +86,8 @@ type Service struct {
 	pspFailed func(ctx context.Context)
 	// outboxTries and refundTries bound the outbox worker's tries.
 	outboxTries, refundTries int
+	strikes                  *ratelimit.Strikes // nil: declines not counted
+	declines                 Declines
 }
 
 // Config wires a Service.
@@ -118,6 +120,10 @@ type Config struct {
 	// OutboxTries and RefundTries bound the outbox worker's tries of a
 	// message (0: DefaultOutboxTries, DefaultRefundTries).
 	OutboxTries, RefundTries int
+	// Strikes, if set, counts declined payments; Declines are its
+	// thresholds (card testing).
+	Strikes  *ratelimit.Strikes
+	Declines Declines
 }
 
 // New returns the service.
@@ -134,7 +140,7 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
-		paid: c.Paid, pspFailed: c.PSPFailed,
+		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 
@@ -244,19 +250,24 @@ func (s *Service) everyShard(ctx context.Context, list func(st *shardstore.Store
 	return out, nil
 }
 
-// Checkout starts payment of an order: the hold is extended once (up to
+// Checkout starts payment of an order from a viewer address ("" unknown):
+// refused for a while after too many declined payments of the account or
+// the address (ErrTooManyDeclines); else the hold is extended once (up to
 // the event's absolute cap), one payment attempt is recorded (a double
 // click reuses it), and the PSP payment page is created now if the quota
 // allows, otherwise queued (queued = true: poll the order).
-func (s *Service) Checkout(ctx context.Context, e event.Event, orderID, account int64) (o Order, queued bool, err error) {
+func (s *Service) Checkout(ctx context.Context, e event.Event, orderID, account int64, address string) (o Order, queued bool, err error) {
 	st, err := s.shards.OfRow(orderID)
 	if err != nil {
 		return Order{}, false, ErrNotFound
 	}
+	if err := s.checkDeclines(ctx, account, address); err != nil {
+		return Order{}, false, err
+	}
 	var paymentID int64
 	var paymentStatus shardstore.PaymentStatus
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
-		paymentID, paymentStatus, err = s.startPayment(ctx, tx, e, orderID, account)
+		paymentID, paymentStatus, err = s.startPayment(ctx, tx, e, orderID, account, address)
 		return err
 	})
 	if err != nil {
@@ -279,7 +290,7 @@ func (s *Service) Checkout(ctx context.Context, e event.Event, orderID, account 
 
 // startPayment checks that an order may be paid now, extends its hold once
 // and returns its payment attempt in flight, or a new queued one.
-func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Event, orderID, account int64) (int64, shardstore.PaymentStatus, error) {
+func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Event, orderID, account int64, address string) (int64, shardstore.PaymentStatus, error) {
 	c, found, err := tx.LockCheckout(ctx, orderID)
 	if err == nil && found {
 		// e may come from a cache that is behind the organizer's change.
@@ -314,7 +325,7 @@ func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Ev
 	if err != nil || found {
 		return id, status, err // found: a double click reuses the attempt in flight
 	}
-	id, err = tx.NewPayment(ctx, orderID)
+	id, err = tx.NewPayment(ctx, orderID, address)
 	return id, shardstore.PaymentQueued, err
 }
 

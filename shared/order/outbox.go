@@ -117,7 +117,7 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m sh
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
 			return err
 		}
-		if err := s.refundFailed(ctx, tx, p, fmt.Sprintf("no answer from the payment provider after %d tries: %v", tries, cause)); err != nil {
+		if err := s.refundFailed(ctx, tx, p, shardstore.RefundUnanswered, fmt.Sprintf("no answer from the payment provider after %d tries: %v", tries, cause)); err != nil {
 			return err
 		}
 		return tx.Processed(ctx, m.ID)
@@ -221,7 +221,7 @@ func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest)
 	if gerr != nil || back {
 		return gerr
 	}
-	return s.refundFailed(ctx, tx, p, err.Error())
+	return s.refundFailed(ctx, tx, p, shardstore.RefundRefused, err.Error())
 }
 
 // refundKey is the PSP idempotency key of a refund: the one every refund of
@@ -243,15 +243,29 @@ func (s *Service) givenBack(ctx context.Context, payment string) (bool, error) {
 	return err == nil && (p.Refunded || p.Disputed), err
 }
 
-// refundFailed records a failed refund on the cancellation refund it was
-// (the console counts it and can ask again) and logs it.
-func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRequest, why string) error {
-	recorded, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why)
-	if err != nil {
+// refundFailed records a failed refund among the order's refund attempts
+// (the organizer's refund failures) and on the cancellation refund it was
+// (the event's refund progress; cancelling again asks again), and sets it
+// aside: logged and counted.
+func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRequest, status shardstore.RefundStatus, why string) error {
+	if _, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why); err != nil {
 		return err
 	}
-	s.log.Warn("refund failed", "order", p.OrderID, "payment", p.Payment, "cancellation", recorded, "why", why)
+	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: p.Try, Status: status, Failure: why}
+	if err := tx.RecordRefund(ctx, a); err != nil {
+		return err
+	}
+	s.refundSetAside(ctx, a)
 	return nil
+}
+
+// refundSetAside logs a refund the PSP refused or never answered, money
+// still owed: counted (RefundsFailed), alarmed on.
+func (s *Service) refundSetAside(ctx context.Context, a shardstore.RefundAttempt) {
+	s.log.LogAttrs(ctx, slog.LevelError, "refund failed", append([]slog.Attr{
+		slog.Int64("order", a.OrderID), slog.String("payment", a.Payment), slog.Int("attempt", max(a.Attempt, 1)),
+		slog.String("status", string(a.Status)), slog.String("why", a.Failure),
+	}, metrics.Attrs(map[string]float64{metrics.RefundsFailed: 1})...)...)
 }
 
 // email sends the confirmation with the tickets.

@@ -6,6 +6,7 @@ package shardstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -55,33 +56,82 @@ func (r reads) Payments(ctx context.Context, orderID int64) ([]PaymentRecord, er
 	})
 }
 
-// RefundRecord is one refund an organizer asked for, and what the PSP said.
+// RefundRecord is one refund attempt, an organizer's (RequestedBy) or the
+// outbox's (RequestedBy 0), and what the PSP said. Attempt numbers its
+// idempotency key.
 type RefundRecord struct {
 	Status      RefundStatus `json:"status"`
 	RequestedBy int64        `json:"requested_by"`
+	Attempt     int          `json:"attempt"`
 	PSPRefundID string       `json:"psp_refund_id,omitempty"`
 	Failure     string       `json:"failure,omitempty"`
 	CreatedAt   time.Time    `json:"created_at"`
 }
 
-// Refunds reads the refunds asked for an order, oldest first.
+// Refunds reads the refund attempts of an order, oldest first.
 func (r reads) Refunds(ctx context.Context, orderID int64) ([]RefundRecord, error) {
-	rows, err := r.q.Query(ctx, `SELECT status, requested_by, coalesce(psp_refund_id, ''), coalesce(failure, ''), created_at
+	rows, err := r.q.Query(ctx, `SELECT status, requested_by, attempt, coalesce(psp_refund_id, ''), coalesce(failure, ''), created_at
 		FROM refunds WHERE order_id = $1 ORDER BY id`, orderID)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RefundRecord, error) {
 		var f RefundRecord
-		return f, r.Scan(&f.Status, &f.RequestedBy, &f.PSPRefundID, &f.Failure, &f.CreatedAt)
+		return f, r.Scan(&f.Status, &f.RequestedBy, &f.Attempt, &f.PSPRefundID, &f.Failure, &f.CreatedAt)
 	})
 }
 
-// PaidBy reads the payment attempt that paid an order and its PSP id.
+// PaidBy reads the payment attempt whose money an order would give back
+// and its PSP id: the one that paid it, or for a charge the order could
+// not keep (refund_pending, never paid), the charged one.
 func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspID string, found bool, err error) {
-	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.id = o.payment_id
-		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL`, orderID), &paymentID, &pspID)
+	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.order_id = o.id
+		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL AND (p.id = o.payment_id OR o.payment_id IS NULL AND p.status IN ('succeeded', 'refunded'))
+		ORDER BY p.id DESC LIMIT 1`, orderID), &paymentID, &pspID)
 	return paymentID, pspID, found, err
+}
+
+// NextRefundAttempt numbers an order's next refund attempt: one more than
+// the PSP refused. A refusal is final under its idempotency key (the PSP
+// replays it), so a retry after one asks under a new key; a call the PSP
+// never answered is asked again under its own, so it cannot refund twice.
+func (r reads) NextRefundAttempt(ctx context.Context, orderID int64) (int, error) {
+	var n int
+	err := r.q.QueryRow(ctx, `SELECT 1 + count(*) FROM refunds WHERE order_id = $1 AND status = 'refused'`, orderID).Scan(&n)
+	return n, err
+}
+
+// RefundFailure is an order whose latest refund attempt the PSP refused or
+// never answered, and whose money is still owed (paid or refund_pending).
+type RefundFailure struct {
+	OrderID     int64        `json:"order_id"`
+	EventID     int64        `json:"event_id"`
+	UserID      int64        `json:"-"`
+	OrderStatus OrderStatus  `json:"order_status"`
+	AmountCents int64        `json:"amount_cents"`
+	Currency    string       `json:"currency"`
+	Status      RefundStatus `json:"status"`
+	Failure     string       `json:"failure"`
+	Attempt     int          `json:"attempt"`
+	FailedAt    time.Time    `json:"failed_at"`
+}
+
+// RefundFailures reads the latest limit refund failures among events.
+func (r reads) RefundFailures(ctx context.Context, events []int64, limit int) ([]RefundFailure, error) {
+	rows, err := r.q.Query(ctx, `SELECT * FROM (
+			SELECT DISTINCT ON (f.order_id) f.order_id, o.event_id, o.user_id, o.status, o.total_cents, o.currency,
+			  f.status AS refund, coalesce(f.failure, ''), f.attempt, f.created_at
+			FROM refunds f JOIN orders o ON o.id = f.order_id
+			WHERE o.event_id = ANY($1) AND o.status IN ('paid', 'refund_pending')
+			ORDER BY f.order_id, f.id DESC
+		) latest WHERE refund IN ('refused', 'unanswered') ORDER BY created_at DESC LIMIT $2`, events, limit)
+	if err != nil {
+		return nil, fmt.Errorf("refund failures: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RefundFailure, error) {
+		var f RefundFailure
+		return f, r.Scan(&f.OrderID, &f.EventID, &f.UserID, &f.OrderStatus, &f.AmountCents, &f.Currency, &f.Status, &f.Failure, &f.Attempt, &f.FailedAt)
+	})
 }
 
 // LockRefunds takes an order's refund lock for the rest of the
@@ -98,10 +148,24 @@ func (t Tx) LockRefunds(ctx context.Context, orderID int64) (status OrderStatus,
 	return status, found, err
 }
 
-// RecordRefund records an organizer's refund and what the PSP said.
-func (t Tx) RecordRefund(ctx context.Context, orderID, paymentID, by int64, status RefundStatus, pspRefundID, failure string) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, psp_refund_id, failure)
-		VALUES ($1, $2, $3, $4, nullif($5, ''), nullif($6, ''))`, orderID, paymentID, by, status, pspRefundID, failure)
+// RefundAttempt is one refund asked of the PSP for an order's payment
+// (its PSP id), by an organizer or the outbox (By 0), and what it said.
+type RefundAttempt struct {
+	OrderID     int64
+	Payment     string
+	By          int64
+	Attempt     int
+	Status      RefundStatus
+	PSPRefundID string
+	Failure     string
+}
+
+// RecordRefund records a refund attempt; one of a payment that is not the
+// order's (a stray charge) records nothing.
+func (t Tx) RecordRefund(ctx context.Context, a RefundAttempt) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, psp_refund_id, failure, attempt)
+		SELECT $1, id, $3, $4, nullif($5, ''), nullif($6, ''), $7 FROM payments WHERE order_id = $1 AND psp_payment_id = $2`,
+		a.OrderID, a.Payment, a.By, a.Status, a.PSPRefundID, a.Failure, max(a.Attempt, 1))
 	return err
 }
 

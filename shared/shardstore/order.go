@@ -166,13 +166,14 @@ func (t Tx) LivePayment(ctx context.Context, orderID int64) (id int64, status Pa
 }
 
 // NewPayment records a queued payment attempt of an order for its total,
-// numbered after the earlier ones (the number is in its idempotency key).
-func (t Tx) NewPayment(ctx context.Context, orderID int64) (id int64, err error) {
+// numbered after the earlier ones (the number is in its idempotency key),
+// and the viewer address it was started from ("" unknown).
+func (t Tx) NewPayment(ctx context.Context, orderID int64, address string) (id int64, err error) {
 	err = t.tx.QueryRow(ctx, `
-		INSERT INTO payments (order_id, idempotency_key, status, amount_cents, currency, attempt)
-		SELECT o.id, 'order-' || o.id || '-' || (count(p.id) + 1), 'queued', o.total_cents, o.currency, count(p.id) + 1
+		INSERT INTO payments (order_id, idempotency_key, status, amount_cents, currency, attempt, client_address)
+		SELECT o.id, 'order-' || o.id || '-' || (count(p.id) + 1), 'queued', o.total_cents, o.currency, count(p.id) + 1, nullif($2, '')
 		FROM orders o LEFT JOIN payments p ON p.order_id = o.id WHERE o.id = $1 GROUP BY o.id
-		RETURNING id`, orderID).Scan(&id)
+		RETURNING id`, orderID, address).Scan(&id)
 	return id, err
 }
 

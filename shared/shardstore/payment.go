@@ -24,6 +24,10 @@ type PaymentRow struct {
 	AmountCents int64
 	Currency    string
 	PSPID       *string // nil until the PSP made it
+	// Account is the order's buyer, Address the viewer address the
+	// attempt was started from ("" unknown): what its declines count on.
+	Account int64
+	Address string
 }
 
 // LockPayment locks our attempt for a PSP payment: the reference must be
@@ -31,11 +35,12 @@ type PaymentRow struct {
 // yet, and no other has it).
 func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p PaymentRow, found bool, err error) {
 	found, err = one(t.tx.QueryRow(ctx, `
-		SELECT id, order_id, status, amount_cents, currency, psp_payment_id FROM payments
-		WHERE idempotency_key = $2
-		  AND (psp_payment_id = $1 OR (psp_payment_id IS NULL AND NOT EXISTS (SELECT 1 FROM payments WHERE psp_payment_id = $1)))
-		FOR NO KEY UPDATE`, pspID, reference),
-		&p.ID, &p.OrderID, &p.Status, &p.AmountCents, &p.Currency, &p.PSPID)
+		SELECT p.id, p.order_id, p.status, p.amount_cents, p.currency, p.psp_payment_id, o.user_id, coalesce(p.client_address, '')
+		FROM payments p JOIN orders o ON o.id = p.order_id
+		WHERE p.idempotency_key = $2
+		  AND (p.psp_payment_id = $1 OR (p.psp_payment_id IS NULL AND NOT EXISTS (SELECT 1 FROM payments WHERE psp_payment_id = $1)))
+		FOR NO KEY UPDATE OF p`, pspID, reference),
+		&p.ID, &p.OrderID, &p.Status, &p.AmountCents, &p.Currency, &p.PSPID, &p.Account, &p.Address)
 	return p, found, err
 }
 
@@ -123,15 +128,20 @@ func (t Tx) MarkPaid(ctx context.Context, orderID, paymentID int64) error {
 	return err
 }
 
-// MarkRefunded records an order whose charge is given back.
-func (t Tx) MarkRefunded(ctx context.Context, orderID int64) error {
-	_, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1`, orderID)
+// PendRefund records that an order's money is being given back: it reads
+// refund_pending, its tickets void, until the PSP confirms (RefundPaid).
+func (t Tx) PendRefund(ctx context.Context, orderID int64) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refund_pending', updated_at = now() WHERE id = $1`, orderID); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE tickets SET void_at = now() WHERE order_id = $1 AND void_at IS NULL`, orderID)
 	return err
 }
 
-// RefundPaid refunds an order only if it is paid by paymentID, voids its
-// tickets and counts it among its event's cancellation refunds (under the
-// event's money lock); refunded tells whether it did.
+// RefundPaid refunds an order only if it is paid by paymentID (or its
+// refund by that payment is pending), voids its tickets and counts it
+// among its event's cancellation refunds (under the event's money lock);
+// refunded tells whether it did.
 func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded bool, err error) {
 	var eventID int64
 	found, err := one(t.tx.QueryRow(ctx, `SELECT event_id FROM orders WHERE id = $1`, orderID), &eventID)
@@ -141,7 +151,7 @@ func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded 
 	if err := t.ShareMoneyLock(ctx, eventID); err != nil {
 		return false, err
 	}
-	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND status = 'paid' AND payment_id = $2`,
+	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND (status = 'paid' AND payment_id = $2 OR status = 'refund_pending' AND coalesce(payment_id, $2) = $2)`,
 		orderID, paymentID)
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err

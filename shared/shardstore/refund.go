@@ -95,7 +95,8 @@ func (r reads) CancellationAsked(ctx context.Context, eventID int64) (bool, erro
 }
 
 // refunded records, after RefundPaid refunded an order of an event, that a
-// refund its cancellation asked for (failed or not) is done.
+// refund its cancellation asked for (failed or not) is done; an order the
+// cancellation did not count (a charge given back) changes no count.
 func (t Tx) refunded(ctx context.Context, orderID, eventID int64) error {
 	_, err := t.tx.Exec(ctx, `
 		WITH was AS (
@@ -103,21 +104,22 @@ func (t Tx) refunded(ctx context.Context, orderID, eventID int64) error {
 			FROM (SELECT status FROM cancel_refunds WHERE order_id = $1 FOR UPDATE) old
 			WHERE c.order_id = $1 RETURNING old.status
 		)
-		UPDATE cancel_refund_counts SET refunded = refunded + 1,
+		UPDATE cancel_refund_counts SET refunded = refunded + (SELECT count(*) FROM was),
 		  failed = failed - (SELECT count(*) FROM was WHERE status = 'failed')
 		WHERE event_id = $2`, orderID, eventID)
 	return err
 }
 
 // RefundFailed records that the try-th refund a cancellation asked for an
-// order failed, and why: only while the order is still paid and that try
+// order failed, and why: only while the order is still paid (or its refund
+// pending) and that try
 // is the latest (a late answer to an earlier try changes nothing). It
 // tells whether it recorded it.
 func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure string) (bool, error) {
 	var eventID int64
 	var status OrderStatus
 	found, err := one(t.tx.QueryRow(ctx, `SELECT event_id, status FROM orders WHERE id = $1`, orderID), &eventID, &status)
-	if err != nil || !found || status != OrderPaid {
+	if err != nil || !found || (status != OrderPaid && status != OrderRefundPending) {
 		return false, err
 	}
 	if err := t.ShareMoneyLock(ctx, eventID); err != nil {
@@ -131,7 +133,7 @@ func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure st
 		WITH failed AS (
 			UPDATE cancel_refunds SET status = 'failed', failure = $3, updated_at = now()
 			WHERE order_id = $1 AND status = 'asked' AND asked = $2
-			  AND EXISTS (SELECT 1 FROM orders WHERE id = $1 AND status = 'paid')
+			  AND EXISTS (SELECT 1 FROM orders WHERE id = $1 AND status IN ('paid', 'refund_pending'))
 			RETURNING event_id
 		), counted AS (
 			UPDATE cancel_refund_counts k SET failed = failed + 1 FROM failed f WHERE k.event_id = f.event_id

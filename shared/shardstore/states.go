@@ -36,7 +36,10 @@ const (
 	OrderPaid      OrderStatus = "paid"
 	OrderCancelled OrderStatus = "cancelled" // its hold was released
 	OrderExpired   OrderStatus = "expired"   // its hold expired
-	OrderRefunded  OrderStatus = "refunded"
+	// OrderRefundPending: its money is being given back; refunded once
+	// the PSP confirms.
+	OrderRefundPending OrderStatus = "refund_pending"
+	OrderRefunded      OrderStatus = "refunded"
 )
 
 // PaymentStatus is the state of a payment attempt (payments.status), as the
@@ -66,8 +69,12 @@ func EndedOrder(hs HoldStatus) OrderStatus {
 // (refunds.status).
 type RefundStatus string
 
-// Refund outcomes: the PSP gave the money back, or refused.
+// Refund outcomes: the PSP gave the money back, accepted to (pending:
+// its webhook will say), refused, or never answered (asked again under
+// the same idempotency key).
 const (
-	RefundSucceeded RefundStatus = "succeeded"
-	RefundRefused   RefundStatus = "refused"
+	RefundSucceeded  RefundStatus = "succeeded"
+	RefundPending    RefundStatus = "pending"
+	RefundRefused    RefundStatus = "refused"
+	RefundUnanswered RefundStatus = "unanswered"
 )

@@ -30,6 +30,7 @@ func TestStatesMatchTheSchema(t *testing.T) {
 		{dbs.Shards[1], "orders", ".", "OrderStatus"},
 		{dbs.Shards[1], "payments", ".", "PaymentStatus"},
 		{dbs.Shards[1], "cancel_refunds", ".", "CancelRefundStatus"},
+		{dbs.Shards[1], "refunds", ".", "RefundStatus"},
 		{dbs.Catalog, "events", "../event", "Status"},
 	} {
 		t.Run(c.table, func(t *testing.T) {
@@ -104,7 +105,7 @@ var statusLiteral = regexp.MustCompile(`status\s*(?:=|<>)\s*'(\w+)'|status\s+IN\
 // statement.
 func TestStatementsUseKnownStates(t *testing.T) {
 	known := map[string]bool{}
-	for _, typ := range []string{"SeatStatus", "HoldStatus", "OrderStatus", "PaymentStatus", "CancelRefundStatus"} {
+	for _, typ := range []string{"SeatStatus", "HoldStatus", "OrderStatus", "PaymentStatus", "CancelRefundStatus", "RefundStatus"} {
 		for _, s := range constants(t, ".", typ) {
 			known[s] = true
 		}

@@ -54,6 +54,7 @@ export async function render(main, [id]) {
         expired: 'Your hold expired and the seats went back on sale. Nothing was charged.',
         cancelled: 'This order was cancelled and its seats released. Nothing was charged.',
         refunded: 'This order was refunded.',
+        refund_pending: 'Your payment is being refunded: the money goes back to your card once the payment provider confirms.',
       }[lapsed ? 'expired' : o.status] || 'This order can no longer be paid. Nothing was charged.';
       title.textContent = `Order ${id}`;
       box.replaceChildren(h('p', { class: 'notice bad', role: 'alert' }, why), items,

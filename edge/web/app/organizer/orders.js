@@ -1,13 +1,17 @@
 // Orders of the organizer's events: find one by buyer email, order or
 // ticket number or ticket code, see its items, payments, refunds and
-// tickets, refund it whole (confirmed first), and export every order or
+// tickets, refund it whole (confirmed first; again after a refusal or no
+// answer), the orders whose refund failed, and export every order or
 // attendee as CSV (a page per request, saved as one file).
 import { api, money, when } from '../api.js';
 import { h } from '../dom.js';
 import { confirm } from './confirm.js';
 import { frame, problemText } from './shell.js';
 
-const STATUS = { pending: 'Pending', paid: 'Paid', refunded: 'Refunded', cancelled: 'Cancelled', expired: 'Expired' };
+const STATUS = { pending: 'Pending', paid: 'Paid', refund_pending: 'Refund pending', refunded: 'Refunded', cancelled: 'Cancelled', expired: 'Expired' };
+// REFUND names what the PSP said of a refund attempt, and how it looks.
+const REFUND = { succeeded: ['Refunded', 'good'], pending: ['Pending', ''], refused: ['Refused', 'bad'], unanswered: ['No answer', 'bad'] };
+const refundTag = (st) => h('span', { class: 'tag ' + (REFUND[st] || [])[1] }, (REFUND[st] || [st])[0]);
 const statusTag = (st) => h('span', { class: 'tag' + (st === 'paid' ? ' good' : st === 'refunded' ? ' bad' : '') }, STATUS[st] || st);
 const table = (caption, head, rows) => h('table', { class: 'grid' }, h('caption', { class: 'sr-only' }, caption),
   h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
@@ -68,9 +72,20 @@ export async function search(main, _, params) {
     h('p', { class: 'field grow' }, h('label', { for: 'q' }, 'Email, order number, ticket number or ticket code'), input),
     h('button', { type: 'submit' }, 'Find')),
     results);
+  const failed = h('section', { 'aria-labelledby': 'failures-h' }, h('h2', { id: 'failures-h' }, 'Refund failures'));
   const exports = h('section', { 'aria-labelledby': 'exports-h' }, h('h2', { id: 'exports-h' }, 'Exports'));
-  body.append(exports);
-  const [mine] = await Promise.all([api('GET', '/api/organizer/events'), q ? show(q) : null]);
+  body.append(failed, exports);
+  const [mine, failures] = await Promise.all([
+    api('GET', '/api/organizer/events'),
+    api('GET', '/api/organizer/refund-failures').catch((err) => ({ error: err })),
+    q ? show(q) : null,
+  ]);
+  failed.append(failures.error ? h('p', { class: 'error' }, problemText(failures.error)) : failures.failures.length
+    ? table('Refund failures', ['Order', 'Event', 'Buyer', 'Amount', 'What the PSP said', 'When'], failures.failures.map((f) => h('tr', {},
+        h('th', { scope: 'row' }, h('a', { href: `/organizer/orders/${f.order_id}` }, `#${f.order_id}`)),
+        h('td', {}, f.event_name), h('td', {}, f.buyer.name, h('br'), h('span', { class: 'small muted' }, f.buyer.email)),
+        h('td', {}, money(f.amount_cents, f.currency)), h('td', {}, refundTag(f.status), ' ', f.failure), h('td', {}, when(f.failed_at)))))
+    : h('p', { class: 'muted' }, 'None: every refund asked for went through.'));
   const progress = h('progress', { max: 1, value: 0, hidden: true, 'aria-labelledby': 'export-status' });
   const status = h('p', { id: 'export-status', role: 'status' });
   const save = (e, kind, label) => async (ev) => {
@@ -147,7 +162,9 @@ export async function detail(main, [id]) {
     try {
       const after = await api('POST', `/api/orders/${o.id}/refund`, undefined, { retries: 2 });
       draw(after);
-      say(`Refunded: ${money(after.total_cents, after.currency)} goes back to ${after.buyer.email}; the tickets are void.`, 'good');
+      say(after.status === 'refunded'
+        ? `Refunded: ${money(after.total_cents, after.currency)} goes back to ${after.buyer.email}; the tickets are void.`
+        : `The payment provider accepted the refund; the order reads refunded once it confirms. The tickets are void.`, 'good');
     } catch (err) {
       say(problemText(err), 'bad');
       draw(await api('GET', `/api/organizer/orders/${o.id}`));
@@ -166,7 +183,7 @@ export async function detail(main, [id]) {
         h('dt', {}, 'Total'), h('dd', {}, money(d.total_cents, d.currency)),
         h('dt', {}, 'Placed'), h('dd', {}, when(d.created_at)),
         d.paid_at ? [h('dt', {}, 'Paid'), h('dd', {}, when(d.paid_at))] : null),
-      d.status === 'paid' ? h('p', { class: 'actions' }, refund) : null,
+      d.status === 'paid' || d.status === 'refund_pending' ? h('p', { class: 'actions' }, refund) : null,
       h('h2', {}, 'Items'),
       h('ul', { class: 'items' }, d.items.map((i) => h('li', {}, h('span', {}, i.quantity > 1 ? `${i.quantity} × ${i.label}` : i.label),
         h('span', {}, money(i.price_cents * i.quantity, d.currency))))),
@@ -182,8 +199,8 @@ export async function detail(main, [id]) {
         : h('p', { class: 'muted' }, 'No payment yet.'),
       h('h2', {}, 'Refunds'),
       d.refunds.length
-        ? table('Refunds', ['When', 'Result', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
-            h('th', { scope: 'row' }, when(r.created_at)), h('td', {}, r.status === 'succeeded' ? h('span', { class: 'tag good' }, 'Refunded') : h('span', { class: 'tag bad' }, 'Refused')),
+        ? table('Refunds', ['When', 'Attempt', 'Result', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
+            h('th', { scope: 'row' }, when(r.created_at)), h('td', {}, String(r.attempt)), h('td', {}, refundTag(r.status)),
             h('td', {}, r.failure || r.psp_refund_id || '–'))))
         : h('p', { class: 'muted' }, 'None.'),
     ].filter(Boolean));

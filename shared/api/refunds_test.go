@@ -1,0 +1,165 @@
+package api_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/metrics"
+)
+
+// Refunds the payment provider refuses or never answers are set aside
+// where an organizer sees them, never read as done.
+
+// refundFailures reads the organizer's refund failures.
+func refundFailures(t testing.TB, org *fan) []any {
+	t.Helper()
+	r := org.do(http.MethodGet, "/api/organizer/refund-failures", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	failures, _ := r.Body["failures"].([]any)
+	return failures
+}
+
+// pspRefunds counts the refunds the PSP made (its ledger's negative lines).
+func (s *shop) pspRefunds() int {
+	n := 0
+	for _, e := range s.sim.Ledger() {
+		if e.Amount < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRefusedRefundIsSetAsideThenRetriedOnce: the PSP refuses a console
+// refund (another amount than it charged); the order stays paid, the
+// refusal is on the order's page, in the organizer's refund failures and
+// counted. Once the cause is fixed, many retries at once refund it exactly
+// once: the retry carries a new idempotency key (the PSP would replay its
+// refusal under the old one).
+func TestRefusedRefundIsSetAsideThenRetriedOnce(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	ana, order, _ := s.paidOrder(t, "ana-retry@example.com", s.seats[0])
+	refund := "/api/orders/" + itoa(order) + "/refund"
+
+	s.exec(t, order, `UPDATE orders SET total_cents = total_cents + 1 WHERE id = $1`)
+	requireProblem(t, org.do(http.MethodPost, refund, nil), http.StatusConflict, "refund-refused")
+	r := org.do(http.MethodGet, "/api/organizer/orders/"+itoa(order), nil)
+	require.Equal(t, "paid", r.Body["status"], "a refused refund is not a refund")
+	kept := r.Body["refunds"].([]any)
+	require.Len(t, kept, 1)
+	require.Equal(t, "refused", kept[0].(map[string]any)["status"])
+	require.EqualValues(t, 1, kept[0].(map[string]any)["attempt"])
+	failures := refundFailures(t, org)
+	require.Len(t, failures, 1)
+	f := failures[0].(map[string]any)
+	require.EqualValues(t, order, f["order_id"])
+	require.Equal(t, "refused", f["status"])
+	require.Contains(t, f["failure"], "only whole refunds")
+	require.Equal(t, "ana-retry@example.com", f["buyer"].(map[string]any)["email"])
+	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
+
+	s.exec(t, order, `UPDATE orders SET total_cents = total_cents - 1 WHERE id = $1`)
+	before := s.refundCalls.Load()
+	const clicks = 12
+	answers := make(chan response, clicks)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Go(func() {
+			<-start
+			answers <- org.do(http.MethodPost, refund, nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		require.Equal(t, "refunded", r.Body["status"])
+	}
+	require.Equal(t, 1, s.pspRefunds(), "the PSP gave the money back once")
+	require.EqualValues(t, 1, s.refundCalls.Load()-before, "the PSP was asked once for %d retries", clicks)
+	require.Equal(t, "refunded", s.orderStatus(t, ana, order).Body["status"])
+	require.Empty(t, refundFailures(t, org), "a refunded order is no longer a failure")
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestUnansweredRefundIsRetriedUnderItsKey: while the PSP does not
+// answer, the console's refund is answered 503 and kept on the order as
+// unanswered (the order stays paid); the retry asks under the same
+// idempotency key, so a refund the PSP made but whose answer was lost is
+// never made twice.
+func TestUnansweredRefundIsRetriedUnderItsKey(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	_, order, _ := s.paidOrder(t, "ana-lost@example.com", s.seats[0])
+	refund := "/api/orders/" + itoa(order) + "/refund"
+
+	s.sim.SetFaults(pspsim.Faults{Outage: true})
+	requireProblem(t, org.do(http.MethodPost, refund, nil), http.StatusServiceUnavailable, "psp-unavailable")
+	r := org.do(http.MethodGet, "/api/organizer/orders/"+itoa(order), nil)
+	require.Equal(t, "paid", r.Body["status"])
+	require.Equal(t, "unanswered", r.Body["refunds"].([]any)[0].(map[string]any)["status"])
+	require.Len(t, refundFailures(t, org), 1)
+
+	s.sim.SetFaults(pspsim.Faults{})
+	r = org.do(http.MethodPost, refund, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refunded", r.Body["status"])
+	for _, k := range r.Body["refunds"].([]any) {
+		require.EqualValues(t, 1, k.(map[string]any)["attempt"], "an unanswered call is retried under its key")
+	}
+	require.Equal(t, 1, s.pspRefunds())
+	require.Empty(t, refundFailures(t, org))
+}
+
+// TestGivenBackChargeIsPendingUntilThePSPConfirms: a charge the order can
+// no longer keep (its event was cancelled meanwhile) is given back: the
+// order reads refund_pending, not refunded, until the PSP confirms. While
+// the PSP does not answer, the refund is retried; once out of tries it is
+// a failure the organizer sees (order page, failures, metric), the order
+// still refund_pending; the console's retry then refunds it once.
+func TestGivenBackChargeIsPendingUntilThePSPConfirms(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	ana := newFan(t, s.srv)
+	ana.signUp("ana-late@example.com")
+	_, order := s.hold(t, ana, "h", s.seats[0])
+	p := s.checkout(t, ana, order)
+	s.catalog(t, `UPDATE events SET status = 'cancelled' WHERE id = $1`)
+	s.sim.SetFaults(pspsim.Faults{Outage: true, RetryBase: 50 * time.Millisecond})
+	_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] != "pending" }, "the charge to be applied")
+	require.Equal(t, "refund_pending", s.orderStatus(t, ana, order).Body["status"], "not refunded before the PSP said so")
+	due := func() {
+		s.exec(t, order, `UPDATE outbox SET retry_at = now() WHERE processed_at IS NULL AND (payload->>'order_id')::bigint = $1`)
+	}
+	waitUntil(t, 30*time.Second, func() bool { due(); return len(refundFailures(t, org)) == 1 }, "the refund to fail")
+	require.Equal(t, "refund_pending", s.orderStatus(t, ana, order).Body["status"])
+	f := refundFailures(t, org)[0].(map[string]any)
+	require.Equal(t, "unanswered", f["status"])
+	require.Contains(t, f["failure"], "no answer from the payment provider")
+	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
+	require.Zero(t, s.pspRefunds())
+
+	s.sim.SetFaults(pspsim.Faults{RetryBase: 50 * time.Millisecond})
+	r := org.do(http.MethodPost, "/api/orders/"+itoa(order)+"/refund", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refunded", r.Body["status"])
+	require.Equal(t, 1, s.pspRefunds())
+	require.Empty(t, refundFailures(t, org))
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
