@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -270,19 +269,7 @@ func TestConcurrentRefundsRefundOnce(t *testing.T) {
 	refund := "/api/orders/" + itoa(orderID) + "/refund"
 
 	const clicks = 12
-	start := make(chan struct{})
-	answers := make(chan response, clicks)
-	var wg sync.WaitGroup
-	for range clicks {
-		wg.Go(func() {
-			<-start
-			answers <- o.do(http.MethodPost, refund, nil)
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(answers)
-	for r := range answers {
+	for _, r := range atOnce(clicks, func() response { return o.do(http.MethodPost, refund, nil) }) {
 		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 		require.Equal(t, "refunded", r.Body["status"])
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,4 +190,21 @@ func waitUntil(t testing.TB, d time.Duration, cond func() bool, msg string, args
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// atOnce sends n copies of one request together (released by one signal)
+// and returns every answer: many clicks racing each other.
+func atOnce(n int, send func() response) []response {
+	answers := make([]response, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			<-start
+			answers[i] = send()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return answers
 }

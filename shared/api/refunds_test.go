@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,19 +67,7 @@ func TestRefusedRefundIsSetAsideThenRetriedOnce(t *testing.T) {
 	s.exec(t, order, `UPDATE orders SET total_cents = total_cents - 1 WHERE id = $1`)
 	before := s.refundCalls.Load()
 	const clicks = 12
-	answers := make(chan response, clicks)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range clicks {
-		wg.Go(func() {
-			<-start
-			answers <- org.do(http.MethodPost, refund, nil)
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(answers)
-	for r := range answers {
+	for _, r := range atOnce(clicks, func() response { return org.do(http.MethodPost, refund, nil) }) {
 		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 		require.Equal(t, "refunded", r.Body["status"])
 	}
