@@ -42,6 +42,7 @@ type (
 		Redis
 		Tickets
 		Webhooks
+		PSP // each new event is confirmed with the PSP
 	}
 	// PSPQueue creates queued payments at the PSP.
 	PSPQueue struct {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
@@ -68,22 +69,25 @@ type Queue interface {
 
 // Service is the order and payment logic.
 type Service struct {
-	shards    shards
-	catalog   *shardstore.Store // its outbox only (nil: not drained)
-	psp       psp.PSP
-	limiter   *ratelimit.Limiter
-	queue     Queue
-	rate      float64
-	publicURL string
-	tickets   *Signer
-	mailer    Mailer
-	addresses func(ctx context.Context, account int64) (string, error)
-	events    func(ctx context.Context, id int64) (event.Event, error)
-	cancelled func(ctx context.Context, since time.Time) ([]event.Event, error)
-	log       *slog.Logger
-	now       func() time.Time
-	paid      func(eventID, account int64, seats []int)
-	pspFailed func(ctx context.Context)
+	shards  shards
+	catalog *shardstore.Store // its outbox only (nil: not drained)
+	psp     psp.PSP
+	// confirming shares one confirmation among concurrent deliveries of
+	// an event (the PSP's duplicates): one call from the quota, not one each.
+	confirming singleflight.Group
+	limiter    *ratelimit.Limiter
+	queue      Queue
+	rate       float64
+	publicURL  string
+	tickets    *Signer
+	mailer     Mailer
+	addresses  func(ctx context.Context, account int64) (string, error)
+	events     func(ctx context.Context, id int64) (event.Event, error)
+	cancelled  func(ctx context.Context, since time.Time) ([]event.Event, error)
+	log        *slog.Logger
+	now        func() time.Time
+	paid       func(eventID, account int64, seats []int)
+	pspFailed  func(ctx context.Context)
 	// outboxTries and refundTries bound the outbox worker's tries.
 	outboxTries, refundTries int
 }
