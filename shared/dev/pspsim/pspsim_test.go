@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/webhook"
@@ -386,18 +387,28 @@ var objectTypes = map[string]reflect.Type{
 	}](),
 }
 
+// schemas are Stripe's schemas of those objects (required fields, enums,
+// id prefixes), the part of its API description kept in testdata.
+var schemas = sync.OnceValues(func() (*openapi3.T, error) {
+	return openapi3.NewLoader().LoadFromFile("testdata/stripe-schemas.json")
+})
+
 func requireShape(t *testing.T, where string, v any) {
 	t.Helper()
 	m, ok := v.(map[string]any)
 	require.True(t, ok, "%s: not an object", where)
+	doc, err := schemas()
+	require.NoError(t, err)
 	if e, ok := m["error"]; ok && len(m) == 1 {
 		conform(t, where+" error", e, reflect.TypeFor[stripe.Error]())
+		require.NoError(t, doc.Components.Schemas["error"].Value.VisitJSON(v), where)
 		return
 	}
 	obj, _ := m["object"].(string)
 	typ, ok := objectTypes[obj]
 	require.True(t, ok, "%s: unexpected object %q", where, obj)
 	conform(t, where, v, typ)
+	require.NoError(t, doc.Components.Schemas[obj].Value.VisitJSON(v), "%s: against Stripe's schema of %s", where, obj)
 	switch obj {
 	case "event":
 		requireShape(t, where+" data.object", m["data"].(map[string]any)["object"])
