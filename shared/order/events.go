@@ -55,6 +55,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		return err
 	}
 	confirmed, err, _ := s.confirming.Do(ev.ID, func() (any, error) {
+		s.confirmMu.Lock()
+		defer s.confirmMu.Unlock()
 		var got psp.Event
 		err := s.callPSP(ctx, true, func() error {
 			var err error

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -75,19 +76,23 @@ type Service struct {
 	// confirming shares one confirmation among concurrent deliveries of
 	// an event (the PSP's duplicates): one call from the quota, not one each.
 	confirming singleflight.Group
-	limiter    *ratelimit.Limiter
-	queue      Queue
-	rate       float64
-	publicURL  string
-	tickets    *Signer
-	mailer     Mailer
-	addresses  func(ctx context.Context, account int64) (string, error)
-	events     func(ctx context.Context, id int64) (event.Event, error)
-	cancelled  func(ctx context.Context, since time.Time) ([]event.Event, error)
-	log        *slog.Logger
-	now        func() time.Time
-	paid       func(eventID, account int64, seats []int)
-	pspFailed  func(ctx context.Context)
+	// confirmMu keeps one confirmation in flight per process: a storm of
+	// deliveries cannot take tokens faster than its calls reach the PSP
+	// and then arrive there bunched, above the quota.
+	confirmMu sync.Mutex
+	limiter   *ratelimit.Limiter
+	queue     Queue
+	rate      float64
+	publicURL string
+	tickets   *Signer
+	mailer    Mailer
+	addresses func(ctx context.Context, account int64) (string, error)
+	events    func(ctx context.Context, id int64) (event.Event, error)
+	cancelled func(ctx context.Context, since time.Time) ([]event.Event, error)
+	log       *slog.Logger
+	now       func() time.Time
+	paid      func(eventID, account int64, seats []int)
+	pspFailed func(ctx context.Context)
 	// outboxTries and refundTries bound the outbox worker's tries.
 	outboxTries, refundTries int
 }
