@@ -28,7 +28,7 @@ func TestConsumesSQSBatchUnderEmulator(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
-	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: []byte("s"), PublicURL: "http://psp.invalid"})
+	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: "whsec_s", PublicURL: "http://psp.invalid"})
 	simSrv := httptest.NewServer(sim)
 	t.Cleanup(simSrv.Close)
 	cfg.PSPURL = simSrv.URL

@@ -28,11 +28,12 @@ func main() {
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
 	rdb := app.OpenRedis(cfg.Redis)
 	orders := app.NewOrders(app.Orders{DB: db, Redis: rdb, Prefix: cfg.RedisPrefix, PublicURL: cfg.PublicURL,
-		TicketKey: cfg.TicketKey, Log: log, Declines: cfg.Declines})
+		TicketKey: cfg.TicketKey, PSP: cfg.PSP, Log: log, Declines: cfg.Declines})
 	// Only the webhook route is reachable (webhookOnly), and it uses only
-	// the orders and the webhook secrets: no session or PSP key here.
+	// the orders (whose PSP key confirms each new event) and the webhook
+	// secrets: no session key here.
 	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Orders: orders, WebhookSecrets: app.Secrets(cfg.PSPWebhookSecrets)})
+		Redis: rdb, Orders: orders, WebhookSecrets: cfg.PSPWebhookSecrets})
 	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 
@@ -42,8 +43,8 @@ func webhookOnly(api http.Handler) http.Handler {
 	mux.HandleFunc("POST /api/psp/webhook", func(w http.ResponseWriter, r *http.Request) {
 		// The proxy adapter splits header values at commas, and the
 		// signature has one (t=…,v1=…): join it back or nothing verifies.
-		if v := r.Header.Values("PSP-Signature"); len(v) > 1 {
-			r.Header.Set("PSP-Signature", strings.Join(v, ","))
+		if v := r.Header.Values("Stripe-Signature"); len(v) > 1 {
+			r.Header.Set("Stripe-Signature", strings.Join(v, ","))
 		}
 		api.ServeHTTP(w, r)
 	})

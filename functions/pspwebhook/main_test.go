@@ -7,10 +7,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v82"
 
 	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/dev/testenv"
-	"github.com/catraca/catraca/shared/psp"
 )
 
 // TestOnlyWebhooksUnderEmulator invokes the built function as its public
@@ -26,13 +27,14 @@ func TestOnlyWebhooksUnderEmulator(t *testing.T) {
 		return res
 	}
 
-	res := request(http.MethodPost, "/api/psp/webhook", `{"id":"evt_1"}`, map[string]string{"psp-signature": "t=1,v1=00"})
+	res := request(http.MethodPost, "/api/psp/webhook", `{"id":"evt_1"}`, map[string]string{"stripe-signature": "t=1,v1=00"})
 	require.Equal(t, http.StatusBadRequest, res.StatusCode, res.Body)
 	require.Contains(t, res.Body, "bad-signature")
 
-	body := `{"id":"evt_unknown","type":"payment.succeeded","data":{"payment_id":"pay_unknown"}}`
-	sig := psp.Sign(cfg.PSPWebhookSecrets[0].Secret, time.Now(), []byte(body))
-	res = request(http.MethodPost, "/api/psp/webhook", body, map[string]string{"psp-signature": sig})
+	// A type the shop ignores: acknowledged without asking the PSP.
+	body := `{"id":"evt_unknown","object":"event","api_version":"` + stripe.APIVersion + `","created":1,"type":"customer.created","data":{"object":{"id":"cus_1","object":"customer"}}}`
+	sig := pspsim.Sign(cfg.PSPWebhookSecrets[0], time.Now(), []byte(body))
+	res = request(http.MethodPost, "/api/psp/webhook", body, map[string]string{"stripe-signature": sig})
 	require.Less(t, res.StatusCode, 500, res.Body)
 	require.NotContains(t, res.Body, "bad-signature", "a signed webhook is accepted")
 

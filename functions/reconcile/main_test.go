@@ -17,7 +17,7 @@ import (
 func TestReconcilesWithItsOwnConfigurationUnderEmulator(t *testing.T) {
 	t.Parallel()
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 1))
-	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: []byte("s"), PublicURL: "http://psp.invalid"})
+	sim := pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: "whsec_s", PublicURL: "http://psp.invalid"})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	cfg.PSPURL = srv.URL

@@ -77,6 +77,10 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 	if err != nil {
 		return err
 	}
+	stripeMode, err := useStripe(vars)
+	if err != nil {
+		return err
+	}
 	for k, v := range vars {
 		os.Setenv(k, v)
 	}
@@ -104,7 +108,7 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 		return nil
 	}
 	st, err := stack.Start(ctx, cfg, stack.Options{Addr: addr, PSPAddr: "127.0.0.1:8090",
-		PSPFaults: pspsim.Faults{RatePerSecond: 100}})
+		PSPFaults: pspsim.Faults{RatePerSecond: 100}, ExternalPSP: stripeMode})
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,11 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 		return err
 	}
 	url := st.URL
-	if seed.Created {
+	psp := "PSP simulator:   http://localhost:8090 (test card 4242 4242 4242 4242)"
+	if stripeMode {
+		psp = "PSP:             Stripe test mode (test card 4242 4242 4242 4242); webhooks through the Stripe CLI (README)"
+	}
+	if seed.Created && !stripeMode { // the demo fans pay on the simulator's page
 		log.Printf("demo data seeded; demo fans are buying seats of event %d", seed.OnSale)
 		paid, err := demo.Sell(ctx, url, seed.OnSale, demoBuyers)
 		if err != nil {
@@ -131,12 +139,12 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
   organizer console: %s/login?next=/organizer/events/%d (log in as the demo organizer)
   on sale now:     %s/events/%d (waiting room on)
   health:          %s/healthz
-  PSP simulator:   http://localhost:8090 (test card 4242 4242 4242 4242)
+  %s
   mailbox:         %s
 
   Ctrl-C stops everything; data is kept (make dev-reset wipes it).
 
-`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, seed.OnSale, url, cfg.Mailbox)
+`, url, demo.FanEmail, demo.Password, demo.OrganizerEmail, demo.Password, url, seed.OnSale, url, seed.OnSale, url, psp, cfg.Mailbox)
 	<-ctx.Done()
 	return nil
 }
@@ -152,8 +160,27 @@ var secretFormats = map[string]func([]byte) string{
 	"CATRACA_SESSION_KEYS":        signingKey,
 	"CATRACA_ADMISSION_KEYS":      signingKey,
 	"CATRACA_TICKET_KEY":          signingKey,
-	"CATRACA_PSP_WEBHOOK_SECRETS": signingKey,
+	"CATRACA_PSP_WEBHOOK_SECRETS": func(b []byte) string { return "whsec_" + base64.StdEncoding.EncodeToString(b) },
 	"CATRACA_PSP_API_KEY":         func(b []byte) string { return "sk_test_" + hex.EncodeToString(b) },
+}
+
+// useStripe switches vars to Stripe's test mode when STRIPE_SECRET_KEY is
+// set: the app calls Stripe with that key and verifies webhooks with
+// STRIPE_WEBHOOK_SECRET, the secret `stripe listen` prints (README).
+func useStripe(vars map[string]string) (bool, error) {
+	key := os.Getenv("STRIPE_SECRET_KEY")
+	if key == "" {
+		return false, nil
+	}
+	if !strings.HasPrefix(key, "sk_test_") && !strings.HasPrefix(key, "rk_test_") {
+		return false, fmt.Errorf("STRIPE_SECRET_KEY must be a test-mode key (sk_test_…): make dev never takes real money")
+	}
+	secret := os.Getenv("STRIPE_WEBHOOK_SECRET")
+	if !strings.HasPrefix(secret, "whsec_") {
+		return false, fmt.Errorf("STRIPE_WEBHOOK_SECRET must be the whsec_… secret that `stripe listen --forward-to localhost:8080/api/psp/webhook --print-secret` prints")
+	}
+	vars["CATRACA_PSP_API_KEY"], vars["CATRACA_PSP_WEBHOOK_SECRETS"], vars["CATRACA_PSP_URL"] = key, secret, "https://api.stripe.com"
+	return true, nil
 }
 
 func signingKey(b []byte) string {

@@ -81,7 +81,7 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
 	values := a.settings(props)
 	for _, name := range Functions {
-		env := environment(name, values)
+		env := environment(name, a.override(name, values))
 		a.Functions[name] = a.function(props, name, env)
 		a.grant(props, a.Functions[name], env)
 	}
@@ -108,19 +108,22 @@ func (a *AppStack) secrets() {
 		suppress(a.Secrets[name], "an HMAC signing key: it rotates by deploying with a new kid prepended (docs/deploy.md), which no rotation Lambda can do",
 			"AwsSolutions-SMG4")
 	}
-	// Two secrets, not one JSON: the API reads the key, pspwebhook only
-	// the webhook secret, and a grant covers a whole secret.
-	a.Secrets["psp"] = awssecretsmanager.NewSecret(a.Stack, jsii.String("PSPKey"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("PSP API key: replace the generated value with the provider's key (docs/deploy.md)"),
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
-	})
-	a.Secrets["webhook"] = awssecretsmanager.NewSecret(a.Stack, jsii.String("PSPWebhookSecret"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("PSP webhook signing secret (base64, 32 bytes or more): replace with the provider's (docs/deploy.md)"),
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
-	})
-	for _, name := range []string{"psp", "webhook"} {
+	// Three secrets, not one JSON: the API and the workers read the
+	// secret key, pspwebhook only the webhook signing secret and a
+	// restricted key that can read payments (to confirm each event), and a
+	// grant covers a whole secret.
+	for _, s := range []struct{ name, id, what string }{
+		{"psp", "PSPKey", "Stripe secret key (sk_live_…)"},
+		{"pspread", "PSPReadKey", "Stripe restricted key that reads Checkout Sessions, PaymentIntents and charges (rk_live_…), for pspwebhook"},
+		{"webhook", "PSPWebhookSecret", "Stripe webhook signing secret (whsec_…) of the /api/psp/webhook endpoint"},
+	} {
+		a.Secrets[s.name] = awssecretsmanager.NewSecret(a.Stack, jsii.String(s.id), &awssecretsmanager.SecretProps{
+			Description: jsii.String(s.what + ": replace the generated value with Stripe's (docs/deploy.md)"),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				PasswordLength: jsii.Number(44), ExcludePunctuation: jsii.Bool(true)},
+		})
+	}
+	for _, name := range []string{"psp", "pspread", "webhook"} {
 		suppress(a.Secrets[name], "the PSP's credentials: they rotate at the provider, then here by hand (docs/deploy.md)", "AwsSolutions-SMG4")
 	}
 }
@@ -178,7 +181,7 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 		"CATRACA_REDIS_TLS":           "true",
 		"CATRACA_PSP_URL":             props.PSPURL,
 		"CATRACA_PSP_API_KEY":         "{{secret:" + *a.Secrets["psp"].SecretArn() + "}}",
-		"CATRACA_PSP_WEBHOOK_SECRETS": key("webhook"),
+		"CATRACA_PSP_WEBHOOK_SECRETS": "{{secret:" + *a.Secrets["webhook"].SecretArn() + "}}",
 		"CATRACA_PSP_RATE":            fmt.Sprint(props.PSPRate),
 		"CATRACA_PSP_QUEUE_URL":       *props.Async.PSPCalls.QueueUrl(),
 		"CATRACA_SESSION_KEYS":        key("session"),
@@ -194,6 +197,17 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 	if props.MailFrom != "" {
 		v["CATRACA_MAIL_FROM"] = props.MailFrom
 	}
+	return v
+}
+
+// override is values as function name sees them: pspwebhook reads the
+// PSP with the restricted key (it confirms events, never moves money).
+func (a *AppStack) override(name string, values map[string]string) map[string]string {
+	if name != "pspwebhook" {
+		return values
+	}
+	v := maps.Clone(values)
+	v["CATRACA_PSP_API_KEY"] = "{{secret:" + *a.Secrets["pspread"].SecretArn() + "}}"
 	return v
 }
 

@@ -129,7 +129,15 @@ func functionsGetWhatTheyRead(t *testing.T, all map[string]template) {
 	vars := variables(t, all)
 	require.NotContains(t, vars["sweep"], "CATRACA_PSP_API_KEY", "the sweeper cannot pay")
 	require.NotContains(t, vars["sweep"], "CATRACA_SESSION_KEYS", "nor mint sessions")
-	require.NotContains(t, vars["pspwebhook"], "CATRACA_PSP_API_KEY", "the webhook receiver only verifies")
+	pspKey := func(name string) string {
+		b, _ := json.Marshal(vars[name]["CATRACA_PSP_API_KEY"])
+		return string(b)
+	}
+	require.Contains(t, pspKey("pspwebhook"), "PSPReadKey", "the webhook receiver reads payments with the restricted key")
+	require.NotContains(t, pspKey("pspwebhook"), "PSPKey", "and never sees the secret key")
+	for _, name := range []string{"api", "pspqueue", "fulfil", "reconcile"} {
+		require.Contains(t, pspKey(name), "PSPKey", "%s moves money: the secret key", name)
+	}
 	require.NotContains(t, vars["api"], "CATRACA_PSP_WEBHOOK_SECRETS", "webhooks go to pspwebhook")
 	require.Equal(t, []string{"CATRACA_CATALOG_DSN", "CATRACA_DB_MAX_CONNS", "CATRACA_DB_PROXY", "CATRACA_SHARD_DSNS"},
 		sortedKeys(vars["migrate"]))

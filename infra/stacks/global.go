@@ -102,7 +102,11 @@ func webACL(st awscdk.Stack, rateLimit float64) awswafv2.CfnWebACL {
 				VisibilityConfig: visibility("RatePerIP"),
 			},
 			managed(1, "AWSManagedRulesAmazonIpReputationList", nil, nil, nil),
-			managed(2, "AWSManagedRulesCommonRuleSet", nil, nil, countLargeBodies),
+			// The groups that inspect bodies skip Stripe's deliveries: an
+			// event's JSON (URLs, customer text in metadata) can look like
+			// an attack to them, and a blocked delivery is a lost payment
+			// until reconciliation. Its signature authenticates it.
+			managed(2, "AWSManagedRulesCommonRuleSet", notWebhook, nil, countLargeBodies),
 			&awswafv2.CfnWebACL_RuleProperty{
 				Name: jsii.String("BodyTooLarge"), Priority: jsii.Number(3),
 				Action: &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{
@@ -111,7 +115,7 @@ func webACL(st awscdk.Stack, rateLimit float64) awswafv2.CfnWebACL {
 					Statements: &[]any{largeBody, not(layoutImport)}}},
 				VisibilityConfig: visibility("BodyTooLarge"),
 			},
-			managed(4, "AWSManagedRulesKnownBadInputsRuleSet", nil, nil, nil),
+			managed(4, "AWSManagedRulesKnownBadInputsRuleSet", notWebhook, nil, nil),
 			managed(5, "AWSManagedRulesBotControlRuleSet", notWebhook, &[]any{&awswafv2.CfnWebACL_ManagedRuleGroupConfigProperty{
 				AwsManagedRulesBotControlRuleSet: &awswafv2.CfnWebACL_AWSManagedRulesBotControlRuleSetProperty{InspectionLevel: jsii.String("COMMON")}}}, nil),
 		},

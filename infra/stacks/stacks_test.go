@@ -436,7 +436,8 @@ func deploysFromAnyRegion(t *testing.T, all map[string]template) {
 }
 
 // webhookReachesPSPWebhook: the PSP's POSTs go to pspwebhook's own
-// URL, unsigned (no OAC), past the bot and per-IP rules.
+// URL, unsigned (no OAC), past the bot and per-IP rules and the managed
+// groups that inspect bodies.
 func webhookReachesPSPWebhook(t *testing.T, all map[string]template) {
 	require.Equal(t, "webhook", edge.Match("/api/psp/webhook").Origin)
 	dist := all["test-edge"].Resources
@@ -475,7 +476,8 @@ func webhookReachesPSPWebhook(t *testing.T, all map[string]template) {
 		for _, rule := range r.Properties["Rules"].([]any) {
 			rule := rule.(map[string]any)
 			b, _ := json.Marshal(rule)
-			if n := rule["Name"]; n == "RatePerIP" || n == "AWSManagedRulesBotControlRuleSet" {
+			if n := rule["Name"]; n == "RatePerIP" || n == "AWSManagedRulesBotControlRuleSet" ||
+				n == "AWSManagedRulesCommonRuleSet" || n == "AWSManagedRulesKnownBadInputsRuleSet" { // those that inspect bodies
 				require.Contains(t, string(b), `"NotStatement"`, n)
 				require.Contains(t, string(b), `"SearchString":"/api/psp/webhook"`, "%s skips the webhook", n)
 			}

@@ -64,7 +64,7 @@ type Deps struct {
 	TicketSigner *order.Signer
 	Entry        *entry.Service
 	// WebhookSecrets verify PSP webhooks (several during rotation).
-	WebhookSecrets [][]byte
+	WebhookSecrets []string
 }
 
 // Server holds the dependencies of the handlers.
@@ -92,7 +92,7 @@ type Server struct {
 	ticketSigner   *order.Signer
 	entry          *entry.Service
 	control        *controlroom.Service
-	webhookSecrets [][]byte
+	webhookSecrets []string
 	limiter        *ratelimit.Limiter
 	gzip           gzipMemo
 	mux            *http.ServeMux

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v82"
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/pspsim"
@@ -27,11 +28,11 @@ func declineShop(t *testing.T) *shop {
 // the shop applied it.
 func (s *shop) decline(t *testing.T, p psp.Payment) {
 	t.Helper()
-	before := s.count(t, `SELECT count(*) FROM webhook_events WHERE type = $1`, psp.EventFailed)
+	before := s.count(t, `SELECT count(*) FROM webhook_events WHERE type = $1`, stripe.EventTypePaymentIntentPaymentFailed)
 	_, err := s.sim.Pay(p.ID, pspsim.CardDeclined)
 	require.NoError(t, err)
 	waitUntil(t, 10*time.Second, func() bool {
-		return s.count(t, `SELECT count(*) FROM webhook_events WHERE type = $1`, psp.EventFailed) > before
+		return s.count(t, `SELECT count(*) FROM webhook_events WHERE type = $1`, stripe.EventTypePaymentIntentPaymentFailed) > before
 	}, "the decline to be applied")
 }
 

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,12 +86,12 @@ func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "The webhook body is too large.")
 	}
-	if err := psp.Verify(s.webhookSecrets, r.Header.Get("PSP-Signature"), body, time.Now()); err != nil {
-		return problem.New(http.StatusBadRequest, "bad-signature", "The PSP-Signature header is missing, stale or wrong.")
-	}
-	var ev psp.Event
-	if err := json.Unmarshal(body, &ev); err != nil || ev.ID == "" {
-		return problem.New(http.StatusBadRequest, "malformed-event", "The webhook body is not a PSP event.")
+	ev, err := psp.ParseWebhook(s.webhookSecrets, body, r.Header.Get("Stripe-Signature"))
+	switch {
+	case errors.Is(err, psp.ErrBadSignature):
+		return problem.New(http.StatusBadRequest, "bad-signature", "The Stripe-Signature header is missing, stale or wrong.")
+	case err != nil || ev.ID == "":
+		return problem.New(http.StatusBadRequest, "malformed-event", fmt.Sprintf("The webhook body is not a Stripe event of this API version (%v).", err))
 	}
 	if err := s.orders.HandleEvent(r.Context(), ev); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v82"
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
@@ -31,7 +32,7 @@ type shop struct {
 	app     *app.App
 	srv     *httptest.Server
 	sim     *pspsim.Sim
-	secret  []byte
+	secret  string
 	seats   []int64
 	eventID int64
 	// failNext makes the webhook endpoint answer 500 (a crash before commit).
@@ -63,7 +64,7 @@ func newShopWith(t testing.TB, faults pspsim.Faults, tune func(*config.Config)) 
 	if tune != nil {
 		tune(&cfg)
 	}
-	s.secret = cfg.PSPWebhookSecrets[0].Secret
+	s.secret = cfg.PSPWebhookSecrets[0]
 	var err error
 	s.app, err = app.Open(context.Background(), cfg, app.WithLogger(slog.New(slog.NewJSONHandler(&s.logs, nil))))
 	require.NoError(t, err)
@@ -128,7 +129,7 @@ func (s *shop) payment(t testing.TB, orderID int64) psp.Payment {
 	var found psp.Payment
 	waitUntil(t, 15*time.Second, func() bool {
 		for _, p := range s.sim.Payments() {
-			if p.OrderID == orderID && (found.ID == "" || p.Created.After(found.Created)) {
+			if p.OrderID == orderID && (found.ID == "" || !p.Created.Before(found.Created)) { // listed in creation order
 				found = p
 			}
 		}
@@ -255,11 +256,12 @@ func TestWebhookSignature(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, pspsim.Faults{})
 	_, orderID := s.buyer(t, "sig@example.com")
-	body, _ := json.Marshal(psp.Event{ID: "evt_forged", Type: psp.EventSucceeded, Created: time.Now(),
-		Payment: psp.Payment{ID: "pay_x", OrderID: orderID, Reference: "order-x", Amount: 1, Currency: "BRL", Status: "succeeded"}})
+	body := []byte(fmt.Sprintf(`{"id":"evt_forged","object":"event","api_version":%q,"created":%d,"type":"checkout.session.completed",
+		"data":{"object":{"id":"cs_x","object":"checkout.session","amount_total":1,"currency":"brl","payment_status":"paid","status":"complete",
+		"metadata":{%q:"%d",%q:"order-x"}}}}`, stripe.APIVersion, time.Now().Unix(), psp.MetaOrder, orderID, psp.MetaReference))
 	post := func(sig string) response {
 		req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(body))
-		req.Header.Set("PSP-Signature", sig)
+		req.Header.Set("Stripe-Signature", sig)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -268,8 +270,8 @@ func TestWebhookSignature(t *testing.T) {
 		json.NewDecoder(res.Body).Decode(&out.Body)
 		return out
 	}
-	requireProblem(t, post(psp.Sign([]byte("not the secret at all, no sir!!"), time.Now(), body)), http.StatusBadRequest, "bad-signature")
-	requireProblem(t, post(psp.Sign(s.secret, time.Now().Add(-10*time.Minute), body)), http.StatusBadRequest, "bad-signature")
+	requireProblem(t, post(pspsim.Sign("whsec_not the secret at all, no sir", time.Now(), body)), http.StatusBadRequest, "bad-signature")
+	requireProblem(t, post(pspsim.Sign(s.secret, time.Now().Add(-10*time.Minute), body)), http.StatusBadRequest, "bad-signature")
 	requireProblem(t, post(""), http.StatusBadRequest, "bad-signature")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM webhook_events`), "nothing recorded")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM orders WHERE status <> 'pending'`), "nothing changed")
@@ -297,7 +299,9 @@ func TestWebhookStorm(t *testing.T) {
 		_, err := s.sim.Pay(s.payment(t, id).ID, pspsim.CardSuccess)
 		require.NoError(t, err)
 	}
-	waitUntil(t, 30*time.Second, func() bool {
+	// Each charge is confirmed with the PSP within the quota (40 calls a
+	// second here) before it applies: several seconds on an idle machine.
+	waitUntil(t, 90*time.Second, func() bool {
 		return s.count(t, `SELECT count(*) FROM orders WHERE status = 'paid'`) == orders-1
 	}, "every delivered order to be paid")
 	time.Sleep(time.Second) // let the duplicates land before the outage

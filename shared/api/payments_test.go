@@ -286,7 +286,7 @@ func TestUnmatchedChargesAreRefundedAndNeverBlock(t *testing.T) {
 	require.NoError(t, err)
 	n, err := s.app.Orders.Reconcile(context.Background(), time.Now().Add(-time.Hour))
 	require.NoError(t, err)
-	require.Equal(t, 3, n)
+	require.Equal(t, 6, n, "each charge: payment_intent.succeeded (ignored: its session's event applies it) and checkout.session.completed")
 	require.Equal(t, "paid", s.orderStatus(t, bia, biaOrder).Body["status"], "the event after the unmatched ones was applied")
 	waitUntil(t, 10*time.Second, func() bool { return s.givenBack(unknown.ID) && s.givenBack(nowhere.ID) }, "the unmatched charges to be refunded")
 	require.Equal(t, 2.0, s.metric(metrics.PaymentMismatches))
@@ -294,9 +294,9 @@ func TestUnmatchedChargesAreRefundedAndNeverBlock(t *testing.T) {
 	// Delivered by webhook, an unmatched charge is acknowledged (2xx), not
 	// retried forever.
 	stray := s.sim.Charge(psp.CreatePayment{Amount: 5, Currency: "BRL", OrderID: anaOrder, Reference: "stray"})
-	body, _ := json.Marshal(psp.Event{ID: "evt_stray", Type: psp.EventSucceeded, Created: time.Now(), Payment: stray})
+	body := s.sim.EventBody("checkout.session.completed", stray.ID)
 	req, _ := http.NewRequest(http.MethodPost, s.srv.URL+"/api/psp/webhook", bytes.NewReader(body))
-	req.Header.Set("PSP-Signature", psp.Sign(s.secret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", pspsim.Sign(s.secret, time.Now(), body))
 	req.Header.Set("Content-Type", "application/json") // as the PSP sends it
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

@@ -54,7 +54,7 @@ func TestFeatureSequences(t *testing.T) {
 				charges++
 			}
 		}
-		return s.count(t, `SELECT count(*)::int FROM webhook_events WHERE type = $1`, psp.EventSucceeded) == charges &&
+		return s.count(t, `SELECT count(*)::int FROM webhook_events WHERE type = $1`, "checkout.session.completed") == charges &&
 			s.count(t, `SELECT count(*)::int FROM outbox WHERE processed_at IS NULL`) == 0
 	}, "the payments to settle")
 	s.requireMoneyConserved(t)

@@ -168,7 +168,7 @@ func (a *App) Handler() http.Handler {
 		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions, Room: a.Room},
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
-		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: Secrets(a.Config.PSPWebhookSecrets),
+		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: a.Config.PSPWebhookSecrets,
 	})
 }
 
@@ -179,13 +179,6 @@ func newOwnerID() string {
 }
 
 // Secrets are the secrets of keys (the PSP's webhook secrets).
-func Secrets(keys []config.Key) [][]byte {
-	out := make([][]byte, len(keys))
-	for i, k := range keys {
-		out[i] = k.Secret
-	}
-	return out
-}
 
 // RunWorkers runs, until ctx ends, what AWS runs as queue consumers and
 // schedules: PSP calls from the queue, fulfilment from the outbox,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -211,11 +212,19 @@ func (p *Queue) read(r *reader) { p.PSPQueueURL = r.str("CATRACA_PSP_QUEUE_URL",
 
 // Webhooks verify the PSP's signed webhooks.
 type Webhooks struct {
-	// PSPWebhookSecrets verify webhook signatures; several during rotation.
-	PSPWebhookSecrets []Key
+	// PSPWebhookSecrets verify webhook signatures (Stripe's whsec_…
+	// signing secrets, comma-separated); several during rotation.
+	PSPWebhookSecrets []string
 }
 
-func (p *Webhooks) read(r *reader) { p.PSPWebhookSecrets = r.keys("CATRACA_PSP_WEBHOOK_SECRETS") }
+func (p *Webhooks) read(r *reader) {
+	v := r.required("CATRACA_PSP_WEBHOOK_SECRETS") // a secret: no default anywhere
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			p.PSPWebhookSecrets = append(p.PSPWebhookSecrets, s)
+		}
+	}
+}
 
 // Mail sends ticket and transfer emails.
 type Mail struct {

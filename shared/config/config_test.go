@@ -86,7 +86,7 @@ func TestEachFunctionNeedsOnlyItsOwn(t *testing.T) {
 	}
 	require.Equal(t, []string{"CATRACA_CATALOG_DSN", "CATRACA_SHARD_DSNS"}, required["sweep"])
 	require.Equal(t, []string{"CATRACA_CATALOG_DSN", "CATRACA_SHARD_DSNS"}, required["migrate"])
-	require.NotContains(t, required["pspwebhook"], "CATRACA_PSP_API_KEY")
+	require.Contains(t, required["pspwebhook"], "CATRACA_PSP_API_KEY", "pspwebhook confirms each event with the PSP (a read-only key in AWS)")
 	require.NotContains(t, required["pspwebhook"], "CATRACA_SESSION_KEYS")
 	require.NotContains(t, required["api"], "CATRACA_PSP_WEBHOOK_SECRETS")
 	require.Contains(t, required["admit"], "CATRACA_SESSION_KEYS", "admit publishes the edge's keys")

@@ -44,6 +44,7 @@ type (
 		Tickets
 		Webhooks
 		Declines
+		PSP // each new event is confirmed with the PSP
 	}
 	// PSPQueue creates queued payments at the PSP.
 	PSPQueue struct {

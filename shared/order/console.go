@@ -141,12 +141,7 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 	if a.Attempt, err = tx.NextRefundAttempt(ctx, id); err != nil {
 		return nil, err
 	}
-	var refund psp.Refund
-	err = s.callPSP(ctx, true, func() error {
-		var err error
-		refund, err = s.psp.Refund(ctx, pspID, o.TotalCents, refundKey(pspID, a.Attempt))
-		return err
-	})
+	refund, err := s.refundAtPSP(ctx, pspID, "", o.TotalCents, refundKey(pspID, a.Attempt))
 	if errors.Is(err, psp.ErrRejected) {
 		// Refunded already at the PSP (its dashboard, a dispute, an earlier
 		// try whose answer was lost) is a refund; anything else is refused.

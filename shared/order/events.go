@@ -42,11 +42,37 @@ type outcome struct {
 
 // HandleEvent applies one PSP event, exactly once: the event id is recorded
 // in the same transaction as its effects, so duplicates and retries are
-// no-ops. A charge is kept only when it is one of our payments, for its
-// order's total in its currency, and the order can still take its places;
-// any other charge — unknown reference, wrong amount, an ended hold that
-// cannot be re-taken — is acknowledged and refunded, never an error.
+// no-ops. An event not seen before is first confirmed with the PSP (its
+// payment read back: amount, currency and reference are never taken from
+// the event alone). A charge is kept only when it is one of our payments,
+// for its order's total in its currency, and the order can still take its
+// places; any other charge — unknown reference, wrong amount, an ended hold
+// that cannot be re-taken — is acknowledged and refunded, never an error.
 func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
+	if ev.Kind == "" {
+		return nil // a type the shop ignores
+	}
+	if seen, err := s.seen(ctx, ev); err != nil || seen {
+		return err
+	}
+	confirmed, err, _ := s.confirming.Do(ev.ID, func() (any, error) {
+		s.confirmMu.Lock()
+		defer s.confirmMu.Unlock()
+		var got psp.Event
+		err := s.callPSP(ctx, true, func() error {
+			var err error
+			got, err = s.psp.Confirm(ctx, ev)
+			return err
+		})
+		return got, err
+	})
+	if err != nil {
+		return fmt.Errorf("confirm psp event %s: %w", ev.ID, err)
+	}
+	ev = confirmed.(psp.Event)
+	if ev.Kind == "" {
+		return nil
+	}
 	st, err := s.shards.OfRow(ev.Payment.OrderID)
 	if err != nil {
 		// Not one of our order ids: record it on any shard, so its money
@@ -62,14 +88,14 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		if err != nil || !fresh {
 			return err // !fresh: applied already
 		}
-		switch ev.Type {
-		case psp.EventSucceeded:
+		switch ev.Kind {
+		case psp.KindSucceeded:
 			return s.charged(ctx, tx, ev.Payment, &out)
-		case psp.EventRefunded, psp.EventDisputed:
+		case psp.KindRefunded, psp.KindDisputed:
 			return s.moneyBack(ctx, tx, ev)
-		case psp.EventProcessing:
+		case psp.KindProcessing:
 			return progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
-		case psp.EventFailed:
+		case psp.KindFailed:
 			// The order stays payable while its hold lasts: the fan retries.
 			// Every decline counts (card testing tries card after card on
 			// one page), once: the event id is recorded.
@@ -79,7 +105,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			}
 			out.declined = &row
 			return setPayment(ctx, tx, row, ev.Payment, shardstore.PaymentFailed, ev.Payment.Failure)
-		case psp.EventCanceled:
+		case psp.KindCanceled:
 			return progress(ctx, tx, ev.Payment, shardstore.PaymentCanceled)
 		}
 		return nil
@@ -100,6 +126,26 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		s.paid(out.sold.eventID, out.sold.account, out.sold.seats)
 	}
 	return nil
+}
+
+// seen tells whether an event was applied already, so a duplicate costs
+// the PSP no call: on its order's shard when the event names one, else on
+// every shard (a charge's refund or dispute names only its PaymentIntent).
+func (s *Service) seen(ctx context.Context, ev psp.Event) (bool, error) {
+	ids := s.shards.IDs()
+	if st, err := s.shards.OfRow(ev.Payment.OrderID); err == nil {
+		return st.WebhookSeen(ctx, ev.ID)
+	}
+	for _, id := range ids {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return false, err
+		}
+		if seen, err := st.WebhookSeen(ctx, ev.ID); err != nil || seen {
+			return seen, err
+		}
+	}
+	return false, nil
 }
 
 // findPayment locks our payment attempt for a PSP payment; found is false
@@ -303,7 +349,7 @@ func (s *Service) moneyBack(ctx context.Context, tx shardstore.Tx, ev psp.Event)
 
 func requestRefund(ctx context.Context, tx shardstore.Tx, p psp.Payment, reason string) error {
 	return tx.Enqueue(ctx, shardstore.TopicRefundRequested,
-		map[string]any{"order_id": p.OrderID, "payment": p.ID, "amount": p.Amount, "reason": reason})
+		map[string]any{"order_id": p.OrderID, "payment": p.ID, "intent": p.Intent, "amount": p.Amount, "reason": reason})
 }
 
 // Reconcile replays the PSP's recent events: whatever a lost webhook left
@@ -312,21 +358,32 @@ func requestRefund(ctx context.Context, tx shardstore.Tx, p psp.Payment, reason 
 // the events after it; the errors are returned together.
 func (s *Service) Reconcile(ctx context.Context, since time.Time) (int, error) {
 	var events []psp.Event
-	err := s.callPSP(ctx, true, func() error {
-		var err error
-		events, err = s.psp.Events(ctx, since)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("reconcile: %w", err)
+	for after, more := "", true; more; {
+		var page []psp.Event
+		err := s.callPSP(ctx, true, func() error {
+			var err error
+			page, more, err = s.psp.Events(ctx, since, after)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("reconcile: %w", err)
+		}
+		events = append(events, page...)
+		if len(page) > 0 {
+			after = page[len(page)-1].ID
+		}
+		more = more && len(page) > 0
 	}
-	slices.SortFunc(events, func(a, b psp.Event) int { return a.Created.Compare(b.Created) })
+	// Listed newest first: applied oldest first, in listing order within
+	// a second.
+	slices.Reverse(events)
+	slices.SortStableFunc(events, func(a, b psp.Event) int { return a.Created.Compare(b.Created) })
 	var errs []error
 	for _, ev := range events {
 		if err := s.HandleEvent(ctx, ev); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	_, err = s.finishCancellations(ctx)
+	_, err := s.finishCancellations(ctx)
 	return len(events), errors.Join(append(errs, err)...)
 }

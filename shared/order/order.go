@@ -15,9 +15,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
@@ -68,9 +70,16 @@ type Queue interface {
 
 // Service is the order and payment logic.
 type Service struct {
-	shards    shards
-	catalog   *shardstore.Store // its outbox only (nil: not drained)
-	psp       psp.PSP
+	shards  shards
+	catalog *shardstore.Store // its outbox only (nil: not drained)
+	psp     psp.PSP
+	// confirming shares one confirmation among concurrent deliveries of
+	// an event (the PSP's duplicates): one call from the quota, not one each.
+	confirming singleflight.Group
+	// confirmMu keeps one confirmation in flight per process: a storm of
+	// deliveries cannot take tokens faster than its calls reach the PSP
+	// and then arrive there bunched, above the quota.
+	confirmMu sync.Mutex
 	limiter   *ratelimit.Limiter
 	queue     Queue
 	rate      float64

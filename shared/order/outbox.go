@@ -157,6 +157,7 @@ func (s *Service) DeadMessages(ctx context.Context) (int, error) {
 type refundRequest struct {
 	OrderID int64  `json:"order_id"`
 	Payment string `json:"payment"`
+	Intent  string `json:"intent,omitempty"` // the PaymentIntent, when the message knows it
 	Amount  int64  `json:"amount"`
 	Try     int    `json:"try"`
 }
@@ -210,10 +211,7 @@ func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
 // the money went back already (refunded or disputed at the PSP), the
 // refund has failed.
 func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest) error {
-	err := s.callPSP(ctx, true, func() error {
-		_, err := s.psp.Refund(ctx, p.Payment, p.Amount, refundKey(p.Payment, p.Try))
-		return err
-	})
+	_, err := s.refundAtPSP(ctx, p.Payment, p.Intent, p.Amount, refundKey(p.Payment, p.Try))
 	if !errors.Is(err, psp.ErrRejected) {
 		return err
 	}
@@ -222,6 +220,32 @@ func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest)
 		return gerr
 	}
 	return s.refundFailed(ctx, tx, p, shardstore.RefundRefused, err.Error())
+}
+
+// refundAtPSP refunds a payment's PaymentIntent, reading it from the
+// payment (a Checkout Session) first when the caller does not know it:
+// each call spends from the quota.
+func (s *Service) refundAtPSP(ctx context.Context, payment, intent string, amount int64, key string) (psp.Refund, error) {
+	if intent == "" {
+		err := s.callPSP(ctx, true, func() error {
+			p, err := s.psp.GetPayment(ctx, payment)
+			intent = p.Intent
+			return err
+		})
+		if err != nil {
+			return psp.Refund{}, err
+		}
+		if intent == "" {
+			return psp.Refund{}, fmt.Errorf("%w: payment %s was never charged", psp.ErrRejected, payment)
+		}
+	}
+	var r psp.Refund
+	err := s.callPSP(ctx, true, func() error {
+		var err error
+		r, err = s.psp.Refund(ctx, intent, amount, key)
+		return err
+	})
+	return r, err
 }
 
 // refundKey is the PSP idempotency key of a refund: the one every refund of

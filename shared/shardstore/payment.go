@@ -193,3 +193,11 @@ func (t Tx) IssueTickets(ctx context.Context, orderID, eventID int64, code func(
 		SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[]) ON CONFLICT (code) DO NOTHING`, orderID, eventID, itemIDs, codes)
 	return err
 }
+
+// WebhookSeen tells whether a PSP event was applied already (a read before
+// the provider is asked about it; RecordWebhook decides under races).
+func (s *Store) WebhookSeen(ctx context.Context, id string) (bool, error) {
+	var seen bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_events WHERE psp_event_id = $1)`, id).Scan(&seen)
+	return seen, err
+}

@@ -216,7 +216,7 @@ func Env(fn string, cfg config.Config) map[string]string {
 		"CATRACA_REDIS_PREFIX":        cfg.RedisPrefix,
 		"CATRACA_SESSION_KEYS":        testenv.KeyString(cfg.SessionKeys[0]),
 		"CATRACA_ADMISSION_KEYS":      testenv.KeyString(cfg.AdmissionKeys[0]),
-		"CATRACA_PSP_WEBHOOK_SECRETS": testenv.KeyString(cfg.PSPWebhookSecrets[0]),
+		"CATRACA_PSP_WEBHOOK_SECRETS": cfg.PSPWebhookSecrets[0],
 		"CATRACA_TICKET_KEY":          testenv.KeyString(cfg.TicketKey[0]),
 		"CATRACA_PSP_URL":             cfg.PSPURL,
 		"CATRACA_PSP_API_KEY":         cfg.PSPAPIKey,

@@ -1,37 +1,40 @@
-// Package pspsim is a payment provider simulator that behaves like Stripe
-// where catraca depends on it: API keys, idempotency keys (same key and body
-// → same answer; same key, other body → 400; kept 24 h), a hosted payment
-// page where a person types a test card, cancelling an unpaid payment,
-// refunds and disputes made on the provider's side (its dashboard, a
-// chargeback), signed webhooks delivered with retries and exponential
-// backoff, and the faults real providers have: duplicates, reordering,
-// delays, outages, slowness and a rate limit (429). Its ledger records every
-// charge, refund and dispute, so tests can check that money conserves.
+// Package pspsim is a payment provider simulator that speaks Stripe's wire
+// format for the subset catraca uses: form-encoded requests with a secret
+// key, Checkout Sessions with a hosted page where a person types one of
+// Stripe's test cards, PaymentIntents, charges, refunds, disputes, the
+// events list and signed webhook events (Stripe-Signature), Stripe's error
+// objects and Idempotency-Key replay (same key and body → same answer;
+// same key, other body → 400; kept 24 h). Tests drive it through stripe-go
+// itself, so the adapter in shared/psp runs unchanged against it and
+// against Stripe.
+//
+// Beyond Stripe it has switchable faults (duplicates, reordering, delays,
+// outages, slowness, a rate limit) and test controls: refunds and disputes
+// made on the provider's side, charges made outside the shop's checkout,
+// and a ledger of every charge, refund and dispute, so tests can check that
+// money conserves.
 package pspsim
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/catraca/catraca/shared/psp"
-)
+	"github.com/stripe/stripe-go/v82"
 
-// Test cards, as on Stripe's list.
-const (
-	CardSuccess      = "4242424242424242"
-	CardDeclined     = "4000000000000002"
-	CardInsufficient = "4000000000009995"
-	CardSlowBank     = "4000000000003220" // processing, then succeeds later
+	"github.com/catraca/catraca/shared/psp"
 )
 
 // Faults are the simulator's switches, changeable at run time.
@@ -43,7 +46,6 @@ type Faults struct {
 	Reorder       time.Duration `json:"reorder"`         // random delay up to this before each delivery
 	Delay         time.Duration `json:"delay"`           // fixed delay before each delivery
 	Latency       time.Duration `json:"latency"`         // added to every API call (slow PSP)
-	SlowBank      time.Duration `json:"slow_bank"`       // how long a slow confirmation takes
 	RetryBase     time.Duration `json:"retry_base"`      // first retry backoff
 	MaxAttempts   int           `json:"max_attempts"`    // deliveries per event before giving up
 }
@@ -53,7 +55,7 @@ type Config struct {
 	// APIKey is the one secret key accepted; without one, every API call
 	// is refused (there is no default key).
 	APIKey     string
-	Secret     []byte // webhook signing secret
+	Secret     string // webhook signing secret (whsec_…)
 	WebhookURL string // where events are delivered
 	PublicURL  string // base URL of the hosted page
 	Faults     Faults
@@ -63,17 +65,20 @@ type Config struct {
 type Sim struct {
 	mu       sync.Mutex
 	cfg      Config
-	payments map[string]*psp.Payment
+	sessions map[string]*session
+	intents  map[string]*intent
+	charges  map[string]*charge
+	order    []string // session ids in creation order
 	idem     map[string]idemEntry
-	events   []psp.Event
+	events   []event
 	seq      int
 	// rate limiting and its audit
 	windowSec int64
 	windowOps int
 	opsBySec  map[int64]int
 	limited   int
-	charges   map[int64]int // order → successful charges
-	refunds   map[int64]int // order → refunds and disputes
+	paid      map[int64]int // order → successful charges
+	givenBack map[int64]int // order → refunds and disputes
 	ledger    Ledger
 	delivered int
 	mux       *http.ServeMux
@@ -96,19 +101,19 @@ func New(cfg Config) *Sim {
 	if cfg.Faults.MaxAttempts == 0 {
 		cfg.Faults.MaxAttempts = 10
 	}
-	if cfg.Faults.SlowBank == 0 {
-		cfg.Faults.SlowBank = 3 * time.Second
-	}
-	s := &Sim{cfg: cfg, payments: map[string]*psp.Payment{}, idem: map[string]idemEntry{}, opsBySec: map[int64]int{},
-		charges: map[int64]int{}, refunds: map[int64]int{}, mux: http.NewServeMux(), stop: make(chan struct{}),
-		client: &http.Client{Timeout: 10 * time.Second}}
-	s.mux.HandleFunc("POST /v1/payments", s.api(s.createPayment))
-	s.mux.HandleFunc("GET /v1/payments/{id}", s.api(s.getPayment))
-	s.mux.HandleFunc("POST /v1/payments/{id}/cancel", s.api(s.cancelPayment))
+	s := &Sim{cfg: cfg, sessions: map[string]*session{}, intents: map[string]*intent{}, charges: map[string]*charge{},
+		idem: map[string]idemEntry{}, opsBySec: map[int64]int{}, paid: map[int64]int{}, givenBack: map[int64]int{},
+		mux: http.NewServeMux(), stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
+	s.mux.HandleFunc("POST /v1/checkout/sessions", s.api(s.createSession))
+	s.mux.HandleFunc("GET /v1/checkout/sessions", s.api(s.listSessions))
+	s.mux.HandleFunc("GET /v1/checkout/sessions/{id}", s.api(s.getSession))
+	s.mux.HandleFunc("POST /v1/checkout/sessions/{id}/expire", s.api(s.expireSession))
+	s.mux.HandleFunc("GET /v1/payment_intents/{id}", s.api(s.getIntent))
 	s.mux.HandleFunc("POST /v1/refunds", s.api(s.refund))
 	s.mux.HandleFunc("GET /v1/events", s.api(s.listEvents))
-	s.mux.HandleFunc("GET /pay/{id}", s.page)
-	s.mux.HandleFunc("POST /pay/{id}", s.submit)
+	s.mux.HandleFunc("GET /c/pay/{id}", s.page)
+	s.mux.HandleFunc("POST /c/pay/{id}", s.submit)
+	s.mux.HandleFunc("POST /c/pay/{id}/3ds", s.authenticate)
 	s.mux.HandleFunc("GET /_sim/stats", s.statsHandler)
 	s.mux.HandleFunc("PUT /_sim/faults", s.faultsHandler)
 	s.mux.HandleFunc("GET /_sim/ledger", s.ledgerHandler)
@@ -140,9 +145,6 @@ func (s *Sim) SetFaults(f Faults) {
 	if f.MaxAttempts == 0 {
 		f.MaxAttempts = s.cfg.Faults.MaxAttempts
 	}
-	if f.SlowBank == 0 {
-		f.SlowBank = s.cfg.Faults.SlowBank
-	}
 	s.cfg.Faults = f
 }
 
@@ -152,16 +154,83 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func apiError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+// apiErr is Stripe's error object, answered as {"error": …}.
+type apiErr struct {
+	status      int
+	Type        string `json:"type"`
+	Code        string `json:"code,omitempty"`
+	DeclineCode string `json:"decline_code,omitempty"`
+	Message     string `json:"message"`
+	Param       string `json:"param,omitempty"`
+}
+
+func invalid(status int, code, param, format string, args ...any) *apiErr {
+	return &apiErr{status: status, Type: "invalid_request_error", Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+func noSuch(kind, param, id string) *apiErr {
+	return invalid(http.StatusNotFound, "resource_missing", param, "No such %s: '%s'", kind, id)
+}
+
+func (e *apiErr) body() map[string]any { return map[string]any{"error": e} }
+
+// request is one API call's parameters: the query string of a GET, the
+// form-encoded body of a POST.
+type request struct {
+	r    *http.Request
+	form url.Values
+}
+
+func (q request) get(key string) string { return q.form.Get(key) }
+
+// list reads an array parameter, encoded as key[0]=…&key[1]=… (or key[]=…).
+func (q request) list(key string) []string {
+	type item struct {
+		i int
+		v string
+	}
+	var items []item
+	for k, vs := range q.form {
+		if !strings.HasPrefix(k, key+"[") || !strings.HasSuffix(k, "]") || strings.Contains(k[len(key)+1:len(k)-1], "[") {
+			continue
+		}
+		i, _ := strconv.Atoi(k[len(key)+1 : len(k)-1])
+		for _, v := range vs {
+			items = append(items, item{i, v})
+		}
+	}
+	sort.SliceStable(items, func(a, b int) bool { return items[a].i < items[b].i })
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.v
+	}
+	return out
+}
+
+// hash reads a hash parameter (key[name]=…), as metadata is sent.
+func (q request) hash(key string) map[string]string {
+	out := map[string]string{}
+	for k, vs := range q.form {
+		if name, ok := strings.CutPrefix(k, key+"["); ok && strings.HasSuffix(name, "]") && !strings.Contains(name, "[") {
+			out[strings.TrimSuffix(name, "]")] = vs[0]
+		}
+	}
+	return out
+}
+
+func (q request) int(key string) (int64, bool) {
+	n, err := strconv.ParseInt(q.form.Get(key), 10, 64)
+	return n, err == nil
 }
 
 // api wraps API endpoints with auth, outage, latency, the rate limit and
 // idempotency.
-func (s *Sim) api(h func(r *http.Request, body []byte) (int, any)) http.HandlerFunc {
+func (s *Sim) api(h func(q request) (any, *apiErr)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Request-Id", "req_"+randomID(14))
+		fail := func(e *apiErr) { writeJSON(w, e.status, e.body()) }
 		if s.cfg.APIKey == "" || subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.cfg.APIKey)) != 1 {
-			apiError(w, http.StatusUnauthorized, "invalid api key")
+			fail(invalid(http.StatusUnauthorized, "", "", "Invalid API Key provided."))
 			return
 		}
 		s.mu.Lock()
@@ -171,48 +240,69 @@ func (s *Sim) api(h func(r *http.Request, body []byte) (int, any)) http.HandlerF
 			time.Sleep(f.Latency)
 		}
 		if f.Outage {
-			apiError(w, http.StatusServiceUnavailable, "service unavailable")
+			fail(&apiErr{status: http.StatusServiceUnavailable, Type: "api_error", Message: "The simulator is down (outage fault)."})
 			return
 		}
 		if !s.admit(f.RatePerSecond) {
 			w.Header().Set("Retry-After", "1")
-			apiError(w, http.StatusTooManyRequests, "rate limit exceeded")
+			fail(invalid(http.StatusTooManyRequests, "rate_limit", "", "Too many requests hit the API too quickly."))
 			return
 		}
 		var body bytes.Buffer
 		body.ReadFrom(http.MaxBytesReader(w, r.Body, 1<<20))
-		key := r.Header.Get("Idempotency-Key")
-		if key != "" && r.Method == http.MethodPost {
-			hash := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body.Bytes()...))
-			s.mu.Lock()
-			prev, ok := s.idem[key]
-			s.mu.Unlock()
-			if ok && time.Since(prev.created) < 24*time.Hour {
-				if prev.hash != hash {
-					apiError(w, http.StatusBadRequest, "idempotency key reused with different parameters")
-					return
-				}
-				w.Header().Set("Idempotent-Replayed", "true")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(prev.status)
-				w.Write(prev.body)
+		q := request{r: r, form: r.URL.Query()}
+		if r.Method == http.MethodPost {
+			form, err := url.ParseQuery(body.String())
+			if err != nil {
+				fail(invalid(http.StatusBadRequest, "parameter_invalid_string", "", "The request body is not form-encoded: %v", err))
 				return
 			}
-			status, v := h(r, body.Bytes())
-			b, _ := json.Marshal(v)
-			s.mu.Lock()
-			if status < 500 {
-				s.idem[key] = idemEntry{hash: hash, status: status, body: b, created: time.Now()}
+			q.form = form
+		}
+		run := func() (int, []byte) {
+			v, e := h(q)
+			if e != nil {
+				b, _ := json.Marshal(e.body())
+				return e.status, b
 			}
-			s.mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			w.Write(b)
+			b, _ := json.Marshal(v)
+			return http.StatusOK, b
+		}
+		key := r.Header.Get("Idempotency-Key")
+		if key == "" || r.Method != http.MethodPost {
+			status, b := run()
+			writeRaw(w, status, b)
 			return
 		}
-		status, v := h(r, body.Bytes())
-		writeJSON(w, status, v)
+		hash := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body.Bytes()...))
+		s.mu.Lock()
+		prev, ok := s.idem[key]
+		s.mu.Unlock()
+		if ok && time.Since(prev.created) < 24*time.Hour {
+			if prev.hash != hash {
+				fail(&apiErr{status: http.StatusBadRequest, Type: "idempotency_error", Message: fmt.Sprintf(
+					"Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '%s' if you meant to execute a different request.", key)})
+				return
+			}
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, prev.status, prev.body)
+			return
+		}
+		status, b := run()
+		if status < 500 {
+			s.mu.Lock()
+			s.idem[key] = idemEntry{hash: hash, status: status, body: b, created: time.Now()}
+			s.mu.Unlock()
+		}
+		w.Header().Set("Idempotency-Key", key)
+		writeRaw(w, status, b)
 	}
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 // admit applies the per-second operation cap and records what passed.
@@ -232,103 +322,196 @@ func (s *Sim) admit(rate int) bool {
 	return true
 }
 
-func (s *Sim) createPayment(r *http.Request, body []byte) (int, any) {
-	var req psp.CreatePayment
-	if err := json.Unmarshal(body, &req); err != nil || req.Amount <= 0 || req.Currency == "" {
-		return http.StatusBadRequest, map[string]string{"error": "amount and currency are required"}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return http.StatusOK, *s.newPaymentLocked(req)
-}
-
-func (s *Sim) newPaymentLocked(req psp.CreatePayment) *psp.Payment {
+// newID is an object id with Stripe's prefix for its kind.
+func (s *Sim) newID(prefix string) string {
 	s.seq++
-	id := fmt.Sprintf("pay_%06d", s.seq)
-	p := &psp.Payment{ID: id, Status: psp.StatusRequiresPayment, Amount: req.Amount, Currency: req.Currency,
-		OrderID: req.OrderID, Reference: req.Reference, URL: s.cfg.PublicURL + "/pay/" + id, Created: time.Now().UTC(),
-		ReturnURL: req.ReturnURL}
-	s.payments[id] = p
-	return p
+	return fmt.Sprintf("%s_test_%06d%s", prefix, s.seq, randomID(8))
 }
 
-func (s *Sim) getPayment(r *http.Request, _ []byte) (int, any) {
+const idChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = idChars[rand.IntN(len(idChars))]
+	}
+	return string(b)
+}
+
+// createSession serves POST /v1/checkout/sessions for mode=payment with
+// one price_data line (what the shop sends).
+func (s *Sim) createSession(q request) (any, *apiErr) {
+	if q.get("mode") != "payment" {
+		return nil, invalid(http.StatusBadRequest, "parameter_invalid_string", "mode", "Only mode=payment is simulated.")
+	}
+	if q.get("success_url") == "" {
+		return nil, invalid(http.StatusBadRequest, "parameter_missing", "success_url", "Missing required param: success_url.")
+	}
+	var total int64
+	currency := ""
+	for i := 0; ; i++ {
+		p := fmt.Sprintf("line_items[%d]", i)
+		if q.get(p+"[quantity]") == "" && q.get(p+"[price_data][currency]") == "" {
+			break
+		}
+		qty, ok1 := q.int(p + "[quantity]")
+		unit, ok2 := q.int(p + "[price_data][unit_amount]")
+		cur := q.get(p + "[price_data][currency]")
+		if !ok1 || !ok2 || qty < 1 || unit < 0 || cur == "" || (currency != "" && cur != currency) {
+			return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", p, "Each line item needs quantity, price_data[unit_amount] and one price_data[currency].")
+		}
+		total, currency = total+qty*unit, cur
+	}
+	if total <= 0 {
+		return nil, invalid(http.StatusBadRequest, "parameter_missing", "line_items", "Missing required param: line_items.")
+	}
+	if currency != strings.ToLower(currency) || len(currency) != 3 {
+		return nil, invalid(http.StatusBadRequest, "parameter_invalid_string", "line_items[0][price_data][currency]", "Invalid currency: %s.", currency)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.payments[r.PathValue("id")]
+	cs := s.newSessionLocked(total, currency, q.get("client_reference_id"), q.hash("metadata"), q.hash("payment_intent_data[metadata]"))
+	cs.SuccessURL, cs.CancelURL = q.get("success_url"), q.get("cancel_url")
+	return s.sessionJSON(cs, nil), nil
+}
+
+func (s *Sim) newSessionLocked(amount int64, currency, ref string, meta, intentMeta map[string]string) *session {
+	now := time.Now()
+	cs := &session{ID: s.newID("cs"), Status: "open", PaymentStatus: "unpaid", Amount: amount, Currency: currency,
+		ClientRef: ref, Meta: meta, IntentMeta: intentMeta, Created: now.Unix(), ExpiresAt: now.Add(24 * time.Hour).Unix()}
+	s.sessions[cs.ID] = cs
+	s.order = append(s.order, cs.ID)
+	return cs
+}
+
+func (s *Sim) getSession(q request) (any, *apiErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[q.r.PathValue("id")]
 	if !ok {
-		return http.StatusNotFound, map[string]string{"error": "no such payment"}
+		return nil, noSuch("checkout.session", "session", q.r.PathValue("id"))
 	}
-	return http.StatusOK, *p
+	return s.sessionJSON(cs, q.list("expand")), nil
 }
 
-// cancelPayment stops a payment nobody has paid yet, as Stripe cancels a
-// PaymentIntent: its page no longer takes a card.
-func (s *Sim) cancelPayment(r *http.Request, _ []byte) (int, any) {
+// listSessions serves GET /v1/checkout/sessions?payment_intent=…: the
+// session that made a PaymentIntent.
+func (s *Sim) listSessions(q request) (any, *apiErr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.payments[r.PathValue("id")]
+	pi := q.get("payment_intent")
+	var expand []string
+	for _, e := range q.list("expand") {
+		if rest, ok := strings.CutPrefix(e, "data."); ok {
+			expand = append(expand, rest)
+		}
+	}
+	data := []any{}
+	for i := len(s.order) - 1; i >= 0; i-- {
+		if cs := s.sessions[s.order[i]]; pi == "" || cs.Intent == pi {
+			data = append(data, s.sessionJSON(cs, expand))
+		}
+		if len(data) == 10 {
+			break
+		}
+	}
+	return listJSON("/v1/checkout/sessions", data, false), nil
+}
+
+// expireSession serves POST /v1/checkout/sessions/{id}/expire: only an open
+// session can be expired; its page takes no card any more.
+func (s *Sim) expireSession(q request) (any, *apiErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[q.r.PathValue("id")]
 	if !ok {
-		return http.StatusNotFound, map[string]string{"error": "no such payment"}
+		return nil, noSuch("checkout.session", "session", q.r.PathValue("id"))
 	}
-	if p.Status != psp.StatusRequiresPayment && p.Status != psp.StatusFailed {
-		return http.StatusBadRequest, map[string]string{"error": "payment cannot be canceled: it is " + p.Status}
+	if cs.Status != "open" {
+		return nil, invalid(http.StatusBadRequest, "", "", `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of %q.`, cs.Status)
 	}
-	p.Status = psp.StatusCanceled
-	s.emitLocked(psp.EventCanceled, *p)
-	return http.StatusOK, *p
+	cs.Status = "expired"
+	if pi := s.intents[cs.Intent]; pi != nil {
+		pi.Status, pi.CanceledAt, pi.Authenticating = "canceled", time.Now().Unix(), ""
+	}
+	s.emitLocked("checkout.session.expired", s.sessionJSON(cs, nil))
+	return s.sessionJSON(cs, nil), nil
 }
 
-func (s *Sim) refund(r *http.Request, body []byte) (int, any) {
-	var req struct {
-		Payment string `json:"payment"`
-		Amount  int64  `json:"amount"`
-	}
-	json.Unmarshal(body, &req)
+func (s *Sim) getIntent(q request) (any, *apiErr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.payments[req.Payment]
-	if ok && req.Amount != 0 && req.Amount != p.Amount {
-		return http.StatusBadRequest, map[string]string{"error": "only whole refunds are simulated"}
+	pi, ok := s.intents[q.r.PathValue("id")]
+	if !ok {
+		return nil, noSuch("payment_intent", "intent", q.r.PathValue("id"))
 	}
-	ref, err := s.refundLocked(req.Payment)
-	if err != nil {
-		return http.StatusBadRequest, map[string]string{"error": err.Error()}
-	}
-	return http.StatusOK, ref
+	return s.intentJSON(pi, q.list("expand")), nil
 }
 
-// giveBackLocked returns a succeeded payment's money to the card holder,
-// once: kind is "refund" or "dispute"; the shop learns of it by webhook.
-func (s *Sim) giveBackLocked(id, kind string) (*psp.Payment, error) {
-	p, ok := s.payments[id]
-	if !ok || p.Status != psp.StatusSucceeded || p.Refunded || p.Disputed {
-		return nil, fmt.Errorf("payment cannot be given back (%s)", kind)
-	}
-	event := psp.EventRefunded
-	if kind == "dispute" {
-		p.Disputed, event = true, psp.EventDisputed
+// refund serves POST /v1/refunds for a whole PaymentIntent (or charge).
+func (s *Sim) refund(q request) (any, *apiErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ch *charge
+	if id := q.get("payment_intent"); id != "" {
+		pi, ok := s.intents[id]
+		if !ok {
+			return nil, noSuch("payment_intent", "payment_intent", id)
+		}
+		ch = s.charges[pi.Charge]
+		if ch == nil {
+			return nil, invalid(http.StatusBadRequest, "charge_not_refundable", "payment_intent",
+				"This PaymentIntent (%s) does not have a successful charge to refund.", id)
+		}
+	} else if id := q.get("charge"); id != "" {
+		if ch = s.charges[id]; ch == nil {
+			return nil, noSuch("charge", "charge", id)
+		}
 	} else {
-		p.Refunded = true
+		return nil, invalid(http.StatusBadRequest, "parameter_missing", "payment_intent", "One of the following params should be provided for this request: payment_intent or charge.")
 	}
-	s.refunds[p.OrderID]++
-	s.recordLocked(kind, *p)
-	s.emitLocked(event, *p)
-	return p, nil
+	if amount, ok := q.int("amount"); ok && amount != ch.Amount {
+		return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", "amount", "Refund amount %d is not the charge's %d: only whole refunds are simulated.", amount, ch.Amount)
+	}
+	re, e := s.giveBackLocked(ch, "refund")
+	if e != nil {
+		return nil, e
+	}
+	return re, nil
 }
 
-// refundLocked refunds a whole succeeded payment, once.
-func (s *Sim) refundLocked(id string) (psp.Refund, error) {
-	p, err := s.giveBackLocked(id, "refund")
-	if err != nil {
-		return psp.Refund{}, err
+// giveBackLocked returns a charge's money to the card holder, once: kind
+// is "refund" or "dispute"; the shop learns of it by webhook. It answers
+// the refund or dispute object.
+func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) {
+	switch {
+	case ch.Refunded:
+		return nil, invalid(http.StatusBadRequest, "charge_already_refunded", "", "Charge %s has already been refunded.", ch.ID)
+	case ch.Disputed:
+		return nil, invalid(http.StatusBadRequest, "charge_disputed", "", "Charge %s has been charged back; cannot issue a refund.", ch.ID)
 	}
-	s.seq++
-	return psp.Refund{ID: fmt.Sprintf("re_%06d", s.seq), Payment: p.ID, Amount: p.Amount, Status: "succeeded"}, nil
+	pi := s.intents[ch.Intent]
+	view := s.viewLocked(s.sessions[pi.Session], pi)
+	s.givenBack[view.OrderID]++
+	s.recordLocked(kind, view)
+	now := time.Now().Unix()
+	if kind == "dispute" {
+		ch.Disputed = true
+		d := map[string]any{"id": s.newID("dp"), "object": "dispute", "amount": ch.Amount, "charge": ch.ID, "created": now,
+			"currency": ch.Currency, "livemode": false, "metadata": map[string]string{}, "payment_intent": pi.ID,
+			"reason": "fraudulent", "status": "needs_response", "is_charge_refundable": false, "balance_transactions": []any{}}
+		s.emitLocked("charge.dispute.created", d)
+		return d, nil
+	}
+	ch.Refunded, ch.AmountRefunded = true, ch.Amount
+	re := map[string]any{"id": s.newID("re"), "object": "refund", "amount": ch.Amount, "charge": ch.ID, "created": now,
+		"currency": ch.Currency, "metadata": map[string]string{}, "payment_intent": pi.ID, "reason": nil, "status": "succeeded"}
+	s.emitLocked("charge.refunded", s.chargeJSON(ch))
+	return re, nil
 }
 
-// RefundAtPSP refunds a payment from the provider's side, as someone
-// using its dashboard would.
+// RefundAtPSP refunds a payment (a session, or a PaymentIntent) from the
+// provider's side, as someone using its dashboard would.
 func (s *Sim) RefundAtPSP(id string) (psp.Payment, error) {
 	return s.giveBack(id, "refund")
 }
@@ -342,136 +525,121 @@ func (s *Sim) Dispute(id string) (psp.Payment, error) {
 func (s *Sim) giveBack(id, kind string) (psp.Payment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.giveBackLocked(id, kind)
-	if err != nil {
-		return psp.Payment{}, err
+	cs, pi := s.findLocked(id)
+	if pi == nil || s.charges[pi.Charge] == nil {
+		return psp.Payment{}, fmt.Errorf("payment %s has no charge to give back (%s)", id, kind)
 	}
-	return *p, nil
+	if _, e := s.giveBackLocked(s.charges[pi.Charge], kind); e != nil {
+		return psp.Payment{}, fmt.Errorf("%s: %s", e.Code, e.Message)
+	}
+	return s.viewLocked(cs, pi), nil
 }
 
-// Charge makes a payment that succeeds at once without the shop's
-// checkout: another integration on the same account, a payment link, a
-// tampered session. Its webhook says whatever c says, so tests can send the
-// shop signed charges for the wrong amount, currency or reference.
+// findLocked finds a payment by its session or PaymentIntent id.
+func (s *Sim) findLocked(id string) (*session, *intent) {
+	if cs, ok := s.sessions[id]; ok {
+		return cs, s.intents[cs.Intent]
+	}
+	if pi, ok := s.intents[id]; ok {
+		return s.sessions[pi.Session], pi
+	}
+	return nil, nil
+}
+
+// Charge makes a Checkout Session that is paid at once without the shop's
+// checkout — another integration on the same account, a Payment Link, a
+// tampered session. Its metadata names c's order and reference, so tests
+// can send the shop signed charges for the wrong amount, currency or
+// reference.
 func (s *Sim) Charge(c psp.CreatePayment) psp.Payment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.newPaymentLocked(c)
-	s.succeedLocked(p)
-	return *p
+	meta := map[string]string{}
+	if c.OrderID != 0 {
+		meta[psp.MetaOrder] = strconv.FormatInt(c.OrderID, 10)
+	}
+	if c.Reference != "" {
+		meta[psp.MetaReference] = c.Reference
+	}
+	cs := s.newSessionLocked(c.Amount, strings.ToLower(c.Currency), c.Reference, meta, meta)
+	cs.SuccessURL = c.ReturnURL
+	s.payLocked(cs, CardVisa)
+	return s.viewLocked(cs, s.intents[cs.Intent])
 }
 
-func (s *Sim) listEvents(r *http.Request, _ []byte) (int, any) {
-	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+func (s *Sim) listEvents(q request) (any, *apiErr) {
+	gte, _ := q.int("created[gte]")
+	if gt, ok := q.int("created[gt]"); ok {
+		gte = gt + 1
+	}
+	limit, ok := q.int("limit")
+	if !ok {
+		limit = 10
+	}
+	if limit < 1 || limit > 100 {
+		return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", "limit", "Invalid integer: limit must be between 1 and 100.")
+	}
+	types := q.list("types")
+	if t := q.get("type"); t != "" {
+		types = append(types, t)
+	}
+	after := q.get("starting_after")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []psp.Event{}
-	for _, e := range s.events {
-		if e.Created.UnixMilli() >= since {
-			out = append(out, e)
+	data := []any{}
+	more, skipping := false, after != ""
+	for i := len(s.events) - 1; i >= 0; i-- { // newest first, as Stripe lists
+		e := s.events[i]
+		if skipping {
+			skipping = e.ID != after
+			continue
+		}
+		if e.Created < gte || (len(types) > 0 && !contains(types, e.Type)) {
+			continue
+		}
+		if int64(len(data)) == limit {
+			more = true
+			break
+		}
+		data = append(data, e.json())
+	}
+	return listJSON("/v1/events", data, more), nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
 		}
 	}
-	return http.StatusOK, map[string]any{"data": out}
+	return false
 }
 
-var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Pay {{.Amount}} — PSP simulator</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}
-label,input,button{display:block;width:100%;font-size:1.1rem;margin:.4rem 0}input{padding:.5rem}button{padding:.7rem;background:#0a6;color:#fff;border:0;border-radius:.3rem}
-small{color:#555}</style></head><body>
-<h1>Pay {{.Amount}}</h1><p>Order {{.OrderID}} · payment {{.ID}}</p>
-{{if .Done}}<p role="status">This payment is {{.Status}}.</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
-{{else}}{{if .Failure}}<p role="alert"><strong>{{.Failure}}</strong> Nothing was charged. Try another card{{if .ReturnURL}}, or <a href="{{.ReturnURL}}">go back to the shop</a>{{end}}.</p>{{end}}
-<form method="post"><label for="card">Card number</label>
-<input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required value="">
-<button type="submit">Pay</button></form>
-<p><small>Test cards: 4242 4242 4242 4242 succeeds · 4000 0000 0000 0002 is declined ·
-4000 0000 0000 9995 has insufficient funds · 4000 0000 0000 3220 needs a slow bank confirmation.</small></p>{{end}}
-</body></html>`))
-
-func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	p, ok := s.payments[r.PathValue("id")]
-	var view psp.Payment
-	if ok {
-		view = *p
-	}
-	s.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	pageTmpl.Execute(w, map[string]any{"ID": view.ID, "OrderID": view.OrderID, "Status": view.Status,
-		"Amount": fmt.Sprintf("%s %d.%02d", strings.ToUpper(view.Currency), view.Amount/100, view.Amount%100),
-		"Done":   view.Status != psp.StatusRequiresPayment && view.Status != psp.StatusFailed, "ReturnURL": view.ReturnURL,
-		"Failure": map[string]string{"card_declined": "Your bank declined this card.", "insufficient_funds": "This card does not have enough funds."}[view.Failure]})
+func listJSON(url string, data []any, more bool) map[string]any {
+	return map[string]any{"object": "list", "data": data, "has_more": more, "url": url}
 }
 
-func (s *Sim) submit(w http.ResponseWriter, r *http.Request) {
-	card := strings.ReplaceAll(r.FormValue("card"), " ", "")
-	p, err := s.Pay(r.PathValue("id"), card)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if p.Status == psp.StatusSucceeded && p.ReturnURL != "" {
-		http.Redirect(w, r, p.ReturnURL, http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, "/pay/"+p.ID, http.StatusSeeOther)
+// event is one notification, its object as it was when it happened.
+type event struct {
+	ID      string
+	Type    string
+	Created int64
+	Object  any
 }
 
-// Pay is what the hosted page does when a person submits a card.
-func (s *Sim) Pay(id, card string) (psp.Payment, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.payments[id]
-	if !ok {
-		return psp.Payment{}, fmt.Errorf("no such payment")
-	}
-	if p.Status != psp.StatusRequiresPayment && p.Status != psp.StatusFailed {
-		return *p, nil
-	}
-	switch card {
-	case CardSuccess:
-		s.succeedLocked(p)
-	case CardDeclined, CardInsufficient:
-		p.Status = psp.StatusFailed
-		p.Failure = map[string]string{CardDeclined: "card_declined", CardInsufficient: "insufficient_funds"}[card]
-		s.emitLocked(psp.EventFailed, *p)
-	case CardSlowBank:
-		p.Status = psp.StatusProcessing
-		s.emitLocked(psp.EventProcessing, *p)
-		go func() {
-			select {
-			case <-time.After(s.cfg.Faults.SlowBank):
-			case <-s.stop:
-				return
-			}
-			s.mu.Lock()
-			s.succeedLocked(p)
-			s.mu.Unlock()
-		}()
-	default:
-		return *p, fmt.Errorf("unknown test card %q", card)
-	}
-	return *p, nil
+func (e event) json() map[string]any {
+	return map[string]any{"id": e.ID, "object": "event", "api_version": stripe.APIVersion, "created": e.Created,
+		"data": map[string]any{"object": e.Object}, "livemode": false, "pending_webhooks": 1,
+		"request": map[string]any{"id": nil, "idempotency_key": nil}, "type": e.Type}
 }
 
-func (s *Sim) succeedLocked(p *psp.Payment) {
-	p.Status = psp.StatusSucceeded
-	p.Failure = ""
-	s.charges[p.OrderID]++
-	s.recordLocked("charge", *p)
-	s.emitLocked(psp.EventSucceeded, *p)
-}
-
-// emitLocked records an event and schedules its delivery.
-func (s *Sim) emitLocked(typ string, p psp.Payment) {
-	s.seq++
-	e := psp.Event{ID: fmt.Sprintf("evt_%06d", s.seq), Type: typ, Created: time.Now().UTC(), Payment: p}
+// emitLocked records an event and schedules its delivery. The object is
+// copied through JSON: the event keeps the state it had.
+func (s *Sim) emitLocked(typ string, obj any) {
+	b, _ := json.Marshal(obj)
+	var snapshot map[string]any
+	json.Unmarshal(b, &snapshot)
+	e := event{ID: s.newID("evt"), Type: typ, Created: time.Now().Unix(), Object: snapshot}
 	s.events = append(s.events, e)
 	f := s.cfg.Faults
 	for range 1 + f.Duplicates {
@@ -479,10 +647,37 @@ func (s *Sim) emitLocked(typ string, p psp.Payment) {
 	}
 }
 
+// Sign returns the Stripe-Signature header of body at t.
+func Sign(secret string, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "."))
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// EventBody is a new event of type typ about payment id (a session), as
+// the simulator would send it, not recorded nor delivered: for tests that
+// deliver a webhook by hand.
+func (s *Sim) EventBody(typ, id string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, pi := s.findLocked(id)
+	var obj any = map[string]any{}
+	switch {
+	case cs != nil && strings.HasPrefix(typ, "checkout.session."):
+		obj = s.sessionJSON(cs, nil)
+	case pi != nil:
+		obj = s.intentJSON(pi, nil)
+	}
+	b, _ := json.Marshal(event{ID: s.newID("evt"), Type: typ, Created: time.Now().Unix(), Object: obj}.json())
+	return b
+}
+
 // deliver posts an event until the shop answers 2xx, backing off
-// exponentially, like a provider retrying for days (here: MaxAttempts).
-func (s *Sim) deliver(e psp.Event, f Faults) {
-	body, _ := json.Marshal(e)
+// exponentially, like Stripe retrying for days (here: MaxAttempts).
+func (s *Sim) deliver(e event, f Faults) {
+	body, _ := json.Marshal(e.json())
 	wait := f.Delay
 	if f.Reorder > 0 {
 		wait += time.Duration(rand.Int64N(int64(f.Reorder)))
@@ -496,14 +691,15 @@ func (s *Sim) deliver(e psp.Event, f Faults) {
 		}
 		wait, backoff = backoff, backoff*2
 		s.mu.Lock()
-		outage, url := s.cfg.Faults.WebhookOutage, s.cfg.WebhookURL
+		outage, url, secret := s.cfg.Faults.WebhookOutage, s.cfg.WebhookURL, s.cfg.Secret
 		s.mu.Unlock()
 		if outage || url == "" {
 			continue
 		}
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("PSP-Signature", psp.Sign(s.cfg.Secret, time.Now(), body))
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		req.Header.Set("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
+		req.Header.Set("Stripe-Signature", Sign(secret, time.Now(), body))
 		res, err := s.client.Do(req)
 		if err != nil {
 			continue
@@ -534,14 +730,14 @@ func (s *Sim) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{RateLimited: s.limited, Charges: map[int64]int{}, Refunds: map[int64]int{}, Delivered: s.delivered,
-		Events: len(s.events), Payments: len(s.payments)}
+		Events: len(s.events), Payments: len(s.sessions)}
 	for _, n := range s.opsBySec {
 		st.MaxOpsPerSecond = max(st.MaxOpsPerSecond, n)
 	}
-	for k, v := range s.charges {
+	for k, v := range s.paid {
 		st.Charges[k] = v
 	}
-	for k, v := range s.refunds {
+	for k, v := range s.givenBack {
 		st.Refunds[k] = v
 	}
 	return st
@@ -555,14 +751,25 @@ func (s *Sim) ledgerHandler(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"entries": s.Ledger(), "net": s.Ledger().Net()})
 }
 
-// chargeHandler serves POST /_sim/charges: Charge over HTTP.
+// simError answers a test control's error.
+func simError(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusBadRequest, invalid(http.StatusBadRequest, "", "", "%s", msg).body())
+}
+
+// chargeHandler serves POST /_sim/charges: Charge over HTTP, its body
+// JSON {"amount", "currency", "order_id", "reference"}.
 func (s *Sim) chargeHandler(w http.ResponseWriter, r *http.Request) {
-	var c psp.CreatePayment
-	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Amount <= 0 || c.Currency == "" {
-		apiError(w, http.StatusBadRequest, "amount and currency are required")
+	var c struct {
+		Amount    int64  `json:"amount"`
+		Currency  string `json:"currency"`
+		OrderID   int64  `json:"order_id"`
+		Reference string `json:"reference"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Amount <= 0 || len(c.Currency) != 3 {
+		simError(w, "amount and currency are required")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.Charge(c))
+	writeJSON(w, http.StatusOK, s.Charge(psp.CreatePayment{Amount: c.Amount, Currency: c.Currency, OrderID: c.OrderID, Reference: c.Reference}))
 }
 
 // dashboardHandler serves a provider-side action on payment {id}.
@@ -570,7 +777,7 @@ func (s *Sim) dashboardHandler(act func(id string) (psp.Payment, error)) http.Ha
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := act(r.PathValue("id"))
 		if err != nil {
-			apiError(w, http.StatusBadRequest, err.Error())
+			simError(w, err.Error())
 			return
 		}
 		writeJSON(w, http.StatusOK, p)
@@ -580,20 +787,22 @@ func (s *Sim) dashboardHandler(act func(id string) (psp.Payment, error)) http.Ha
 func (s *Sim) faultsHandler(w http.ResponseWriter, r *http.Request) {
 	var f Faults
 	if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
-		apiError(w, http.StatusBadRequest, err.Error())
+		simError(w, err.Error())
 		return
 	}
 	s.SetFaults(f)
 	writeJSON(w, http.StatusOK, f)
 }
 
-// Payments lists the simulator's payments (for tests and the simulator).
+// Payments lists the simulator's payments (Checkout Sessions), for tests
+// and the simulator.
 func (s *Sim) Payments() []psp.Payment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]psp.Payment, 0, len(s.payments))
-	for _, p := range s.payments {
-		out = append(out, *p)
+	out := make([]psp.Payment, 0, len(s.sessions))
+	for _, id := range s.order {
+		cs := s.sessions[id]
+		out = append(out, s.viewLocked(cs, s.intents[cs.Intent]))
 	}
 	return out
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/stripe/stripe-go/v82"
 )
 
 // The invariants, as failures name them.
@@ -122,8 +123,8 @@ type sale struct {
 	st      *stack.Stack
 	ctx     context.Context
 	hooks   *capture
-	psp     *psp.Client
-	secret  []byte
+	psp     *psp.Stripe
+	secret  string
 	org     *fan.Fan
 	venue   int64
 	seats   []int64
@@ -146,8 +147,8 @@ func newSale(t *testing.T) *sale {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	s := &sale{st: st, ctx: ctx, hooks: &capture{}, psp: psp.NewClient(st.PSPURL, cfg.PSPAPIKey),
-		secret: cfg.PSPWebhookSecrets[0].Secret, seen: map[string]int{}, tr: &http.Transport{MaxIdleConnsPerHost: 16}}
+	s := &sale{st: st, ctx: ctx, hooks: &capture{}, psp: psp.NewStripe(st.PSPURL, cfg.PSPAPIKey),
+		secret: cfg.PSPWebhookSecrets[0], seen: map[string]int{}, tr: &http.Transport{MaxIdleConnsPerHost: 16}}
 	// The simulator's deliveries come to the test, which replays them to
 	// the shop in the order (and as many times) the sequence says.
 	st.App.Room.SetClock(func() time.Time { return time.Unix(0, s.roomNow.Load()) })
@@ -729,7 +730,8 @@ func (m *model) Pay(t *rapid.T) {
 func (m *model) PayWrong(t *rapid.T) {
 	rarely(t, "wrong charge")
 	o := m.pickOrder(t, pending)
-	c := psp.CreatePayment{Amount: o.total, Currency: "BRL", OrderID: o.id, Reference: fmt.Sprintf("forged-%d-%d", m.event, len(m.forged))}
+	c := psp.CreatePayment{Amount: o.total, Currency: "BRL", OrderID: o.id, Reference: fmt.Sprintf("forged-%d-%d", m.event, len(m.forged)),
+		ReturnURL: m.s.st.URL}
 	kind := rapid.SampledFrom([]string{"one cent", "other currency", "own reference, one cent", "other reference", "unknown order"}).Draw(t, "charge")
 	switch kind {
 	case "one cent":
@@ -813,16 +815,21 @@ func (m *model) deliver(t *rapid.T, body []byte) {
 	defer m.sales(t)()
 	req, _ := http.NewRequestWithContext(m.ctx, http.MethodPost, m.s.st.URL+"/api/psp/webhook", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("PSP-Signature", psp.Sign(m.s.secret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", pspsim.Sign(m.s.secret, time.Now(), body))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		m.failures = append(m.failures, "webhook: "+err.Error())
 		return
 	}
 	res.Body.Close()
-	var e psp.Event
+	var e stripe.Event
 	json.Unmarshal(body, &e)
-	t.Logf("webhook %s %s (%s, order %d, %d %s): %d", e.ID, e.Type, e.Payment.ID, e.Payment.OrderID, e.Payment.Amount, e.Payment.Currency, res.StatusCode)
+	var obj struct {
+		ID       string            `json:"id"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	json.Unmarshal(e.Data.Raw, &obj)
+	t.Logf("webhook %s %s (%s, order %s): %d", e.ID, e.Type, obj.ID, obj.Metadata[psp.MetaOrder], res.StatusCode)
 	if res.StatusCode/100 != 2 {
 		m.failures = append(m.failures, fmt.Sprintf("a genuine webhook answered %d: %s", res.StatusCode, body))
 	}
@@ -962,7 +969,9 @@ func (m *model) settle(t *rapid.T) {
 }
 
 func eventID(body []byte) string {
-	var e psp.Event
+	var e struct {
+		ID string `json:"id"`
+	}
 	json.Unmarshal(body, &e)
 	return e.ID
 }
@@ -1053,7 +1062,7 @@ func (m *model) check(t *rapid.T, money bool) {
 		}
 		worth[strings.ToUpper(o.currency)] += o.total
 		if !slices.ContainsFunc(payments, func(p psp.Payment) bool {
-			return p.OrderID == o.id && !m.forged[p.ID] && p.Status == psp.StatusSucceeded && p.Amount == o.total && p.Currency == o.currency
+			return p.OrderID == o.id && !m.forged[p.ID] && p.Status == psp.StatusSucceeded && p.Amount == o.total && strings.EqualFold(p.Currency, o.currency)
 		}) {
 			m.fail(t, paidInFull, "order %d is paid but the PSP never charged its checkout %d %s", o.id, o.total, o.currency)
 		}

@@ -27,6 +27,9 @@ import (
 type Options struct {
 	Addr, PSPAddr string
 	PSPFaults     pspsim.Faults
+	// ExternalPSP keeps the configuration's PSP (Stripe in test mode):
+	// no simulator runs, and Sim is nil.
+	ExternalPSP bool
 	// AdmitInterval is the admission tick (the app's default when zero).
 	AdmitInterval time.Duration
 	Logger        *slog.Logger
@@ -61,13 +64,16 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	pspL, err := listen(o.PSPAddr)
-	if err != nil {
-		web.Close()
-		return nil, err
+	s := &Stack{URL: "http://" + localhost(web.Addr()), PSPURL: cfg.PSPURL, done: make(chan struct{})}
+	cfg.PublicURL = s.URL
+	var pspL net.Listener
+	if !o.ExternalPSP {
+		if pspL, err = listen(o.PSPAddr); err != nil {
+			web.Close()
+			return nil, err
+		}
+		s.PSPURL, cfg.PSPURL = "http://"+localhost(pspL.Addr()), "http://"+pspL.Addr().String()
 	}
-	s := &Stack{URL: "http://" + localhost(web.Addr()), PSPURL: "http://" + localhost(pspL.Addr()), done: make(chan struct{})}
-	cfg.PublicURL, cfg.PSPURL = s.URL, "http://"+pspL.Addr().String()
 	var opts []app.Option
 	if o.Logger != nil {
 		opts = append(opts, app.WithLogger(o.Logger))
@@ -75,7 +81,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	a, err := app.Open(ctx, cfg, opts...)
 	if err != nil {
 		web.Close()
-		pspL.Close()
+		if pspL != nil {
+			pspL.Close()
+		}
 		return nil, err
 	}
 	s.App = a
@@ -85,8 +93,14 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 		a.Close()
 		return nil, err
 	}
-	s.Sim = pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0].Secret,
-		WebhookURL: "http://" + web.Addr().String() + "/api/psp/webhook", PublicURL: s.PSPURL, Faults: o.PSPFaults})
+	servers := []*http.Server{{Handler: boundBody(gw, cmp.Or(o.BodyTimeout, DefaultBodyTimeout)), ReadHeaderTimeout: 10 * time.Second}}
+	listeners := []net.Listener{web}
+	if pspL != nil {
+		s.Sim = pspsim.New(pspsim.Config{APIKey: cfg.PSPAPIKey, Secret: cfg.PSPWebhookSecrets[0],
+			WebhookURL: "http://" + web.Addr().String() + "/api/psp/webhook", PublicURL: s.PSPURL, Faults: o.PSPFaults})
+		servers = append(servers, &http.Server{Handler: boundBody(s.Sim, cmp.Or(o.BodyTimeout, DefaultBodyTimeout)), ReadHeaderTimeout: 10 * time.Second})
+		listeners = append(listeners, pspL)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	ctl := a.Admission()
@@ -102,12 +116,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	go app.Every(ctx, time.Second, s.publishKeys)
 	s.publishKeys(ctx)
 
-	body := cmp.Or(o.BodyTimeout, DefaultBodyTimeout)
-	servers := []*http.Server{
-		{Handler: boundBody(gw, body), ReadHeaderTimeout: 10 * time.Second},
-		{Handler: boundBody(s.Sim, body), ReadHeaderTimeout: 10 * time.Second},
-	}
-	for i, l := range []net.Listener{web, pspL} {
+	for i, l := range listeners {
 		go func() {
 			if err := servers[i].Serve(l); !errors.Is(err, http.ErrServerClosed) {
 				a.Logger.Error("serve", "addr", l.Addr().String(), "err", err)
@@ -123,7 +132,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 				srv.Close() // open event streams do not end by themselves
 			}
 		}
-		s.Sim.Close()
+		if s.Sim != nil {
+			s.Sim.Close()
+		}
 		a.Close()
 		close(s.done)
 	}

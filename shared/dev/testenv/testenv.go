@@ -220,7 +220,7 @@ func BaseConfig() config.Config {
 	c.MaxBodyBytes, c.MaxLayoutBytes = config.DefaultMaxBodyBytes, config.LayoutMaxBodyBytes
 	c.AuthPerIP = 1_000_000 // every test client is 127.0.0.1
 	c.PSPAPIKey, c.PSPRate = "sk_test_"+randomHex(16), 50
-	c.PSPWebhookSecrets = []config.Key{NewKey("w1")}
+	c.PSPWebhookSecrets = []string{"whsec_" + randomHex(24)}
 	c.TicketKey = []config.Key{NewKey("t1")}
 	return c
 }

@@ -1,0 +1,177 @@
+package pspsim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/catraca/catraca/shared/psp"
+)
+
+// session is a Checkout Session.
+type session struct {
+	ID, Intent            string
+	Status, PaymentStatus string // open/complete/expired; unpaid/paid
+	Amount                int64
+	Currency              string
+	ClientRef             string
+	Meta, IntentMeta      map[string]string
+	SuccessURL, CancelURL string
+	Created, ExpiresAt    int64
+}
+
+// intent is a PaymentIntent, made when the first card is tried.
+type intent struct {
+	ID, Session    string
+	Status         string
+	Amount         int64
+	Received       int64
+	Currency       string
+	Meta           map[string]string
+	LastError      *apiErr
+	Charge         string
+	Created        int64
+	CanceledAt     int64
+	Authenticating string // the card waiting for 3-D Secure
+}
+
+// charge is a successful card charge.
+type charge struct {
+	ID, Intent     string
+	Amount         int64
+	AmountRefunded int64
+	Currency       string
+	Refunded       bool
+	Disputed       bool
+	Card           Card
+	Number         string
+	Created        int64
+}
+
+// sub returns the expansions below field ("payment_intent.latest_charge"
+// → "latest_charge" under "payment_intent") and whether field itself is
+// expanded.
+func sub(expand []string, field string) ([]string, bool) {
+	var out []string
+	found := false
+	for _, e := range expand {
+		if e == field {
+			found = true
+		} else if rest, ok := strings.CutPrefix(e, field+"."); ok {
+			found = true
+			out = append(out, rest)
+		}
+	}
+	return out, found
+}
+
+func nullable(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func (s *Sim) sessionJSON(cs *session, expand []string) map[string]any {
+	var pi any = nullable(cs.Intent)
+	if rest, ok := sub(expand, "payment_intent"); ok && cs.Intent != "" {
+		pi = s.intentJSON(s.intents[cs.Intent], rest)
+	}
+	var u any
+	if cs.Status == "open" {
+		u = s.cfg.PublicURL + "/c/pay/" + cs.ID
+	}
+	return map[string]any{"id": cs.ID, "object": "checkout.session", "amount_subtotal": cs.Amount, "amount_total": cs.Amount,
+		"cancel_url": nullable(cs.CancelURL), "client_reference_id": nullable(cs.ClientRef), "created": cs.Created,
+		"currency": cs.Currency, "customer": nil, "expires_at": cs.ExpiresAt, "livemode": false, "metadata": orEmpty(cs.Meta),
+		"mode": "payment", "payment_intent": pi, "payment_method_types": []string{"card"}, "payment_status": cs.PaymentStatus,
+		"status": cs.Status, "success_url": nullable(cs.SuccessURL), "ui_mode": "hosted", "url": u}
+}
+
+func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
+	var ch any = nullable(pi.Charge)
+	if _, ok := sub(expand, "latest_charge"); ok && pi.Charge != "" {
+		ch = s.chargeJSON(s.charges[pi.Charge])
+	}
+	var lastErr any
+	if pi.LastError != nil {
+		lastErr = pi.LastError
+	}
+	var canceledAt, reason any
+	if pi.CanceledAt != 0 {
+		canceledAt, reason = pi.CanceledAt, "abandoned"
+	}
+	var next any
+	if pi.Status == "requires_action" {
+		next = map[string]any{"type": "redirect_to_url", "redirect_to_url": map[string]any{
+			"url": s.cfg.PublicURL + "/c/pay/" + pi.Session, "return_url": s.cfg.PublicURL + "/c/pay/" + pi.Session}}
+	}
+	return map[string]any{"id": pi.ID, "object": "payment_intent", "amount": pi.Amount, "amount_capturable": 0,
+		"amount_received": pi.Received, "canceled_at": canceledAt, "cancellation_reason": reason, "capture_method": "automatic_async",
+		"confirmation_method": "automatic", "created": pi.Created, "currency": pi.Currency, "last_payment_error": lastErr,
+		"latest_charge": ch, "livemode": false, "metadata": orEmpty(pi.Meta), "next_action": next,
+		"payment_method_types": []string{"card"}, "status": pi.Status}
+}
+
+func (s *Sim) chargeJSON(ch *charge) map[string]any {
+	return map[string]any{"id": ch.ID, "object": "charge", "amount": ch.Amount, "amount_captured": ch.Amount,
+		"amount_refunded": ch.AmountRefunded, "captured": true, "created": ch.Created, "currency": ch.Currency,
+		"disputed": ch.Disputed, "livemode": false, "metadata": map[string]string{}, "paid": true, "payment_intent": ch.Intent,
+		"payment_method_details": map[string]any{"type": "card", "card": map[string]any{"brand": ch.Card.Brand,
+			"last4": ch.Number[len(ch.Number)-4:], "fingerprint": Fingerprint(ch.Number), "exp_month": 12, "exp_year": time.Now().Year() + 3,
+			"funding": "credit", "country": "US"}},
+		"refunded": ch.Refunded, "status": "succeeded"}
+}
+
+// viewLocked is a session and its PaymentIntent as the port sees them.
+func (s *Sim) viewLocked(cs *session, pi *intent) psp.Payment {
+	p := psp.Payment{Status: psp.StatusRequiresPayment}
+	if cs != nil {
+		p.ID, p.Amount, p.Currency, p.Created = cs.ID, cs.Amount, cs.Currency, time.Unix(cs.Created, 0).UTC()
+		p.OrderID, _ = strconv.ParseInt(cs.Meta[psp.MetaOrder], 10, 64)
+		p.Reference = cs.Meta[psp.MetaReference]
+		if cs.Status == "open" {
+			p.URL = s.cfg.PublicURL + "/c/pay/" + cs.ID
+		}
+	}
+	if pi != nil {
+		p.Intent = pi.ID
+		if p.ID == "" {
+			p.ID, p.Amount, p.Currency = pi.ID, pi.Amount, pi.Currency
+		}
+		switch pi.Status {
+		case "succeeded":
+			p.Status = psp.StatusSucceeded
+		case "requires_action":
+			p.Status = psp.StatusRequiresAction
+		case "canceled":
+			p.Status = psp.StatusCanceled
+		case "requires_payment_method":
+			if pi.LastError != nil {
+				p.Status, p.Failure = psp.StatusFailed, pi.LastError.DeclineCode
+			}
+		}
+		if ch := s.charges[pi.Charge]; ch != nil {
+			p.Refunded, p.Disputed = ch.Refunded, ch.Disputed
+		}
+	}
+	if cs != nil && cs.Status == "expired" {
+		p.Status = psp.StatusCanceled
+	}
+	return p
+}
+
+// Fingerprint is the stable card.fingerprint of a card number.
+func Fingerprint(number string) string {
+	h := sha256.Sum256([]byte("pspsim card " + number))
+	return hex.EncodeToString(h[:])[:16]
+}

@@ -1,0 +1,204 @@
+package pspsim
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/catraca/catraca/shared/psp"
+)
+
+// Test cards, as on Stripe's list (docs.stripe.com/testing).
+const (
+	CardVisa          = "4242424242424242"
+	CardMastercard    = "5555555555554444"
+	CardDeclined      = "4000000000000002" // card_declined, generic_decline
+	CardInsufficient  = "4000000000009995" // card_declined, insufficient_funds
+	CardAuthenticate  = "4000002500003155" // 3-D Secure required
+	CardAuthenticate2 = "4000000000003220" // 3-D Secure 2 required
+	// CardSuccess is the card the tests pay with.
+	CardSuccess = CardVisa
+)
+
+// Card is how a test card behaves.
+type Card struct {
+	Brand   string
+	Decline string // the decline_code of a card_declined, or ""
+	ThreeDS bool   // the holder must authenticate first
+}
+
+// Cards are the test cards the hosted page takes.
+var Cards = map[string]Card{
+	CardVisa:          {Brand: "visa"},
+	CardMastercard:    {Brand: "mastercard"},
+	CardDeclined:      {Brand: "visa", Decline: "generic_decline"},
+	CardInsufficient:  {Brand: "visa", Decline: "insufficient_funds"},
+	CardAuthenticate:  {Brand: "visa", ThreeDS: true},
+	CardAuthenticate2: {Brand: "visa", ThreeDS: true},
+}
+
+// ErrUnknownCard is a card number that is not one of Stripe's test cards.
+var ErrUnknownCard = errors.New("your card number is not a test card")
+
+// Pay is what the hosted page does when a person submits a card: a
+// declined card leaves the session open for another, a 3-D Secure card
+// waits for Authenticate.
+func (s *Sim) Pay(id, number string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[id]
+	if !ok {
+		return psp.Payment{}, fmt.Errorf("no such checkout session: %s", id)
+	}
+	if cs.Status != "open" {
+		return s.viewLocked(cs, s.intents[cs.Intent]), nil
+	}
+	if _, ok := Cards[number]; !ok {
+		return s.viewLocked(cs, s.intents[cs.Intent]), ErrUnknownCard
+	}
+	s.payLocked(cs, number)
+	return s.viewLocked(cs, s.intents[cs.Intent]), nil
+}
+
+// Authenticate completes (or fails) the 3-D Secure step of a session's
+// payment, as the holder does on the bank's page.
+func (s *Sim) Authenticate(id string, ok bool) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, found := s.sessions[id]
+	if !found || cs.Status != "open" || s.intents[cs.Intent] == nil || s.intents[cs.Intent].Authenticating == "" {
+		return psp.Payment{}, fmt.Errorf("checkout session %s is not waiting for authentication", id)
+	}
+	pi := s.intents[cs.Intent]
+	number := pi.Authenticating
+	pi.Authenticating = ""
+	if ok {
+		s.chargeLocked(cs, pi, number)
+	} else {
+		s.declineLocked(pi, &apiErr{Type: "card_error", Code: "payment_intent_authentication_failure",
+			Message: "We are unable to authenticate your payment method. Please choose a different payment method and try again."})
+	}
+	return s.viewLocked(cs, pi), nil
+}
+
+// payLocked tries a test card on an open session.
+func (s *Sim) payLocked(cs *session, number string) {
+	pi := s.intents[cs.Intent]
+	if pi == nil {
+		pi = &intent{ID: s.newID("pi"), Session: cs.ID, Amount: cs.Amount, Currency: cs.Currency, Meta: cs.IntentMeta,
+			Created: time.Now().Unix()}
+		s.intents[pi.ID], cs.Intent = pi, pi.ID
+	}
+	card := Cards[number]
+	switch {
+	case card.Decline != "":
+		s.declineLocked(pi, &apiErr{Type: "card_error", Code: "card_declined", DeclineCode: card.Decline,
+			Message: map[string]string{"generic_decline": "Your card was declined.", "insufficient_funds": "Your card has insufficient funds."}[card.Decline]})
+	case card.ThreeDS:
+		pi.Status, pi.Authenticating, pi.LastError = "requires_action", number, nil
+	default:
+		s.chargeLocked(cs, pi, number)
+	}
+}
+
+func (s *Sim) declineLocked(pi *intent, e *apiErr) {
+	pi.Status, pi.LastError = "requires_payment_method", e
+	s.emitLocked("payment_intent.payment_failed", s.intentJSON(pi, nil))
+}
+
+// chargeLocked charges the card: the PaymentIntent succeeds, the session
+// completes, the ledger records the money.
+func (s *Sim) chargeLocked(cs *session, pi *intent, number string) {
+	ch := &charge{ID: s.newID("ch"), Intent: pi.ID, Amount: pi.Amount, Currency: pi.Currency, Card: Cards[number], Number: number,
+		Created: time.Now().Unix()}
+	s.charges[ch.ID] = ch
+	pi.Status, pi.Received, pi.Charge, pi.LastError = "succeeded", pi.Amount, ch.ID, nil
+	cs.Status, cs.PaymentStatus = "complete", "paid"
+	view := s.viewLocked(cs, pi)
+	s.paid[view.OrderID]++
+	s.recordLocked("charge", view)
+	s.emitLocked("payment_intent.succeeded", s.intentJSON(pi, nil))
+	s.emitLocked("checkout.session.completed", s.sessionJSON(cs, nil))
+}
+
+var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Pay {{.Amount}} — Checkout simulator</title>
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}
+label,input,button{display:block;width:100%;font-size:1.1rem;margin:.4rem 0}input{padding:.5rem}button{padding:.7rem;background:#0a6;color:#fff;border:0;border-radius:.3rem}
+button.fail{background:#a00}small{color:#555}</style></head><body>
+<h1>Pay {{.Amount}}</h1><p>{{.Reference}} · {{.ID}}</p>
+{{if .Done}}<p role="status">This payment is {{.Status}}.</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
+{{else if .Authenticating}}<p role="status">Your bank asks you to confirm this payment (3-D Secure test page).</p>
+<form method="post" action="/c/pay/{{.ID}}/3ds"><button name="result" value="complete" type="submit">Complete authentication</button>
+<button class="fail" name="result" value="fail" type="submit">Fail authentication</button></form>
+{{else}}{{if .Failure}}<p role="alert"><strong>{{.Failure}}</strong> Nothing was charged. Try another card{{if .ReturnURL}}, or <a href="{{.ReturnURL}}">go back to the shop</a>{{end}}.</p>{{end}}
+<form method="post" action="/c/pay/{{.ID}}"><label for="card">Card number</label>
+<input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required value="">
+<button type="submit">Pay</button></form>
+<p><small>Test cards: 4242 4242 4242 4242 and 5555 5555 5555 4444 succeed · 4000 0000 0000 0002 is declined ·
+4000 0000 0000 9995 has insufficient funds · 4000 0025 0000 3155 asks for 3-D Secure.</small></p>{{end}}
+</body></html>`))
+
+func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	cs, ok := s.sessions[r.PathValue("id")]
+	var view psp.Payment
+	var returnURL, message string
+	var authenticating bool
+	if ok {
+		pi := s.intents[cs.Intent]
+		view, returnURL = s.viewLocked(cs, pi), cs.CancelURL
+		if view.Status == psp.StatusSucceeded {
+			returnURL = cs.SuccessURL
+		}
+		if pi != nil && pi.LastError != nil {
+			message = pi.LastError.Message
+		}
+		authenticating = pi != nil && pi.Authenticating != ""
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	status := view.Status
+	if status == psp.StatusCanceled {
+		status = "expired"
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	pageTmpl.Execute(w, map[string]any{"ID": view.ID, "Reference": view.Reference, "Status": status,
+		"Amount": fmt.Sprintf("%s %d.%02d", strings.ToUpper(view.Currency), view.Amount/100, view.Amount%100),
+		"Done":   status == "expired" || status == psp.StatusSucceeded, "ReturnURL": returnURL, "Authenticating": authenticating,
+		"Failure": message})
+}
+
+func (s *Sim) submit(w http.ResponseWriter, r *http.Request) {
+	p, err := s.Pay(r.PathValue("id"), strings.ReplaceAll(r.FormValue("card"), " ", ""))
+	s.after(w, r, p, err)
+}
+
+func (s *Sim) authenticate(w http.ResponseWriter, r *http.Request) {
+	p, err := s.Authenticate(r.PathValue("id"), r.FormValue("result") == "complete")
+	s.after(w, r, p, err)
+}
+
+// after sends the holder on after a card or authentication: back to the
+// shop once paid, else to the page again.
+func (s *Sim) after(w http.ResponseWriter, r *http.Request, p psp.Payment, err error) {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	success := s.sessions[p.ID].SuccessURL
+	s.mu.Unlock()
+	if p.Status == psp.StatusSucceeded && success != "" {
+		http.Redirect(w, r, success, http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/c/pay/"+p.ID, http.StatusSeeOther)
+}
