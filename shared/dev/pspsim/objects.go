@@ -94,7 +94,11 @@ func (s *Sim) sessionJSON(cs *session, expand []string) map[string]any {
 		"cancel_url": nullable(cs.CancelURL), "client_reference_id": nullable(cs.ClientRef), "created": cs.Created,
 		"currency": cs.Currency, "customer": nil, "expires_at": cs.ExpiresAt, "livemode": false, "metadata": orEmpty(cs.Meta),
 		"mode": "payment", "payment_intent": pi, "payment_method_types": []string{"card"}, "payment_status": cs.PaymentStatus,
-		"status": cs.Status, "success_url": nullable(cs.SuccessURL), "ui_mode": "hosted", "url": u}
+		"status": cs.Status, "success_url": nullable(cs.SuccessURL), "ui_mode": "hosted", "url": u,
+		// Required by Stripe's schema; features the shop does not use.
+		"automatic_tax": map[string]any{"enabled": false, "liability": nil, "status": nil}, "custom_fields": []any{},
+		"custom_text":      map[string]any{"after_submit": nil, "shipping_address": nil, "submit": nil, "terms_of_service_acceptance": nil},
+		"shipping_options": []any{}}
 }
 
 func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
@@ -125,7 +129,8 @@ func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
 func (s *Sim) chargeJSON(ch *charge) map[string]any {
 	return map[string]any{"id": ch.ID, "object": "charge", "amount": ch.Amount, "amount_captured": ch.Amount,
 		"amount_refunded": ch.AmountRefunded, "captured": true, "created": ch.Created, "currency": ch.Currency,
-		"disputed": ch.Disputed, "livemode": false, "metadata": map[string]string{}, "paid": true, "payment_intent": ch.Intent,
+		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
+		"disputed":        ch.Disputed, "livemode": false, "metadata": map[string]string{}, "paid": true, "payment_intent": ch.Intent,
 		"payment_method_details": map[string]any{"type": "card", "card": map[string]any{"brand": ch.Card.Brand,
 			"last4": ch.Number[len(ch.Number)-4:], "fingerprint": Fingerprint(ch.Number), "exp_month": 12, "exp_year": time.Now().Year() + 3,
 			"funding": "credit", "country": "US"}},

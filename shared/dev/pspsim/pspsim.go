@@ -499,7 +499,9 @@ func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) 
 		ch.Disputed = true
 		d := map[string]any{"id": s.newID("dp"), "object": "dispute", "amount": ch.Amount, "charge": ch.ID, "created": now,
 			"currency": ch.Currency, "livemode": false, "metadata": map[string]string{}, "payment_intent": pi.ID,
-			"reason": "fraudulent", "status": "needs_response", "is_charge_refundable": false, "balance_transactions": []any{}}
+			"reason": "fraudulent", "status": "needs_response", "is_charge_refundable": false, "balance_transactions": []any{},
+			"evidence": map[string]any{}, "evidence_details": map[string]any{"due_by": now + 7*24*3600, "has_evidence": false,
+				"past_due": false, "submission_count": 0}}
 		s.emitLocked("charge.dispute.created", d)
 		return d, nil
 	}

@@ -387,8 +387,10 @@ var objectTypes = map[string]reflect.Type{
 	}](),
 }
 
-// schemas are Stripe's schemas of those objects (required fields, enums,
-// id prefixes), the part of its API description kept in testdata.
+// schemas are Stripe's published schemas of those objects (required
+// fields, enums), from stripe/openapi's openapi/spec3.yaml at 63a6746
+// (2023-08-16), descriptions dropped and references to other schemas
+// loosened to any object; "list" is ours (Stripe describes lists per path).
 var schemas = sync.OnceValues(func() (*openapi3.T, error) {
 	return openapi3.NewLoader().LoadFromFile("testdata/stripe-schemas.json")
 })
