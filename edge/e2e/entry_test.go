@@ -168,8 +168,19 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	_, err := d.s.st.App.Accounts.SignUp(context.Background(), "gate2@catraca.dev", "door-staff-password", "Gil Gate")
 	require.NoError(t, err)
 	d.logIn(t, org, "org-e2e@catraca.dev", "organizer-password", fmt.Sprintf("/events/%d/door", d.event))
+	// The door page leads the organizer to the console's event page, where
+	// door staff and entry rules are, and whose door link leads back.
+	wait, cancel := context.WithTimeout(org, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(wait,
+		chromedp.WaitVisible(`//h1[. = "Door: Doors Open"]`),
+		chromedp.Click(`//p[@id="door-console"]/a[. = "Doors Open in the console"]`),
+		chromedp.WaitVisible(`//h1[. = "Doors Open"]`),
+		chromedp.WaitVisible(`//h2[. = "Entry rules"]`),
+	), "the page said: %s", text(t, org, "main"))
+	require.Equal(t, fmt.Sprintf("/organizer/events/%d", d.event), evaluate[string](t, org, `location.pathname`))
+	require.Equal(t, fmt.Sprintf("/events/%d/door", d.event), evaluate[string](t, org, `document.querySelector('.door-staff a').getAttribute('href')`))
 	require.NoError(t, chromedp.Do(org,
-		chromedp.WaitVisible(`//h2[. = "Organizer"]`),
 		chromedp.SendKeys(chromedp.CSS(`#staff-email`), "gate2@catraca.dev"),
 		chromedp.Click(`//button[. = "Add"]`),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "gate2@catraca.dev can scan")]`),
@@ -178,8 +189,8 @@ func TestDoorScanByManualEntry(t *testing.T) {
 		chromedp.Click(`//button[. = "Save entry rules"]`),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Entry rules saved")]`),
 	))
-	d.s.shot(t, org, "door-organizer")
-	accessible(t, org, "door (organizer)")
+	d.s.consoleShot(t, org, "console-entry-rules")
+	accessible(t, org, "event page with entry rules")
 	static := d.ticket(t, 1).Static
 	require.NotNil(t, static, "the fan can print a code now")
 	scan(t, ctx, static.Code, "good", "Admitted")

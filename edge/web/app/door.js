@@ -5,7 +5,6 @@
 // codes, not make them) and syncs its admissions when it returns.
 import { api, newKey, session, when } from './api.js';
 import { h, toast } from './dom.js';
-import { doorStaff } from './organizer/staff.js';
 import { get, set } from './store.js';
 
 const titles = {
@@ -226,7 +225,9 @@ export async function render(main, [id]) {
     h('p', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => download().catch((err) => toast(err.message, 'bad')) }, 'Download for offline scanning'),
       h('button', { type: 'button', class: 'secondary', onclick: sync }, 'Sync now')),
     h('h2', {}, 'Conflicts'), h('p', { class: 'small muted' }, 'Tickets two offline gates both admitted: the first scan counts; look into the second.'), conflicts,
-    ...(stats.settings ? [await organizerTools(ev, stats.settings)] : []),
+    // The organizer manages door staff and entry rules in the console.
+    ...(stats.settings ? [h('p', { id: 'door-console' }, 'Door staff and entry rules: ',
+      h('a', { href: `/organizer/events/${id}` }, `${ev.name} in the console`), '.')] : []),
     verdict);
   drawStats(stats);
   drawOffline();
@@ -240,37 +241,6 @@ export async function render(main, [id]) {
     stopCamera();
   };
 }
-
-// organizerTools lets the event's organizer manage door staff and set the
-// entry rules.
-async function organizerTools(ev, st) {
-  const id = ev.id;
-  const doors = h('input', { id: 'entry-doors', type: 'datetime-local', value: st.doors_open_at ? local(st.doors_open_at) : '' });
-  const statics = h('input', { id: 'entry-static', type: 'checkbox', checked: st.static_codes });
-  const allowed = h('input', { id: 'entry-transfers', type: 'checkbox', checked: st.transfers_allowed });
-  const max = h('input', { id: 'entry-max', type: 'number', min: 0, max: 100, value: st.max_transfers });
-  return h('section', {}, h('h2', {}, 'Organizer'), await doorStaff(id, { cancelled: ev.status === 'cancelled' }),
-    h('form', { onsubmit: async (e) => {
-      e.preventDefault();
-      try {
-        await api('PUT', `/api/events/${id}/entry`, { doors_open_at: doors.value ? new Date(doors.value).toISOString() : null,
-          static_codes: statics.checked, transfers_allowed: allowed.checked, max_transfers: Number(max.value) });
-        toast('Entry rules saved.');
-      } catch (err) {
-        toast(err.message, 'bad');
-      }
-    } },
-      h('p', { class: 'field narrow' }, h('label', { for: 'entry-doors' }, 'Doors open (earlier scans say "not valid yet")'), doors),
-      h('p', {}, statics, h('label', { for: 'entry-static' }, ' Printable codes: fans may print a code that does not rotate. A copy of it gets in once, whoever is scanned first.')),
-      h('p', {}, allowed, h('label', { for: 'entry-transfers' }, ' Fans may send tickets to another account')),
-      h('p', { class: 'field narrow' }, h('label', { for: 'entry-max' }, 'Times one ticket may be sent'), max),
-      h('button', { type: 'submit' }, 'Save entry rules')));
-}
-
-const local = (iso) => {
-  const d = new Date(iso);
-  return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-};
 
 const clock = (iso) => new Date(iso).toLocaleTimeString('en');
 
