@@ -237,3 +237,37 @@ func TestCeilingChangeShowsOldAndNew(t *testing.T) {
 	require.Regexp(t, `^0 / (1|200) \(limit now (1|200) of the 250 set: the room raises it step by step while holds answer fast, and lowers it when they slow down\)$`,
 		text(t, org, `[data-figure="active"]`))
 }
+
+// clippedTicks lists the axis labels of a plot that overflow its left edge.
+const clippedTicks = `((id) => { const svg = document.querySelector('#' + id + ' svg'); const left = svg.getBoundingClientRect().left;
+  return [...svg.querySelectorAll('text.tick')].filter((t) => t.getBoundingClientRect().left < left - 0.5).map((t) => t.textContent); })`
+
+// TestControlRoomPlotsSayWhatTheyShow: one fan joins and is let in (joins
+// and admissions equal, the only slot taken), then pays: the plots say that
+// the two flow lines coincide and that shopping runs along the ceiling,
+// and the revenue axis reads whole.
+func TestControlRoomPlotsSayWhatTheyShow(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Plot Night", true, 480)
+	org, cancel := context.WithTimeout(s.tabOf(t, s.newBrowser(t)), 2*time.Minute)
+	defer cancel()
+	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10)+"/live")
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: Plot Night"]`)))
+	f := newAPIFan(t, s.st.URL)
+	f.join(t, s.st, id)
+	f.waitAdmitted(t, id)
+	wait, cancelWait := context.WithTimeout(org, 30*time.Second)
+	defer cancelWait()
+	require.NoError(t, chromedp.Do(wait,
+		chromedp.WaitVisible(`//figure[@id="plot-flow"]/p[. = "Joins and Admissions are equal: their lines coincide."]`),
+		chromedp.WaitVisible(`//figure[@id="plot-active"]/p[starts-with(., "At the ceiling:")]`),
+	), "the flow plot said %q, the shopping plot %q", text(t, org, "#plot-flow"), text(t, org, "#plot-active"))
+	accessible(t, org, "control room with notes")
+	f.buy(t, id)
+	waitFigure(t, org, "revenue", func(n int64) bool { return n == 25000 }, "the sale's revenue")
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//figure[@id="plot-revenue"]//*[local-name()="text" and . = "500"]`)),
+		"the revenue axis: %v", evaluate[[]string](t, org, `[...document.querySelectorAll('#plot-revenue text.tick')].map((t) => t.textContent)`))
+	for _, plot := range []string{"plot-revenue", "plot-flow", "plot-active", "plot-sold"} {
+		require.Empty(t, evaluate[[]string](t, org, clippedTicks+`('`+plot+`')`), "axis labels cut off on %s", plot)
+	}
+}

@@ -190,9 +190,10 @@ export async function room(main, [id]) {
     plots.replaceChildren(
       lines({ id: 'plot-waiting', title: 'People waiting', step, series: [{ label: 'Waiting', values: sr.waiting }] }),
       lines({ id: 'plot-flow', title: 'Joins and admissions per minute', step, series: [{ label: 'Joins', values: sr.joins_per_min }, { label: 'Admissions', values: sr.admissions_per_min }] }),
-      lines({ id: 'plot-active', title: 'Shopping now against the ceiling', step, series: [{ label: 'Shopping', values: sr.active }, { label: 'Ceiling', values: sr.ceiling }] }),
+      lines({ id: 'plot-active', title: 'Shopping now against the ceiling', step, series: [{ label: 'Shopping', values: sr.active }, { label: 'Ceiling', values: sr.ceiling }],
+        note: last(sr.active) && last(sr.active) >= last(sr.ceiling) ? 'At the ceiling: every shopping slot is taken (the two lines coincide), so the next fan waits for one to free up.' : '' }),
       lines({ id: 'plot-holds', title: 'Holds and seat collisions per minute', step, series: [{ label: 'Holds', values: sr.holds_per_min }, { label: 'Collisions', values: sr.collisions_per_min }] }),
-      lines({ id: 'plot-revenue', title: 'Revenue', step, format: cents, series: [{ label: 'Revenue', values: sr.revenue_cents }] }),
+      lines({ id: 'plot-revenue', title: `Revenue (${cur})`, step, format: cents, axis: (c) => short(c / 100), series: [{ label: 'Revenue', values: sr.revenue_cents }] }),
       lines({ id: 'plot-sold', title: 'Tickets sold', step, series: [{ label: 'Sold', values: sr.tickets_sold }] }),
       lines({ id: 'plot-psp', title: 'Payments queued and PSP errors per minute', step, series: [{ label: 'Queued', values: sr.payments_queued }, { label: 'PSP errors', values: sr.psp_errors_per_min }] }),
       lines({ id: 'plot-health', title: 'Hold p99 (ms) and 5xx per minute', step, series: [{ label: 'Hold p99 ms', values: sr.hold_p99_ms }, { label: '5xx', values: sr.http_5xx_per_min }] }));
