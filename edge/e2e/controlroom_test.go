@@ -142,6 +142,18 @@ func pressInDialog(t *testing.T, ctx context.Context, label string) {
 	))
 }
 
+// openRoom opens, as the organizer in a browser of its own, the control
+// room of event id named name once it shows figures (its controls act on
+// them); the tab gives up after two minutes.
+func (s *site) openRoom(t *testing.T, id int64, name string) context.Context {
+	t.Helper()
+	org, cancel := context.WithTimeout(s.tabOf(t, s.newBrowser(t)), 2*time.Minute)
+	t.Cleanup(cancel)
+	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10)+"/live")
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: `+name+`"]`), chromedp.WaitVisible(`[data-figure="active"]`)))
+	return org
+}
+
 // TestControlRoomControlsFollowEachOther: at the busiest minute an
 // organizer pauses, resumes and at once changes the ceiling, while another
 // tab pauses the line: each control applies to the event as it is now (none
@@ -150,10 +162,7 @@ func pressInDialog(t *testing.T, ctx context.Context, label string) {
 func TestControlRoomControlsFollowEachOther(t *testing.T) {
 	s := newSite(t)
 	id := s.event(t, "Busy Night", true, 480)
-	org, cancel := context.WithTimeout(s.tabOf(t, s.newBrowser(t)), 2*time.Minute)
-	defer cancel()
-	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10)+"/live")
-	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: Busy Night"]`), chromedp.WaitVisible(`[data-figure="active"]`)))
+	org := s.openRoom(t, id, "Busy Night")
 	status := func(text string) {
 		t.Helper()
 		wait, cancel := context.WithTimeout(org, 30*time.Second)
@@ -210,9 +219,7 @@ func TestCeilingChangeShowsOldAndNew(t *testing.T) {
 	two := 200
 	_, err := s.org.SetAdmission(ctx, s.organizer, id, nil, organizer.Admission{Ceiling: &two})
 	require.NoError(t, err)
-	org := s.tabOf(t, s.newBrowser(t))
-	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10)+"/live")
-	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: Ceiling Night"]`), chromedp.WaitVisible(`[data-figure="active"]`)))
+	org := s.openRoom(t, id, "Ceiling Night")
 
 	askCeiling(t, org, "200150")
 	require.Equal(t, "Change the ceiling from 200 to 200150?", text(t, org, `dialog[open] h2`))
@@ -249,10 +256,7 @@ const clippedTicks = `((id) => { const svg = document.querySelector('#' + id + '
 func TestControlRoomPlotsSayWhatTheyShow(t *testing.T) {
 	s := newSite(t)
 	id := s.event(t, "Plot Night", true, 480)
-	org, cancel := context.WithTimeout(s.tabOf(t, s.newBrowser(t)), 2*time.Minute)
-	defer cancel()
-	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10)+"/live")
-	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//h1[. = "Control room: Plot Night"]`)))
+	org := s.openRoom(t, id, "Plot Night")
 	f := newAPIFan(t, s.st.URL)
 	f.join(t, s.st, id)
 	f.waitAdmitted(t, id)
