@@ -221,12 +221,20 @@ func TestCreateEventAndOpenItsSale(t *testing.T) {
 		chromedp.Click(`//button[. = "Create draft"]`),
 		chromedp.WaitVisible(`//h1[. = "Noite de Forró"]`),
 		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "Draft"]`),
+		chromedp.WaitVisible(`//p[contains(., "Its sale window started") and contains(., "publishing opens the sale at once")]`),
 		chromedp.Click(`//button[. = "Publish"]`),
-		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "Scheduled"]`),
-		chromedp.Click(`//button[. = "Open sale"]`),
+	))
+	// Its sale window started an hour ago: published, it is on sale at once,
+	// saying so over the old "Draft created".
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(wait,
+		chromedp.WaitVisible(`//*[@id="toast" and . = "Published and on sale: fans can buy now."]`),
 		chromedp.WaitVisible(`//span[contains(@class, "tag") and . = "On sale"]`),
 		chromedp.WaitVisible(`//button[. = "Pause sale"]`),
-	))
+	), "the page said: %s", text(t, ctx, "main"))
+	require.Zero(t, evaluate[int](t, ctx, `[...document.querySelectorAll('button')].filter((b) => b.textContent === 'Open sale').length`),
+		"no second step to open the sale")
 	s.consoleShot(t, ctx, "console-event")
 	accessible(t, ctx, "event page")
 	id := evaluate[string](t, ctx, `location.pathname.split('/').pop()`)

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"image/png"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/makiuchi-d/gozxing"
@@ -152,7 +154,7 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[@id="door-counts" and contains(., "Checked in 1 of 2")]`)))
 
 	answer = scan(t, ctx, code, "bad", "Already used")
-	require.Contains(t, answer, "gate North")
+	require.Contains(t, answer, ", North.")
 	d.s.shot(t, ctx, "door-already-used")
 	accessible(t, ctx, "door answer")
 	full := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.verdict').getBoundingClientRect(); return r.width >= innerWidth && r.height >= innerHeight; })()`)
@@ -166,8 +168,19 @@ func TestDoorScanByManualEntry(t *testing.T) {
 	_, err := d.s.st.App.Accounts.SignUp(context.Background(), "gate2@catraca.dev", "door-staff-password", "Gil Gate")
 	require.NoError(t, err)
 	d.logIn(t, org, "org-e2e@catraca.dev", "organizer-password", fmt.Sprintf("/events/%d/door", d.event))
+	// The door page leads the organizer to the console's event page, where
+	// door staff and entry rules are, and whose door link leads back.
+	wait, cancel := context.WithTimeout(org, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(wait,
+		chromedp.WaitVisible(`//h1[. = "Door: Doors Open"]`),
+		chromedp.Click(`//p[@id="door-console"]/a[. = "Doors Open in the console"]`),
+		chromedp.WaitVisible(`//h1[. = "Doors Open"]`),
+		chromedp.WaitVisible(`//h2[. = "Entry rules"]`),
+	), "the page said: %s", text(t, org, "main"))
+	require.Equal(t, fmt.Sprintf("/organizer/events/%d", d.event), evaluate[string](t, org, `location.pathname`))
+	require.Equal(t, fmt.Sprintf("/events/%d/door", d.event), evaluate[string](t, org, `document.querySelector('.door-staff a').getAttribute('href')`))
 	require.NoError(t, chromedp.Do(org,
-		chromedp.WaitVisible(`//h2[. = "Organizer"]`),
 		chromedp.SendKeys(chromedp.CSS(`#staff-email`), "gate2@catraca.dev"),
 		chromedp.Click(`//button[. = "Add"]`),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "gate2@catraca.dev can scan")]`),
@@ -176,8 +189,8 @@ func TestDoorScanByManualEntry(t *testing.T) {
 		chromedp.Click(`//button[. = "Save entry rules"]`),
 		chromedp.WaitVisible(`//*[@id="toast" and contains(., "Entry rules saved")]`),
 	))
-	d.s.shot(t, org, "door-organizer")
-	accessible(t, org, "door (organizer)")
+	d.s.consoleShot(t, org, "console-entry-rules")
+	accessible(t, org, "event page with entry rules")
 	static := d.ticket(t, 1).Static
 	require.NotNil(t, static, "the fan can print a code now")
 	scan(t, ctx, static.Code, "good", "Admitted")
@@ -398,4 +411,52 @@ func TestPastTicketSaysSo(t *testing.T) {
 		chromedp.WaitVisible(`//h1[. = "My tickets"]`),
 		chromedp.WaitVisible(`//li[@class="ticket"]//p[starts-with(., "This event is over.")]`),
 	))
+}
+
+// TestDoorSpeaksPlainly: door staff the organizer has not granted yet are
+// told so, as whom, and what to ask for (not "event not found"), and get in
+// once granted; the page never prints "null", and a ticket used before says
+// when in the gate's own time and names the gate once, as offline.
+func TestDoorSpeaksPlainly(t *testing.T) {
+	d := newDoor(t, 2)
+	ctx := d.s.tab(t)
+	late := fmt.Sprintf("late-%d@catraca.dev", time.Now().UnixNano())
+	_, err := d.s.st.App.Accounts.SignUp(context.Background(), late, "door-staff-password", "Lee Late")
+	require.NoError(t, err)
+	d.logIn(t, ctx, late, "door-staff-password", fmt.Sprintf("/events/%d/door", d.event))
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(wait, chromedp.WaitVisible(`#door-not-staff`)), "the page said: %s", text(t, ctx, "main"))
+	page := text(t, ctx, "main")
+	require.Contains(t, page, "You cannot scan tickets at this event yet.")
+	require.Contains(t, page, "Ask its organizer to add "+late+" as door staff")
+	require.NotContains(t, page, "could not find")
+	accessible(t, ctx, "door (not staff yet)")
+
+	_, _, err = d.s.st.App.Entry.Grant(context.Background(), d.event, d.s.organizer, late)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Check again"]`),
+		chromedp.WaitVisible(`//p[@id="door-counts" and contains(., "Checked in 0 of 2")]`),
+		chromedp.SetValue(chromedp.CSS(`#door-gate`), "North"),
+	))
+	require.NotContains(t, text(t, ctx, "main"), "null")
+
+	// The gate is in São Paulo (UTC-3): its hour is not UTC's.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/Sao_Paulo"})
+		return err
+	})))
+	zone, err := time.LoadLocation("America/Sao_Paulo")
+	require.NoError(t, err)
+	code := d.code(t, 0)
+	before := time.Now()
+	scan(t, ctx, code, "good", "Admitted")
+	scan(t, ctx, code, "bad", "Already used")
+	detail := text(t, ctx, ".verdict .detail")
+	m := regexp.MustCompile(`^Already used at (\d{1,2}):\d{2}:\d{2} [AP]M, North\.$`).FindStringSubmatch(detail)
+	require.NotNil(t, m, "a local time and the gate once: %q", detail)
+	require.Contains(t, []string{before.In(zone).Format("3"), time.Now().In(zone).Format("3")}, m[1], "the gate's local hour: %q", detail)
+	answer := scan(t, ctx, forge(d.code(t, 1)), "bad", "Invalid code")
+	require.NotContains(t, answer, "null")
 }

@@ -462,14 +462,28 @@ func TestEventChangesAreGuardedByETag(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, http.StatusOK, ana.do(http.MethodPatch, path, map[string]any{"description": "Doors at 20h."}, "If-Match", "*").Status)
 
-	// Prices and the sale's status are versioned too; a pause from a stale
-	// control room is refused.
+	// Prices and the sale's status are versioned too. The control room's
+	// If-Match guards only what it sends: a change of the prices (or a
+	// pause a second earlier) does not refuse its ceiling, but a ceiling
+	// set from another tab since it read the event does, and a resume
+	// from a page that missed a pause cannot undo it.
 	current := read().Header.Get("ETag")
 	r = ana.do(http.MethodPut, path+"/price-levels", []map[string]any{{"code": "A", "price_cents": 9900}}, "If-Match", current)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": true, "ceiling": 300}, "If-Match", current)
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": true}, "If-Match", current)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"ceiling": 400}, "If-Match", current)
+	require.Equal(t, http.StatusOK, r.Status, "neither the prices nor the pause are the ceiling: %s", r.Raw)
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"ceiling": 350}, "If-Match", current)
 	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
-	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/price_levels", "detail": "The prices changed."})
+	require.Equal(t, []any{map[string]any{"pointer": "/waiting_room/ceiling", "detail": "The waiting room's ceiling changed: now 400."}},
+		r.Body["errors"].([]any)[1:2], "only the field sent is named: %s", r.Raw)
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": false}, "If-Match", current)
+	requireProblem(t, r, http.StatusPreconditionFailed, "event-changed")
+	require.Contains(t, r.Body["errors"], map[string]any{"pointer": "/waiting_room/paused", "detail": "Admission paused changed: now true."})
+	require.Equal(t, true, read().Body["waiting_room"].(map[string]any)["paused"], "the pause holds")
+	r = ana.do(http.MethodPut, path+"/admission", map[string]any{"paused": false, "ceiling": 300}, "If-Match", read().Header.Get("ETag"))
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	current = read().Header.Get("ETag")
 	require.Equal(t, http.StatusOK, ana.do(http.MethodPut, path+"/status", map[string]any{"status": "closed"}).Status)
 	r = ana.do(http.MethodPut, path+"/waiting-room", map[string]any{"enabled": false}, "If-Match", current)

@@ -54,7 +54,10 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := s.readCache.Get(r.Context(), "control-room:"+itoa(e.ID), time.Second, func(ctx context.Context) ([]byte, error) {
+	// Keyed by the event's version as well: after a control's write the
+	// next poll shows it (and its ETag) instead of the figures of a moment
+	// before.
+	body, err := s.readCache.Get(r.Context(), "control-room:"+itoa(e.ID)+":"+strconv.FormatInt(e.Version, 10), time.Second, func(ctx context.Context) ([]byte, error) {
 		v, err := s.control.Build(ctx, e)
 		if err != nil {
 			return nil, err
@@ -80,9 +83,9 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 // admission and set the ceiling; the admission controller applies it at
 // its next tick (it re-reads events every second). Each field is
 // optional: a pause sends only "paused" and cannot overwrite a ceiling set
-// meanwhile. The ceiling is also an event setting, so If-Match (the
-// control room's event_etag) guards its change as it guards the event's
-// edit.
+// meanwhile. If-Match (the control room's event_etag) guards only the
+// fields sent: refused (412) if one of them changed after that version,
+// whatever else changed.
 func (s *Server) setAdmission(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body organizer.Admission) (event.Event, error) {
 	if body.Paused == nil && body.Ceiling == nil {
 		return event.Event{}, problem.New(http.StatusBadRequest, "invalid-admission",

@@ -29,9 +29,23 @@ type Admission struct {
 
 // SetAdmission pauses or resumes admission and sets the ceiling of active
 // shoppers. The admission controller re-reads events every second, so the
-// change applies at its next tick.
+// change applies at its next tick. ifMatch guards only the fields sent: a
+// write is refused if one of them changed after that version (a resume
+// from a page that missed someone's pause must not undo it; a ceiling
+// must not silently replace one set from another tab), never because
+// another setting did.
 func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, a Admission) (event.Event, error) {
-	return s.write(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+	var guarded []string
+	if a.Paused != nil {
+		guarded = append(guarded, "admission_paused")
+	}
+	if a.Ceiling != nil {
+		guarded = append(guarded, "queue_ceiling")
+	}
+	return s.write(ctx, organizerID, eventID, nil, func(tx pgx.Tx, e event.Event) error {
+		if err := unchanged(ctx, tx, e, ifMatch, guarded...); err != nil {
+			return err
+		}
 		paused, ceiling := e.WaitingRoom.Paused, e.WaitingRoom.Ceiling
 		set(&paused, a.Paused)
 		set(&ceiling, a.Ceiling)

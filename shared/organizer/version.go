@@ -106,17 +106,50 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, organizerID, eventID int6
 	return e, nil
 }
 
+// unchanged holds when none of columns changed after the newest version
+// of ifMatch, in tx that holds e's row lock (see write): a live control
+// (the control room's ceiling, its resume) is refused only if what it
+// writes changed since its page read it, not because a neighbouring
+// setting did (a pause a second earlier would otherwise refuse every
+// ceiling until the page reloaded). It explains a refusal as stale does,
+// naming only those columns.
+func unchanged(ctx context.Context, tx pgx.Tx, e event.Event, ifMatch IfMatch, columns ...string) error {
+	if ifMatch == nil {
+		return nil
+	}
+	var changed map[string]int64
+	if err := tx.QueryRow(ctx, `SELECT changed FROM events WHERE id = $1`, e.ID).Scan(&changed); err != nil {
+		return fmt.Errorf("versions of event %d: %w", e.ID, err)
+	}
+	since, mine := newest(ifMatch, e.Version), map[string]int64{}
+	for _, c := range columns {
+		if changed[c] > since {
+			mine[c] = changed[c]
+		}
+	}
+	if since > 0 && len(mine) == 0 {
+		return nil
+	}
+	return stale(e, ifMatch, mine)
+}
+
+// newest is the newest version of ifMatch the event has had (0 if none).
+func newest(ifMatch IfMatch, version int64) int64 {
+	since := int64(0)
+	for _, v := range ifMatch {
+		if v <= version {
+			since = max(since, v)
+		}
+	}
+	return since
+}
+
 // stale explains a refused write: what changed after the newest version
 // it was based on, each with its value now. If-Match naming no version the
 // event ever had (only weak tags, tags that are not our ETags, versions
 // from 0 or from the future) is said as such.
 func stale(now event.Event, ifMatch IfMatch, changed map[string]int64) error {
-	since := int64(0)
-	for _, v := range ifMatch {
-		if v <= now.Version {
-			since = max(since, v)
-		}
-	}
+	since := newest(ifMatch, now.Version)
 	if since <= 0 {
 		return reject.New(ErrStale, "", fmt.Sprintf(
 			`If-Match names no version of this event, so nothing was saved: send the ETag that reading the event answered (it is now "%d"); a weak tag (W/) never matches.`,

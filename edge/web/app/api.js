@@ -24,9 +24,11 @@ const retryable = (s) => s === 429 || s === 502 || s === 503 || s === 504;
 // A body is sent as JSON unless a contentType says it is text already;
 // raw answers the Response itself (a CSV page) once it is a success. With
 // withETag the answer is { data, etag }: the resource's version, for the
-// If-Match header of the next change (a stale change is a 412).
-export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType, raw, withETag } = {}) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
+// If-Match header of the next change (a stale change is a 412). cache is
+// fetch's: 'no-cache' reads past an answer the browser may still keep
+// (max-age), as a page must right after its own write.
+export async function api(method, path, body, { idempotencyKey, headers = {}, retries, contentType, raw, withETag, cache } = {}) {
+  const init = { method, credentials: 'same-origin', cache, headers: { Accept: 'application/json', ...headers } };
   const write = method !== 'GET' && method !== 'HEAD';
   if (write) {
     // Every write says JSON, even without a body: the API refuses other

@@ -3,9 +3,8 @@
 // green or red answer. With the event's scan bundle downloaded, the page
 // keeps verifying when the network drops (Ed25519 public keys: it can check
 // codes, not make them) and syncs its admissions when it returns.
-import { api, newKey, when } from './api.js';
+import { api, newKey, session, when } from './api.js';
 import { h, toast } from './dom.js';
-import { doorStaff } from './organizer/staff.js';
 import { get, set } from './store.js';
 
 const titles = {
@@ -22,7 +21,13 @@ const titles = {
 
 export async function render(main, [id]) {
   const ev = await api('GET', `/api/events/${id}`);
-  const stats = await api('GET', `/api/events/${id}/checkins`); // 404 unless door staff
+  let stats;
+  try {
+    stats = await api('GET', `/api/events/${id}/checkins`);
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    return notStaff(main, ev); // 404 unless door staff (or the organizer)
+  }
   const key = (k) => `catraca.${k}.${id}`;
   const load = async (k, d) => (await get(key(k))) ?? d;
   // Writes are queued in order by IndexedDB; a failure (storage full) is said.
@@ -77,9 +82,12 @@ export async function render(main, [id]) {
   function show(r) {
     const good = r.outcome === 'admitted';
     verdict.className = 'verdict ' + (good ? 'good' : 'bad');
+    // The gate's own words for a first use, online as offline: local time,
+    // the gate's name once.
+    const message = r.outcome === 'already-used' && r.first_at ? usedAt(r.first_at, r.first_gate) : r.message;
     verdict.replaceChildren(h('p', { class: 'big' }, titles[r.outcome] || r.outcome),
-      r.name ? h('p', {}, r.name) : null, r.seat ? h('p', {}, r.seat) : null,
-      h('p', { class: 'detail' }, r.message), h('p', { class: 'small' }, 'Tap to scan the next one'));
+      ...[r.name && h('p', {}, r.name), r.seat && h('p', {}, r.seat)].filter(Boolean),
+      h('p', { class: 'detail' }, message), h('p', { class: 'small' }, 'Tap to scan the next one'));
     verdict.hidden = false;
     clearTimeout(hideTimer);
     hideTimer = setTimeout(dismiss, good ? 2500 : 6000);
@@ -124,7 +132,7 @@ export async function render(main, [id]) {
     if (rotating && Number(p[3]) > step + 1) return { ...r, outcome: 'not-valid-yet', message: 'Not valid yet: the phone\'s clock is ahead.' };
     if (bundle.doors_open_at && now < new Date(bundle.doors_open_at)) return { ...r, outcome: 'not-valid-yet', message: `Not valid yet: doors open at ${when(bundle.doors_open_at)}.` };
     const first = used[t.id] || (t.used && { gate: 'another gate', at: t.used });
-    if (first) return { ...r, outcome: 'already-used', message: `Already used at ${when(first.at)}, ${first.gate}.` };
+    if (first) return { ...r, outcome: 'already-used', message: usedAt(first.at, first.gate) };
     const at = new Date(now).toISOString();
     used[t.id] = { gate: scan.gate, at };
     pending.push({ ...scan, scanned_at: at });
@@ -217,7 +225,9 @@ export async function render(main, [id]) {
     h('p', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => download().catch((err) => toast(err.message, 'bad')) }, 'Download for offline scanning'),
       h('button', { type: 'button', class: 'secondary', onclick: sync }, 'Sync now')),
     h('h2', {}, 'Conflicts'), h('p', { class: 'small muted' }, 'Tickets two offline gates both admitted: the first scan counts; look into the second.'), conflicts,
-    stats.settings ? await organizerTools(ev, stats.settings) : null,
+    // The organizer manages door staff and entry rules in the console.
+    ...(stats.settings ? [h('p', { id: 'door-console' }, 'Door staff and entry rules: ',
+      h('a', { href: `/organizer/events/${id}` }, `${ev.name} in the console`), '.')] : []),
     verdict);
   drawStats(stats);
   drawOffline();
@@ -232,38 +242,21 @@ export async function render(main, [id]) {
   };
 }
 
-// organizerTools lets the event's organizer manage door staff and set the
-// entry rules.
-async function organizerTools(ev, st) {
-  const id = ev.id;
-  const doors = h('input', { id: 'entry-doors', type: 'datetime-local', value: st.doors_open_at ? local(st.doors_open_at) : '' });
-  const statics = h('input', { id: 'entry-static', type: 'checkbox', checked: st.static_codes });
-  const allowed = h('input', { id: 'entry-transfers', type: 'checkbox', checked: st.transfers_allowed });
-  const max = h('input', { id: 'entry-max', type: 'number', min: 0, max: 100, value: st.max_transfers });
-  return h('section', {}, h('h2', {}, 'Organizer'), await doorStaff(id, { cancelled: ev.status === 'cancelled' }),
-    h('form', { onsubmit: async (e) => {
-      e.preventDefault();
-      try {
-        await api('PUT', `/api/events/${id}/entry`, { doors_open_at: doors.value ? new Date(doors.value).toISOString() : null,
-          static_codes: statics.checked, transfers_allowed: allowed.checked, max_transfers: Number(max.value) });
-        toast('Entry rules saved.');
-      } catch (err) {
-        toast(err.message, 'bad');
-      }
-    } },
-      h('p', { class: 'field narrow' }, h('label', { for: 'entry-doors' }, 'Doors open (earlier scans say "not valid yet")'), doors),
-      h('p', {}, statics, h('label', { for: 'entry-static' }, ' Printable codes: fans may print a code that does not rotate. A copy of it gets in once, whoever is scanned first.')),
-      h('p', {}, allowed, h('label', { for: 'entry-transfers' }, ' Fans may send tickets to another account')),
-      h('p', { class: 'field narrow' }, h('label', { for: 'entry-max' }, 'Times one ticket may be sent'), max),
-      h('button', { type: 'submit' }, 'Save entry rules')));
+const clock = (iso) => new Date(iso).toLocaleTimeString('en');
+
+// usedAt says when and where a ticket got in first, in the gate's time.
+const usedAt = (at, gate) => `Already used at ${clock(at)}, ${gate}.`;
+
+// notStaff is the door page of an account the organizer has not granted
+// (yet): who they are signed in as, what to ask for, and a way to check
+// again once granted, instead of "event not found".
+function notStaff(main, ev) {
+  const me = session.get();
+  main.append(h('h1', {}, `Door: ${ev.name}`),
+    h('p', { class: 'notice bad', id: 'door-not-staff' }, 'You cannot scan tickets at this event yet.'),
+    h('p', {}, `Ask its organizer to add ${me?.email ? me.email : 'the email of your account'} as door staff (Door staff, on the event's page of the console). Then check again here.`),
+    h('p', {}, h('button', { type: 'button', onclick: () => location.reload() }, 'Check again')));
 }
-
-const local = (iso) => {
-  const d = new Date(iso);
-  return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-};
-
-const clock = (iso) => new Date(iso).toLocaleTimeString();
 
 const b32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 function base32(text) {

@@ -8,6 +8,7 @@ import { field, h, toast } from '../dom.js';
 import { navigate } from '../router.js';
 import { PALETTE } from '../seatmap.js';
 import { frame, problemText } from './shell.js';
+import { entryRules } from './entry.js';
 import { doorStaff } from './staff.js';
 
 const STATUS = { draft: 'Draft', scheduled: 'Scheduled', on_sale: 'On sale', closed: 'Sales paused', sold_out: 'Sold out', cancelled: 'Cancelled' };
@@ -61,19 +62,21 @@ export async function show(main, [id]) {
   // Revoking still matters once cancelled: a scanner lent is taken back.
   body.append(await doorStaff(e.id, { cancelled: e.status === 'cancelled' }));
   if (e.status === 'cancelled') return watchRefunds(refunds, e.id);
+  if (e.status !== 'draft') body.append(await entryRules(e.id));
   body.append(h('h2', {}, 'Settings'), await eventForm(e, null, etag));
 }
 
 // controls are the buttons that move the sale along.
 function controls(e) {
   const error = h('p', { class: 'error', role: 'alert' });
-  const act = (label, run, { confirmText, kind = 'secondary' } = {}) =>
+  const act = (label, run, { confirmText, kind = 'secondary', done } = {}) =>
     h('button', { type: 'button', class: kind, onclick: async (ev) => {
         if (confirmText && !confirm(confirmText)) return;
         ev.target.disabled = true;
         try {
           await run();
           navigate(location.pathname, { replace: true });
+          if (done) toast(done); // replaces an older notice ("Draft created")
         } catch (err) {
           ev.target.disabled = false;
           error.textContent = problemText(err);
@@ -81,8 +84,16 @@ function controls(e) {
       } }, label);
   const status = (s) => () => api('PUT', `/api/events/${e.id}/status`, { status: s });
   const ended = new Date(e.sale_ends_at) <= new Date();
+  // A draft whose sale window has started is published on sale: fans can
+  // buy at once, and no second "Open sale" is needed.
+  const open = !ended && new Date(e.sale_starts_at) <= new Date();
   const buttons = [];
-  if (e.status === 'draft') buttons.push(act('Publish', status('scheduled'), { kind: '' }));
+  let note = '';
+  if (e.status === 'draft') {
+    buttons.push(act('Publish', status(open ? 'on_sale' : 'scheduled'), { kind: '',
+      done: open ? 'Published and on sale: fans can buy now.' : `Published: the sale opens ${when(e.sale_starts_at)}.` }));
+    note = open ? `Its sale window started ${when(e.sale_starts_at)}: publishing opens the sale at once.` : '';
+  }
   if ((e.status === 'scheduled' || e.status === 'closed') && !ended) buttons.push(act(e.status === 'closed' ? 'Resume sale' : 'Open sale', status('on_sale'), { kind: '' }));
   if (e.status === 'on_sale' && !ended) buttons.push(act('Pause sale', status('closed')));
   if (['scheduled', 'on_sale', 'closed'].includes(e.status) && !ended) {
@@ -95,7 +106,7 @@ function controls(e) {
     buttons.push(act('Cancel event…', status('cancelled'), { kind: 'danger',
       confirmText: `Cancel ${e.name}? Every paid order is refunded and its tickets void. This cannot be undone.` }));
   }
-  return h('div', {}, h('div', { class: 'actions' }, buttons), error);
+  return h('div', {}, h('div', { class: 'actions' }, buttons), note ? h('p', { class: 'small muted' }, note) : '', error);
 }
 
 // watchRefunds shows the refunds of a cancelled event until none is left;

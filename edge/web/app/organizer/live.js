@@ -38,6 +38,20 @@ const seconds = (n) => {
 };
 const last = (a) => (a && a.length ? a[a.length - 1] : null);
 
+// jump warns when a new ceiling is far from the one set (200 typed as
+// 200150): more than double or less than half.
+function jump(was, next) {
+  if (!was || (next <= 2 * was && next * 2 >= was)) return '';
+  const times = next > was ? `${Math.round(next / was)} times` : `1/${Math.round(was / next)} of`;
+  return `Check the number: ${next} is ${times} the ceiling set now (${was}).`;
+}
+
+// limitNote says why the shoppers' limit shown is below the ceiling set:
+// the room adapts it to how fast holds answer, up to the ceiling.
+const limitNote = (q) => (q.ceiling_adaptive < q.ceiling_configured
+  ? `(limit now ${short(q.ceiling_adaptive)} of the ${short(q.ceiling_configured)} set: the room raises it step by step while holds answer fast, and lowers it when they slow down)`
+  : '');
+
 // room draws the control room of event id.
 export async function room(main, [id]) {
   const e = await api('GET', `/api/organizer/events/${id}`);
@@ -90,34 +104,41 @@ export async function room(main, [id]) {
       const out = await call();
       say(done(out));
     } catch (err) {
-      // 412: the event changed since these figures (the settings form, another
-      // tab); the API says what, and the next poll brings the new version.
+      // 412: what this control sets changed since these figures (another
+      // tab); the API says what, and the poll below shows it.
       say(err.status === 412 ? `${problemText(err)} The figures below are now up to date; try again.` : problemText(err), 'bad');
     }
-    await poll();
+    await refresh();
   };
-  // A pause sends only "paused", so it never overwrites the ceiling. A new
-  // ceiling sends If-Match: if the event changed since these figures (the
-  // settings form, another tab), the API refuses it and says what changed.
+  // Each control sends only what it changes, and the API's If-Match guards
+  // only that field: a ceiling right after a resume (or a price change in
+  // another tab) applies to the event as it is. A pause sends no If-Match:
+  // stopping the line is always safe. A resume and a ceiling do, so a page
+  // that missed someone's pause cannot undo it, nor replace a ceiling it
+  // never saw.
   const admission = (body, ifMatch) =>
     api('PUT', `/api/events/${e.id}/admission`, body, ifMatch ? { headers: { 'If-Match': ifMatch } } : {});
   pauseBtn.addEventListener('click', () => {
     const paused = !view.queue.paused;
+    const etag = view.event_etag;
     act({ title: paused ? 'Pause admission?' : 'Resume admission?',
       text: paused
         ? 'Nobody new is let in from the waiting room until you resume. Fans keep their places; fans already shopping keep buying.'
         : 'The waiting room starts letting fans in again within a second, up to the ceiling.',
       action: paused ? 'Pause admission' : 'Resume admission' },
-    () => admission({ paused }),
+    () => admission({ paused }, paused ? null : etag),
     (ev) => (ev.waiting_room.paused ? 'Admission paused: nobody new is let in.' : 'Admission resumed.'));
   });
   async function setCeiling() {
     const ceiling = Number(ceilingIn.value);
     if (!Number.isInteger(ceiling) || ceiling < 1) return say('The ceiling is a whole number of shoppers, at least 1.', 'bad');
-    act({ title: `Set the ceiling to ${ceiling}?`,
-      text: `At most ${ceiling} fans will shop at once. A lower ceiling applies at the next admission; nobody shopping is sent back.`,
+    const was = view.queue.ceiling_configured;
+    const etag = view.event_etag;
+    act({ title: `Change the ceiling from ${was} to ${ceiling}?`,
+      warning: jump(was, ceiling),
+      text: `At most ${ceiling} fans will shop at once (now ${was}). A lower ceiling applies at the next admission; nobody shopping is sent back.`,
       action: 'Set ceiling' },
-    () => admission({ ceiling }, view.event_etag),
+    () => admission({ ceiling }, etag),
     (ev) => `Ceiling set to ${ev.waiting_room.ceiling}.`);
   }
   stopBtn.addEventListener('click', () => act({ title: 'Stop the sale?',
@@ -126,19 +147,19 @@ export async function room(main, [id]) {
   () => api('PUT', `/api/events/${e.id}/status`, { status: 'closed' }),
   () => 'Sales are closed.'));
 
-  let busy = false;
-  async function poll() {
-    if (busy) return;
-    busy = true;
-    try {
-      view = await api('GET', `/api/events/${e.id}/control-room`);
-      draw(view);
-    } catch (err) {
-      updated.textContent = `Not updated: ${problemText(err)}`;
-    } finally {
-      busy = false;
-    }
-  }
+  // One read at a time: the timer skips a beat rather than pile up.
+  let inflight = null;
+  const poll = (cache) => {
+    inflight ||= api('GET', `/api/events/${e.id}/control-room`, undefined, { cache })
+      .then((v) => { view = v; draw(v); })
+      .catch((err) => { updated.textContent = `Not updated: ${problemText(err)}`; })
+      .finally(() => { inflight = null; });
+    return inflight;
+  };
+  // After a control, a read under way, or the browser's copy of a second
+  // ago (max-age=1), may predate the write: wait for the one, skip the
+  // other, so the next control starts from the event as it is.
+  const refresh = () => (inflight || Promise.resolve()).then(() => poll('no-cache'));
 
   function draw(v) {
     const q = v.queue;
@@ -157,7 +178,7 @@ export async function room(main, [id]) {
       tile('waiting', 'People waiting', q.waiting + q.prequeue, short(q.waiting + q.prequeue), q.prequeue ? `(${short(q.prequeue)} before the draw)` : ''),
       tile('eta', 'Line clears in', q.eta_seconds, seconds(q.eta_seconds)),
       tile('admitted', 'Admitted so far', q.admitted_total, short(q.admitted_total), `(${short(q.admitted_last_minute)} last minute)`),
-      tile('active', 'Shopping now', q.active, `${short(q.active)} / ${short(q.ceiling_adaptive)}`, q.ceiling_adaptive < q.ceiling_configured ? `(set ${q.ceiling_configured})` : ''),
+      tile('active', 'Shopping now', q.active, `${short(q.active)} / ${short(q.ceiling_adaptive)}`, limitNote(q)),
       tile('revenue', 'Revenue', v.sales.revenue_cents, money(v.sales.revenue_cents, cur)),
       tile('sold', 'Tickets sold', v.sales.tickets_sold, short(v.sales.tickets_sold)),
       tile('queued', 'Payments queued', v.payments.queued, short(v.payments.queued), '(behind the PSP limit)'),
@@ -169,9 +190,10 @@ export async function room(main, [id]) {
     plots.replaceChildren(
       lines({ id: 'plot-waiting', title: 'People waiting', step, series: [{ label: 'Waiting', values: sr.waiting }] }),
       lines({ id: 'plot-flow', title: 'Joins and admissions per minute', step, series: [{ label: 'Joins', values: sr.joins_per_min }, { label: 'Admissions', values: sr.admissions_per_min }] }),
-      lines({ id: 'plot-active', title: 'Shopping now against the ceiling', step, series: [{ label: 'Shopping', values: sr.active }, { label: 'Ceiling', values: sr.ceiling }] }),
+      lines({ id: 'plot-active', title: 'Shopping now against the ceiling', step, series: [{ label: 'Shopping', values: sr.active }, { label: 'Ceiling', values: sr.ceiling }],
+        note: last(sr.active) && last(sr.active) >= last(sr.ceiling) ? 'At the ceiling: every shopping slot is taken (the two lines coincide), so the next fan waits for one to free up.' : '' }),
       lines({ id: 'plot-holds', title: 'Holds and seat collisions per minute', step, series: [{ label: 'Holds', values: sr.holds_per_min }, { label: 'Collisions', values: sr.collisions_per_min }] }),
-      lines({ id: 'plot-revenue', title: 'Revenue', step, format: cents, series: [{ label: 'Revenue', values: sr.revenue_cents }] }),
+      lines({ id: 'plot-revenue', title: `Revenue (${cur})`, step, format: cents, axis: (c) => short(c / 100), series: [{ label: 'Revenue', values: sr.revenue_cents }] }),
       lines({ id: 'plot-sold', title: 'Tickets sold', step, series: [{ label: 'Sold', values: sr.tickets_sold }] }),
       lines({ id: 'plot-psp', title: 'Payments queued and PSP errors per minute', step, series: [{ label: 'Queued', values: sr.payments_queued }, { label: 'PSP errors', values: sr.psp_errors_per_min }] }),
       lines({ id: 'plot-health', title: 'Hold p99 (ms) and 5xx per minute', step, series: [{ label: 'Hold p99 ms', values: sr.hold_p99_ms }, { label: '5xx', values: sr.http_5xx_per_min }] }));

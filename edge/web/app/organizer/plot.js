@@ -29,8 +29,10 @@ export function short(v) {
 }
 
 // lines draws series over time: series is [{label, values}], values oldest
-// first, one per step (null: no sample); format writes a value.
-export function lines({ title, series, step, format = short, id }) {
+// first, one per step (null: no sample); format writes a value, axis a
+// value on the axis (narrow: its room is PAD.l); note says what the lines
+// alone do not (else whether two of them coincide).
+export function lines({ title, series, step, format = short, axis = short, id, note = '' }) {
   const n = Math.max(...series.map((x) => x.values.length), 2);
   const all = series.flatMap((x) => x.values).filter((v) => v !== null && v !== undefined);
   const top = niceMax(Math.max(0, ...all));
@@ -42,7 +44,7 @@ export function lines({ title, series, step, format = short, id }) {
   svg.append(
     s('line', { x1: PAD.l, x2: W - PAD.r, y1: y(0), y2: y(0), class: 'axis' }),
     s('line', { x1: PAD.l, x2: W - PAD.r, y1: y(top), y2: y(top), class: 'grid' }),
-    text(PAD.l - 4, y(top) + 4, format(top), 'end'),
+    text(PAD.l - 4, y(top) + 4, axis(top), 'end'),
     text(PAD.l - 4, y(0), '0', 'end'),
     text(PAD.l, H - 4, `−${Math.round((n * step) / 60)} min`, 'start'),
     text(W - PAD.r, H - 4, 'now', 'end'));
@@ -64,7 +66,15 @@ export function lines({ title, series, step, format = short, id }) {
     const i = ser.values.length - 1 - [...ser.values].reverse().findIndex((v) => v !== null && v !== undefined);
     if (i < ser.values.length) svg.append(s('circle', { cx: x(i), cy: y(ser.values[i]), r: 2.5, fill: COLORS[k % COLORS.length] }));
   });
-  return figure(title, svg, series.map((ser, k) => [ser.label, format(latest(ser) ?? null), k]), id);
+  return figure(title, svg, series.map((ser, k) => [ser.label, format(latest(ser) ?? null), k]), id, [note || overlap(series)]);
+}
+
+// overlap says which series are drawn one over the other (equal at every
+// sample, some not zero): only the last drawn would show.
+function overlap(series) {
+  const key = (x) => JSON.stringify(x.values);
+  const same = series.filter((x, i) => x.values.some((v) => v) && series.some((y, j) => j !== i && key(y) === key(x)));
+  return same.length ? `${same.map((x) => x.label).join(' and ')} are equal: their lines coincide.` : '';
 }
 
 // bars draws one stacked bar per row: rows are [{label, parts: [n, ...]}],
@@ -92,12 +102,13 @@ export function bars({ title, names, rows, id }) {
 // Sold, held, available: the seat map uses the same colours.
 export const STATE_COLORS = ['#a40e26', '#9a6700', '#116329'];
 
-function figure(title, svg, legend, id) {
+function figure(title, svg, legend, id, notes = []) {
   return h('figure', { class: 'plot-card', id },
     h('figcaption', {}, title),
     svg,
     h('ul', { class: 'legend small' }, legend.map(([label, value, k, palette = COLORS]) =>
-      h('li', {}, h('span', { class: 'swatch', style: { background: palette[k % palette.length] } }), `${label} `, h('strong', {}, value)))));
+      h('li', {}, h('span', { class: 'swatch', style: { background: palette[k % palette.length] } }), `${label} `, h('strong', {}, value)))),
+    notes.filter(Boolean).map((t) => h('p', { class: 'small muted plot-note' }, t)));
 }
 
 function text(x, y, t, anchor) {
