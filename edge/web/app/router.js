@@ -98,5 +98,9 @@ export function start(shell) {
     navigate(a.pathname + a.search);
   });
   window.addEventListener('popstate', render);
+  // A page the browser restores from its back-forward cache (Back from the
+  // payment page) is as it was left: a pressed button, a stale order or
+  // map. Draw it again from what the API says now.
+  window.addEventListener('pageshow', (e) => e.persisted && render());
   render();
 }
