@@ -51,3 +51,39 @@ func TestBackFromPaymentCanPayAgain(t *testing.T) {
 		chromedp.WaitVisible(`//h1[. = "Your tickets"]`),
 	))
 }
+
+// TestOwnHoldShowsAfterBack: back from checkout to the map, the fan's held
+// seats are theirs (not "not available") and the bar leads back to paying,
+// with the hold's time left.
+func TestOwnHoldShowsAfterBack(t *testing.T) {
+	_, ctx := booking(t, "Change of Mind", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
+		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken)`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken):not(.selected)`)),
+		chromedp.Click(`//button[contains(., "Hold 2 seats")]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	))
+	order := evaluate[string](t, ctx, `location.pathname`)
+	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
+	soon, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "You're holding 2 seats — continue to pay")]`),
+	), "the bar leads back to the order")
+	require.Regexp(t, `\d+:\d\d left \(until \d{1,2}:\d\d`, text(t, ctx, ".actionbar .holding"), "the hold's countdown in the bar")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
+		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.mine`)),
+	))
+	require.Equal(t, 2, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.mine').length`), "the held seats show as the fan's")
+	accessible(t, ctx, "booking with a hold")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//a[. = "continue to pay"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	))
+	require.Equal(t, order, evaluate[string](t, ctx, `location.pathname`))
+}

@@ -37,6 +37,7 @@ async function book(main, id, e, loading) {
   const holdButton = h('button', { type: 'button', disabled: true }, 'Hold selected seats');
   const summary = h('p', { class: 'bar-summary' });
   const raceNotice = h('p', { class: 'notice bad', role: 'alert', hidden: true });
+  const holding = h('p', { class: 'holding', hidden: true });
   const live = h('p', { class: 'muted small', role: 'status' }, 'Connecting to live availability…');
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
@@ -65,7 +66,7 @@ async function book(main, id, e, loading) {
   const map = new SeatMap(layout, e.price_levels || [], {
     onToggle: () => showSelection(),
     onHover: (seat, rec) => {
-      if (seat) info.textContent = `${seat.label} · ${fmt(cost(seat.level))} · ${map.isAvailable(seat.index) ? 'available' : 'not available'}`;
+      if (seat) info.textContent = `${seat.label} · ${fmt(cost(seat.level))} · ${map.mine.has(seat.index) ? 'held by you' : map.isAvailable(seat.index) ? 'available' : 'not available'}`;
       else if (rec.seats.length) info.textContent = `${rec.sec.name} · ${fmt(cost(rec.sec.price_level))} · ${map.free(rec.sec.code).toLocaleString('en')} seats left`;
     },
     onOpen: (code) => {
@@ -126,7 +127,7 @@ async function book(main, id, e, loading) {
       box.checked = map.selected.has(i);
       box.disabled = !box.checked && !map.isAvailable(i);
       box.closest('label').classList.toggle('taken', box.disabled);
-      box.setAttribute('aria-label', `Seat ${map.seats[i].number}${box.disabled ? ', taken' : ''}`);
+      box.setAttribute('aria-label', `Seat ${map.seats[i].number}${map.mine.has(i) ? ', held by you' : box.disabled ? ', taken' : ''}`);
     }
   }
 
@@ -262,7 +263,8 @@ async function book(main, id, e, loading) {
   const legend = h('ul', { class: 'legend' },
     (e.price_levels || []).map((p) => h('li', {}, h('span', { class: 'swatch', style: { background: map.color[p.code] } }), `${p.name} ${fmt(p.price_cents)}`)),
     h('li', {}, h('span', { class: 'swatch taken' }), 'Not available'),
-    h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'));
+    h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'),
+    h('li', {}, h('span', { class: 'swatch mine' }), 'Held by you'));
 
   loading.remove();
   main.append(
@@ -277,7 +279,7 @@ async function book(main, id, e, loading) {
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
         standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
-    h('div', { class: 'actionbar' }, raceNotice, h('div', { class: 'bar-row' }, summary, holdButton)));
+    h('div', { class: 'actionbar' }, raceNotice, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');
   map.reset();
   const resized = new ResizeObserver(() => map.setView(map.view));
@@ -300,6 +302,7 @@ async function book(main, id, e, loading) {
   }
   await refresh();
   requestAnimationFrame(() => performance.mark('catraca:map-live'));
+  const stopHolds = showHolds(id, map, holding);
 
   // tellLost says which selected seats went to someone else while the fan
   // was choosing (never the fan's own hold: those seats are pending).
@@ -338,10 +341,49 @@ async function book(main, id, e, loading) {
     fallback();
   }
   return () => {
+    stopHolds();
     clearInterval(poll);
     if (stream) stream.close();
     resized.disconnect();
     document.body.classList.remove('has-bar');
+  };
+}
+
+// showHolds finds the fan's own unpaid holds at this event (back from
+// checkout, or from another tab): the map shows their seats as the fan's,
+// not "not available", and the bar leads back to paying for them, with the
+// time left. It reads them again when the soonest one ends.
+function showHolds(id, map, el) {
+  let timer = null;
+  let stopped = false;
+  const read = async () => {
+    const res = await api('GET', '/api/me/orders').catch(() => ({ orders: [] }));
+    if (stopped) return;
+    const open = res.orders.filter((o) => o.event_id === Number(id) && o.status === 'pending' && o.hold_status === 'active'
+      && new Date(o.hold_expires_at) > Date.now()).sort((a, b) => new Date(a.hold_expires_at) - new Date(b.hold_expires_at));
+    map.setMine(open.flatMap((o) => o.items.filter((it) => it.seat_index !== undefined).map((it) => it.seat_index)));
+    clearInterval(timer);
+    el.hidden = !open.length;
+    if (!open.length) return;
+    const o = open[0];
+    const n = open.reduce((a, x) => a + x.items.reduce((b, it) => b + it.quantity, 0), 0);
+    const seats = open.every((x) => x.items.every((it) => it.seat_index !== undefined));
+    const left = h('span', { class: 'muted' });
+    el.replaceChildren(`You're holding ${n} ${seats ? 'seat' : 'ticket'}${n > 1 ? 's' : ''} — `,
+      h('a', { href: `/orders/${o.id}` }, 'continue to pay'), ' ', left);
+    const ends = new Date(o.hold_expires_at);
+    const tick = () => {
+      const s = Math.max(0, Math.round((ends - Date.now()) / 1000));
+      left.textContent = `· ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left (until ${clockTime(ends)})`;
+      if (s === 0) read();
+    };
+    tick();
+    timer = setInterval(tick, 1000);
+  };
+  read();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
   };
 }
 

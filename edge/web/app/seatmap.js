@@ -25,6 +25,7 @@ export class SeatMap {
     this.available = new Uint8Array(0);
     this.selected = new Set();
     this.pending = new Set(); // seats of a hold in flight: their live updates are ours
+    this.mine = new Set(); // seats of the fan's own unpaid holds
     this.onToggle = onToggle;
     this.onHover = onHover;
     this.onOpen = onOpen;
@@ -199,6 +200,7 @@ export class SeatMap {
       seat.el = s('circle', { cx: seat.x, cy: seat.y, r: SEAT_R, class: 'seat', 'data-i': i, fill });
       if (!this.isAvailable(i)) seat.el.classList.add('taken');
       if (this.selected.has(i)) seat.el.classList.add('selected');
+      if (this.mine.has(i)) seat.el.classList.add('mine');
       g.append(seat.el);
     }
     this.seatLayer.append(g);
@@ -367,6 +369,16 @@ export class SeatMap {
   paint(i, avail) {
     const seat = this.seats[i];
     if (seat && seat.el) seat.el.classList.toggle('taken', !avail);
+  }
+
+  // setMine marks the seats (by index) of the fan's own holds.
+  setMine(indexes) {
+    const next = new Set(indexes);
+    for (const i of new Set([...this.mine, ...next])) {
+      const el = this.seats[i] && this.seats[i].el;
+      if (el) el.classList.toggle('mine', next.has(i));
+    }
+    this.mine = next;
   }
 
   toggle(i) {
