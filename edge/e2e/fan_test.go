@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/organizer"
 )
 
 // payButton is the checkout's button to the PSP's page, first time or again.
@@ -86,4 +89,38 @@ func TestOwnHoldShowsAfterBack(t *testing.T) {
 		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
 	))
 	require.Equal(t, order, evaluate[string](t, ctx, `location.pathname`))
+}
+
+// TestPhoneTurnEndsInTheBar: on a phone the turn's end is in the sticky
+// bar, on screen; once the turn is over Hold stays disabled, saying why
+// and how to get another turn.
+func TestPhoneTurnEndsInTheBar(t *testing.T) {
+	s := newSite(t)
+	const turn = 25 // seconds: the test waits for the turn to end
+	id := s.eventWith(t, "Short Turn", true, 480, func(e *organizer.EventSpec) {
+		e.WaitingRoom.ActiveTTL, e.WaitingRoom.AdmissionTTL = turn, turn
+	})
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)), // nobody waits: admitted at once
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.WaitVisible(`//div[@class="actionbar"]/p[contains(@class, "turn") and contains(., "Your turn to buy ends at")]`),
+	))
+	inView := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.actionbar .turn').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)
+	require.True(t, inView, "the turn's end is on screen")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//div[@class="actionbar"]/p[contains(., "Your turn to buy has ended")]/a[. = "Join the line again"]`),
+	))
+	// A seat chosen from the lists after the turn: nothing to hold.
+	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.seat-list input:not([disabled])`))))
+	evaluate[bool](t, ctx, `(document.querySelector('.seat-list input:not([disabled])').click(), true)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[starts-with(., "Hold 1 seat")]`)))
+	require.True(t, evaluate[bool](t, ctx, `document.querySelector('.actionbar button').disabled`), "no Hold once the turn is over")
+	require.True(t, evaluate[bool](t, ctx, `[...document.querySelectorAll('form.inline button')].every((b) => b.disabled)`), "nor best available or standing")
+	accessible(t, ctx, "booking after the turn (phone)")
 }

@@ -11,20 +11,10 @@ import { SeatMap } from './seatmap.js';
 
 export async function render(main, [id]) {
   const e = await api('GET', `/api/events/${id}`); // fresh: prices and status may have changed
-  const turn = h('p', { class: 'notice turn', hidden: true });
   const loading = h('div', { class: 'loading' },
     h('p', { role: 'status' }, 'Loading the seat map…'), h('progress', { 'aria-label': 'Loading the seat map' }));
-  main.append(h('h1', {}, e.name), h('p', { class: 'lead' }, eventWhen(e)), turn, loading);
-  const stops = [];
-  const stopAll = () => stops.forEach((f) => f());
-  if (e.waiting_room.enabled) stops.push(showTurn(id, turn));
-  try {
-    stops.push(await book(main, id, e, loading));
-  } catch (err) {
-    stopAll();
-    throw err;
-  }
-  return stopAll;
+  main.append(h('h1', {}, e.name), h('p', { class: 'lead' }, eventWhen(e)), loading);
+  return book(main, id, e, loading);
 }
 
 async function book(main, id, e, loading) {
@@ -38,6 +28,9 @@ async function book(main, id, e, loading) {
   const summary = h('p', { class: 'bar-summary' });
   const raceNotice = h('p', { class: 'notice bad', role: 'alert', hidden: true });
   const holding = h('p', { class: 'holding', hidden: true });
+  // The turn's end sits in the sticky bar, where a fan on a phone looks.
+  const turn = h('p', { class: 'turn', hidden: true });
+  let turnOver = false;
   const live = h('p', { class: 'muted small', role: 'status' }, 'Connecting to live availability…');
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
@@ -177,7 +170,7 @@ async function book(main, id, e, loading) {
       : 'No seats yet';
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
-    holdButton.disabled = !sel.length || tooMany;
+    holdButton.disabled = !sel.length || tooMany || turnOver;
     if (seat) raceNotice.hidden = true;
     syncChips();
   }
@@ -279,7 +272,7 @@ async function book(main, id, e, loading) {
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
         standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
-    h('div', { class: 'actionbar' }, raceNotice, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
+    h('div', { class: 'actionbar' }, raceNotice, turn, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');
   map.reset();
   const resized = new ResizeObserver(() => map.setView(map.view));
@@ -303,6 +296,17 @@ async function book(main, id, e, loading) {
   await refresh();
   requestAnimationFrame(() => performance.mark('catraca:map-live'));
   const stopHolds = showHolds(id, map, holding);
+  // Once the turn is over the server refuses new holds: say so at the
+  // buttons, and how to get another turn (holds already made stay payable).
+  const stopTurn = e.waiting_room.enabled ? showTurn(id, turn, () => {
+    turnOver = true;
+    for (const b of main.querySelectorAll('form.inline button')) b.disabled = true;
+    showSelection();
+    turn.className = 'turn notice bad';
+    turn.replaceChildren('Your turn to buy has ended, so no more seats can be held. ',
+      h('a', { href: `/events/${id}/queue` }, 'Join the line again'));
+    toast('Your turn to buy has ended.', 'bad');
+  }) : () => {};
 
   // tellLost says which selected seats went to someone else while the fan
   // was choosing (never the fan's own hold: those seats are pending).
@@ -342,6 +346,7 @@ async function book(main, id, e, loading) {
   }
   return () => {
     stopHolds();
+    stopTurn();
     clearInterval(poll);
     if (stream) stream.close();
     resized.disconnect();
@@ -394,16 +399,23 @@ function names(seats) {
 }
 
 // showTurn shows when the fan's shopping turn ends, as a clock time and
-// minutes left, and says so aloud at 2 and 1 minutes left.
-function showTurn(id, el) {
+// minutes left, says so aloud at 2 and 1 minutes left, and calls over when
+// it has ended.
+function showTurn(id, el, over) {
   const key = `catraca.turn.${id}`;
   let timer = null;
   const said = new Set();
   const tick = () => {
     const until = sessionStorage.getItem(key);
     if (!until) return;
-    const left = Math.max(0, Math.round((new Date(until) - Date.now()) / 60000));
+    const ms = new Date(until) - Date.now();
     el.hidden = false;
+    if (ms <= 0) {
+      clearInterval(timer);
+      over();
+      return;
+    }
+    const left = Math.round(ms / 60000);
     el.textContent = left > 0
       ? `Your turn to buy ends at ${clockTime(until)} (${left} min left).`
       : `Your turn to buy ends at ${clockTime(until)}: less than a minute left.`;
@@ -421,6 +433,6 @@ function showTurn(id, el) {
     }).catch(() => {});
   }
   tick();
-  timer = setInterval(tick, 5000);
+  timer = setInterval(tick, 1000);
   return () => clearInterval(timer);
 }
