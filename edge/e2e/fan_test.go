@@ -124,3 +124,33 @@ func TestPhoneTurnEndsInTheBar(t *testing.T) {
 	require.True(t, evaluate[bool](t, ctx, `[...document.querySelectorAll('form.inline button')].every((b) => b.disabled)`), "nor best available or standing")
 	accessible(t, ctx, "booking after the turn (phone)")
 }
+
+// TestPausedLineSaysSo: while the organizer pauses admission, a fan in line
+// reads that entry is paused and their place kept, with no estimate of the
+// wait; on resume the estimate comes back.
+func TestPausedLineSaysSo(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Paused Night", true, 480)
+	first := newAPIFan(t, s.st.URL)
+	first.join(t, s.st, id)
+	first.waitAdmitted(t, id) // takes the only shopping slot (ceiling 1)
+	paused := true
+	_, err := s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
+	require.NoError(t, err)
+	first.buyAndLeave(t, id) // a free slot, but nobody is let in
+
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/queue", id))
+	soon, cancel := context.WithTimeout(ctx, 40*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Entry is paused by the organizer; your place is kept")]`),
+	), "the line says entry is paused")
+	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait", "no estimate while nobody gets in")
+	accessible(t, ctx, "waiting room (paused)")
+
+	paused = false
+	_, err = s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))), "admitted once entry resumes")
+}

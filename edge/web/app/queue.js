@@ -80,7 +80,14 @@ export async function render(main, [id]) {
       if (ahead <= Math.max(50, progress ? progress.ceiling : 0)) layoutOf(e).catch(() => {});
       bar.value = pos > 1 ? Math.min(99, Math.round((1 - ahead / (pos - 1)) * 100)) : 99;
       add('People ahead', ahead.toLocaleString('en'));
-      if (eta) add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
+      if (progress && progress.paused) {
+        // Nobody gets in while paused: an estimate would be a promise.
+        note.hidden = false;
+        note.textContent = 'Entry is paused by the organizer; your place is kept. This page moves on by itself when entry resumes.';
+        announce(note.textContent, 'paused', true);
+      } else if (eta) {
+        add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
+      }
       if (progress) add('Shopping now', `${progress.active} of ${progress.ceiling}`);
       return;
     }
