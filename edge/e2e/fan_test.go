@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +154,18 @@ func TestPausedLineSaysSo(t *testing.T) {
 	_, err = s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))), "admitted once entry resumes")
+}
+
+// TestStandingCheckoutNamesTheQuantityOnce: a standing line reads
+// "Floor (standing) × 2", not "2 × Floor (standing) × 2", and its button
+// releases tickets, not seats.
+func TestStandingCheckoutNamesTheQuantityOnce(t *testing.T) {
+	_, ctx := booking(t, "Standing Room", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//span[contains(., "60 left")]`)))
+	choose(t, ctx, "#ga-FLOOR", "2", "Get standing tickets")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
+	line := text(t, ctx, ".items li")
+	require.True(t, strings.HasPrefix(line, "Floor (standing) × 2"), "the checkout's line: %q", line)
+	require.Equal(t, 1, strings.Count(line, "×"), "the quantity once: %q", line)
+	require.Equal(t, "Release these tickets", text(t, ctx, ".actions button.secondary"))
 }
