@@ -169,3 +169,18 @@ func TestStandingCheckoutNamesTheQuantityOnce(t *testing.T) {
 	require.Equal(t, 1, strings.Count(line, "×"), "the quantity once: %q", line)
 	require.Equal(t, "Release these tickets", text(t, ctx, ".actions button.secondary"))
 }
+
+// TestTicketLimitSaysHowManyMore: a fan holding 4 of the 6 tickets one fan
+// may buy who asks best available for 6 is told 2 more are allowed, not
+// that they have the most already.
+func TestTicketLimitSaysHowManyMore(t *testing.T) {
+	_, ctx := booking(t, "Limit Night", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "4", "Find best seats")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
+	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "6", "Find best seats")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#toast.show.bad`))))
+	require.Contains(t, text(t, ctx, "#toast"), "You can buy 2 more tickets for this event")
+}
