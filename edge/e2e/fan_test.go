@@ -184,3 +184,23 @@ func TestTicketLimitSaysHowManyMore(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#toast.show.bad`))))
 	require.Contains(t, text(t, ctx, "#toast"), "You can buy 2 more tickets for this event")
 }
+
+// TestHomeListsWhatIsOnSaleFirst: an event on sale now comes before one
+// dated earlier whose sale has not opened.
+func TestHomeListsWhatIsOnSaleFirst(t *testing.T) {
+	s := newSite(t)
+	now := time.Now().UTC()
+	s.eventWith(t, "Not Yet Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(24*time.Hour), now.Add(6*time.Hour), now.Add(20*time.Hour)
+	})
+	s.event(t, "Selling Now Night", false, 480)
+	ctx := s.tab(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+"/"),
+		chromedp.WaitVisible(`//a[. = "Selling Now Night"]`),
+		chromedp.WaitVisible(`//a[. = "Not Yet Night"]`),
+	))
+	names := evaluate[[]string](t, ctx, `[...document.querySelectorAll('.events h2 a')].map((a) => a.textContent)`)
+	require.Equal(t, []string{"Selling Now Night", "Not Yet Night"}, names, "on sale first, each once")
+	accessible(t, ctx, "home")
+}
