@@ -204,3 +204,36 @@ func TestHomeListsWhatIsOnSaleFirst(t *testing.T) {
 	require.Equal(t, []string{"Selling Now Night", "Not Yet Night"}, names, "on sale first, each once")
 	accessible(t, ctx, "home")
 }
+
+// TestPhoneTakenSeatAnswersAtTheFinger: on a phone, tapping a seat another
+// fan holds says "Taken" on the map beside the finger.
+func TestPhoneTakenSeatAnswersAtTheFinger(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Taken Seat", false, 480)
+	other := newAPIFan(t, s.st.URL)
+	_, err := other.HoldBest(context.Background(), id, 1, "101")
+	require.NoError(t, err)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	x, y := at(t, ctx, `g[data-section="101"] polygon`)
+	tap(t, ctx, x, y)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.taken`))))
+	taken := evaluate[[]float64](t, ctx, `(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
+		const bar = document.querySelector('.actionbar').getBoundingClientRect();
+		for (const c of document.querySelectorAll('g[data-section="101"] circle.seat.taken')) {
+			const r = c.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;
+			if (x > m.left + 20 && x < m.right - 20 && y > m.top + 40 && y < Math.min(m.bottom, bar.top) - 20) return [x, y];
+		} return []; })()`)
+	require.Len(t, taken, 2, "the other fan's seat in view")
+	tap(t, ctx, taken[0], taken[1])
+	soon, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon, chromedp.WaitVisible(`//*[local-name() = "text" and contains(@class, "seat-note") and . = "Taken"]`)), "the map says the seat is taken")
+	note := evaluate[[]float64](t, ctx, `(() => { const r = document.querySelector('.seat-note').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+	require.InDelta(t, taken[0], note[0], 40, "beside the finger")
+	require.InDelta(t, taken[1], note[1], 40, "beside the finger")
+	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.selected').length`), "nothing selected")
+	accessible(t, ctx, "taken seat tapped (phone)")
+}

@@ -371,6 +371,18 @@ export class SeatMap {
     if (seat && seat.el) seat.el.classList.toggle('taken', !avail);
   }
 
+  // tell answers a tap on a seat that cannot be chosen where the finger
+  // is, for a moment, and in the line under the map.
+  tell(seat, text) {
+    if (this.note) this.note.remove();
+    clearTimeout(this.noteTimer);
+    this.note = s('text', { x: seat.x, y: seat.y - 2.5 * SEAT_R, class: 'seat-note' });
+    this.note.textContent = text;
+    this.labels.append(this.note);
+    this.noteTimer = setTimeout(() => this.note.remove(), 2500);
+    this.onHover(seat, this.sections[seat.section]);
+  }
+
   // setMine marks the seats (by index) of the fan's own holds.
   setMine(indexes) {
     const next = new Set(indexes);
@@ -389,6 +401,7 @@ export class SeatMap {
     } else if (this.isAvailable(i)) {
       this.selected.add(i);
     } else {
+      this.tell(seat, this.mine.has(i) ? 'Held by you' : 'Taken');
       return;
     }
     if (seat.el) seat.el.classList.toggle('selected', this.selected.has(i));
