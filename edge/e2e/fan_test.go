@@ -237,3 +237,28 @@ func TestPhoneTakenSeatAnswersAtTheFinger(t *testing.T) {
 	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.selected').length`), "nothing selected")
 	accessible(t, ctx, "taken seat tapped (phone)")
 }
+
+// TestTicketTimesStayWhole: on My tickets a time never breaks across lines
+// ("4:" / "30 PM"), whatever the card's width.
+func TestTicketTimesStayWhole(t *testing.T) {
+	s, ctx := booking(t, "Whole Times", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "1", "Find best seats")
+	s.pay(t, ctx, "times")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+"/tickets"), chromedp.WaitVisible(chromedp.CSS(`.ticket`))))
+	// Each width from 100 to 300 px: the lines a time's characters lie on.
+	split := evaluate[[]string](t, ctx, `(() => { const card = document.querySelector('.ticket'); const bad = [];
+		for (let w = 100; w <= 300; w += 2) {
+			card.style.width = w + 'px';
+			for (const p of card.querySelectorAll('p')) {
+				const node = [...p.childNodes].find((n) => n.nodeType === 3 && /\d{1,2}:\d\d/.test(n.textContent));
+				if (!node) continue;
+				const m = /\d{1,2}:\d\d/.exec(node.textContent);
+				const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+				const tops = new Set([...r.getClientRects()].map((c) => Math.round(c.top)));
+				if (tops.size > 1) bad.push(w + 'px: ' + p.textContent);
+			}
+		}
+		return bad; })()`)
+	require.Empty(t, split, "times broken across lines")
+}
