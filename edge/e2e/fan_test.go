@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/organizer"
@@ -261,4 +262,25 @@ func TestTicketTimesStayWhole(t *testing.T) {
 		}
 		return bad; })()`)
 	require.Empty(t, split, "times broken across lines")
+}
+
+// TestSeatListIsOneTabStop: a keyboard fan tabs past a row's seats in one
+// step and moves among them with the arrow keys.
+func TestSeatListIsOneTabStop(t *testing.T) {
+	_, ctx := booking(t, "Keyboard Night", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`.seat-list input`)),
+		chromedp.Focus(chromedp.CSS(`#pick-r`)),
+		chromedp.KeyEvent(kb.Tab),
+	))
+	require.True(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "Tab enters the row's seats")
+	first := evaluate[string](t, ctx, `document.activeElement.value`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)))
+	require.True(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "the arrow keys move among the seats")
+	require.NotEqual(t, first, evaluate[string](t, ctx, `document.activeElement.value`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)))
+	require.False(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "one Tab leaves the row: %s",
+		evaluate[string](t, ctx, `document.activeElement.outerHTML`))
 }

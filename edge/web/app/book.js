@@ -122,7 +122,19 @@ async function book(main, id, e, loading) {
       box.closest('label').classList.toggle('taken', box.disabled);
       box.setAttribute('aria-label', `Seat ${map.seats[i].number}${map.mine.has(i) ? ', held by you' : box.disabled ? ', taken' : ''}`);
     }
+    rove();
   }
+
+  // rove keeps one Tab stop for the row's seats (the arrow keys move among
+  // them): the seat last focused, else the first chosen or free one.
+  function rove(to) {
+    const boxes = [...chips.values()];
+    const stop = to || boxes.find((b) => b.tabIndex === 0 && !b.disabled) || boxes.find((b) => b.checked) || boxes.find((b) => !b.disabled);
+    for (const b of boxes) b.tabIndex = b === stop ? 0 : -1;
+  }
+  seatList.addEventListener('focusin', (ev) => {
+    if (chips.has(Number(ev.target.value))) rove(ev.target);
+  });
 
   secSelect.onchange = () => {
     if (!secSelect.value) return;
