@@ -284,3 +284,11 @@ func TestSeatListIsOneTabStop(t *testing.T) {
 	require.False(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "one Tab leaves the row: %s",
 		evaluate[string](t, ctx, `document.activeElement.outerHTML`))
 }
+
+// TestWelcomeLeavesTheScreenSoon: the greeting after signing up is gone
+// well before the 6 s a toast with news stays.
+func TestWelcomeLeavesTheScreenSoon(t *testing.T) {
+	_, ctx := booking(t, "Greeting", 480)
+	within(t, ctx, `!document.querySelector('#toast').classList.contains('show')`, 4*time.Second, "the welcome toast is gone within 4 s")
+	require.Equal(t, "Welcome, Ana Fan.", evaluate[string](t, ctx, `document.querySelector('#toast').textContent`), "it was the greeting")
+}
