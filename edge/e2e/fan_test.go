@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
@@ -291,4 +292,27 @@ func TestWelcomeLeavesTheScreenSoon(t *testing.T) {
 	_, ctx := booking(t, "Greeting", 480)
 	within(t, ctx, `!document.querySelector('#toast').classList.contains('show')`, 4*time.Second, "the welcome toast is gone within 4 s")
 	require.Equal(t, "Welcome, Ana Fan.", evaluate[string](t, ctx, `document.querySelector('#toast').textContent`), "it was the greeting")
+}
+
+// TestNobodyInLineIsNotToldYouAreNext: with nobody in line and a place to
+// shop free, the waiting room never says "You are next"; it says the map
+// is coming.
+func TestNobodyInLineIsNotToldYouAreNext(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Empty Line", true, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	// Every headline the waiting room shows, from the page's first moment.
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.leads = [];
+		new MutationObserver(() => { const l = document.querySelector('#main p.lead'); if (l && l.textContent !== window.leads.at(-1)) window.leads.push(l.textContent); })
+			.observe(document, { subtree: true, childList: true, characterData: true });`})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+	))
+	leads := evaluate[[]string](t, ctx, `window.leads`)
+	require.NotEmpty(t, leads)
+	require.NotContains(t, leads, "You are next.", "headlines shown: %q", leads)
 }
