@@ -316,3 +316,22 @@ func TestNobodyInLineIsNotToldYouAreNext(t *testing.T) {
 	require.NotEmpty(t, leads)
 	require.NotContains(t, leads, "You are next.", "headlines shown: %q", leads)
 }
+
+// TestPageChangeStartsAtTheTop: after a page change a keyboard fan's next
+// Tab reaches the skip link (as after a page load), and the skip link
+// moves to the content without drawing the page again.
+func TestPageChangeStartsAtTheTop(t *testing.T) {
+	_, ctx := booking(t, "Keyboard Start", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.Click(`//nav//a[. = "My orders"]`),
+		chromedp.WaitVisible(`//h1[. = "My orders"]`),
+		chromedp.KeyEvent(kb.Tab),
+	))
+	require.Equal(t, "Skip to content", evaluate[string](t, ctx, `document.activeElement.textContent`), "the first Tab after a page change")
+	before := evaluate[int](t, ctx, `history.length`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)))
+	within(t, ctx, `document.activeElement.id === 'main'`, 5*time.Second, "the skip link moves focus to the content")
+	require.Equal(t, before, evaluate[int](t, ctx, `history.length`), "the skip link is no page change")
+	accessible(t, ctx, "my orders")
+}
