@@ -99,6 +99,12 @@ func (s *site) newBrowser(t *testing.T) context.Context {
 // event creates an on-sale event on the test arena.
 func (s *site) event(t *testing.T, name string, room bool, holdTTL int) int64 {
 	t.Helper()
+	return s.eventWith(t, name, room, holdTTL, func(*organizer.EventSpec) {})
+}
+
+// eventWith creates an on-sale event with a last change to its spec.
+func (s *site) eventWith(t *testing.T, name string, room bool, holdTTL int, change func(*organizer.EventSpec)) int64 {
+	t.Helper()
 	now := time.Now().UTC()
 	spec := organizer.EventSpec{VenueID: s.layout.VenueID, LayoutVersion: s.layout.Version, Name: name, Category: "music",
 		Description: "End-to-end test event.", StartsAt: now.Add(72 * time.Hour), SaleStartsAt: now.Add(-time.Minute),
@@ -110,6 +116,7 @@ func (s *site) event(t *testing.T, name string, room bool, holdTTL int) int64 {
 		spec.SaleStartsAt = now.Add(-2 * time.Second)
 		spec.WaitingRoom = event.WaitingRoom{Enabled: true, PrequeueOpensAt: &opens, Ceiling: 1, ActiveTTL: 600, AdmissionTTL: 900}
 	}
+	change(&spec)
 	e, err := s.org.CreateEvent(context.Background(), s.organizer, spec)
 	require.NoError(t, err)
 	require.NoError(t, s.org.SetStatus(context.Background(), e.ID, "on_sale"))

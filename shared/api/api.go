@@ -250,7 +250,7 @@ func transactionConflict(err error) bool {
 // refused answers a domain's refusal in the domain's own words: the detail
 // is its message as written, and the errors member lists each reason with
 // the JSON pointer it concerns, for forms that show errors beside fields.
-func refused(err error, status int, code string) error {
+func refused(err error, status int, code string) *problem.Error {
 	var r *reject.Error
 	if !errors.As(err, &r) {
 		// A bare sentinel: the domain forgot its message; invent none.

@@ -196,7 +196,11 @@ func inventoryError(err error) error {
 	case errors.Is(err, inventory.ErrSalesClosed):
 		return problem.New(http.StatusForbidden, "sales-closed", "Sales for this event are not open.")
 	case errors.Is(err, inventory.ErrAccountLimit):
-		return refused(err, http.StatusConflict, "ticket-limit")
+		p := refused(err, http.StatusConflict, "ticket-limit")
+		if le := (*inventory.LimitError)(nil); errors.As(err, &le) {
+			p = p.With("remaining", le.Remaining)
+		}
+		return p
 	case errors.Is(err, inventory.ErrInvalidRequest):
 		return refused(err, http.StatusBadRequest, "invalid-hold")
 	case errors.Is(err, inventory.ErrKeyReused):

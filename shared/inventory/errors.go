@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // Domain errors; the API maps each to a status a client can act on.
@@ -35,8 +36,19 @@ func invalid(pointer, format string, a ...any) error {
 	return reject.New(ErrInvalidRequest, pointer, "Invalid hold request: "+fmt.Sprintf(format, a...)+".")
 }
 
-// overLimit refuses a hold over the per-account limit; msg is the shard's
+// LimitError is ErrAccountLimit with how many more tickets the account may
+// still hold at the event, so a fan can be told to ask for fewer.
+type LimitError struct {
+	Err       *reject.Error
+	Remaining int
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// overLimit refuses a hold over the per-account limit, with the shard's
 // count of the account's tickets.
-func overLimit(msg string) error {
-	return reject.New(ErrAccountLimit, "", "That is more than the ticket limit for this event allows: "+msg+".")
+func overLimit(le *shardstore.LimitError) error {
+	return &LimitError{Err: reject.New(ErrAccountLimit, "", "That is more than the ticket limit for this event allows: "+le.Detail+"."),
+		Remaining: le.Remaining}
 }

@@ -204,7 +204,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		err = ErrSalesClosed
 	}
 	if le := (*shardstore.LimitError)(nil); errors.As(err, &le) {
-		err = overLimit(le.Detail)
+		err = overLimit(le)
 	}
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("hold for event %d: %w", e.ID, err)

@@ -77,10 +77,15 @@ func TestHoldLimits(t *testing.T) {
 	err = hold(1, "g2", f.seats[7:10]...)
 	require.ErrorIs(t, err, inventory.ErrAccountLimit, "8 per account, held counts")
 	require.ErrorContains(t, err, "you have 7 of 8 tickets for this event, so at most 1 more", "the fan learns how many still fit")
+	var le *inventory.LimitError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, 1, le.Remaining, "how many still fit, for the fan's page")
 	require.NoError(t, hold(1, "g3", f.seats[7]))
 	err = hold(1, "h", f.seats[8])
 	require.ErrorIs(t, err, inventory.ErrAccountLimit)
 	require.ErrorContains(t, err, "you have 8 of 8 tickets for this event, so no more")
+	require.ErrorAs(t, err, &le)
+	require.Zero(t, le.Remaining)
 
 	require.ErrorIs(t, hold(2, "i", 999999999), inventory.ErrUnknownSeat)
 	var se *inventory.SeatError

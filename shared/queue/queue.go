@@ -102,6 +102,7 @@ type Settings struct {
 	ActiveTTL    time.Duration
 	AdmissionTTL time.Duration
 	Abandon      time.Duration // no heartbeat for this long loses the place
+	Paused       bool          // the organizer paused admission
 }
 
 // SettingsOf derives room settings from a catalog event.
@@ -116,6 +117,7 @@ func SettingsOf(e event.Event, abandon time.Duration) Settings {
 		ActiveTTL:    time.Duration(e.WaitingRoom.ActiveTTL) * time.Second,
 		AdmissionTTL: time.Duration(e.WaitingRoom.AdmissionTTL) * time.Second,
 		Abandon:      abandon,
+		Paused:       e.WaitingRoom.Paused,
 	}
 }
 
@@ -132,7 +134,8 @@ func (r *Room) Publish(ctx context.Context, eventID int64, s Settings) (fresh bo
 	var created *redis.BoolCmd
 	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, k.cfg, "enabled", enabled, "opens", ms(s.OpensAt), "draw", ms(s.DrawAt), "admit", max(ms(s.AdmitFrom), ms(s.DrawAt)), "ceiling", s.Ceiling,
-			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds())
+			"active_ttl", s.ActiveTTL.Milliseconds(), "admission_ttl", s.AdmissionTTL.Milliseconds(), "abandon", s.Abandon.Milliseconds(),
+			"paused", flag(s.Paused))
 		// The status script reads these beside the state, in one HMGET.
 		p.HSet(ctx, k.st, "enabled", enabled, "set_ceiling", s.Ceiling, "active_ttl", s.ActiveTTL.Milliseconds())
 		created = p.HSetNX(ctx, k.st, "created", ms(r.now()))
@@ -253,19 +256,21 @@ func (r *Room) Status(ctx context.Context, eventID, account, restore int64) (Sta
 // Progress is the per-event picture every waiting fan shares; it is
 // cacheable for a second or two at the edge.
 type Progress struct {
-	Phase        string    `json:"phase"` // "" (before the draw), drawing, drawn
-	DrawAt       time.Time `json:"draw_at"`
-	AdmitAt      time.Time `json:"admission_starts_at"`
-	Served       int64     `json:"served"` // highest place number admitted so far
-	Waiting      int64     `json:"waiting"`
-	Prequeue     int64     `json:"prequeue"`
-	Active       int64     `json:"active"`
-	Ceiling      int64     `json:"ceiling"`
-	Admitted     int64     `json:"admitted_total"`
-	Abandoned    int64     `json:"abandoned_total"`
-	RatePerMin   int64     `json:"admitted_last_minute"`
-	SoldOut      bool      `json:"sold_out"`
-	ActiveTTLSec int64     `json:"-"`
+	Phase      string    `json:"phase"` // "" (before the draw), drawing, drawn
+	DrawAt     time.Time `json:"draw_at"`
+	AdmitAt    time.Time `json:"admission_starts_at"`
+	Served     int64     `json:"served"` // highest place number admitted so far
+	Waiting    int64     `json:"waiting"`
+	Prequeue   int64     `json:"prequeue"`
+	Active     int64     `json:"active"`
+	Ceiling    int64     `json:"ceiling"`
+	Admitted   int64     `json:"admitted_total"`
+	Abandoned  int64     `json:"abandoned_total"`
+	RatePerMin int64     `json:"admitted_last_minute"`
+	SoldOut    bool      `json:"sold_out"`
+	// Paused: the organizer paused admission; places are kept.
+	Paused       bool  `json:"paused"`
+	ActiveTTLSec int64 `json:"-"`
 }
 
 // ETA estimates how long ahead fans take to be admitted: from the measured
@@ -306,7 +311,7 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	var waiting, pre, active *redis.IntCmd
 	now := r.now()
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cfg = p.HMGet(ctx, k.cfg, "draw", "ceiling", "active_ttl", "admit")
+		cfg = p.HMGet(ctx, k.cfg, "draw", "ceiling", "active_ttl", "admit", "paused")
 		st = p.HMGet(ctx, k.st, "phase", "served", "ceiling", "admitted", "abandoned", "soldout", "rate", "rate_at")
 		waiting = p.ZCard(ctx, k.q)
 		pre = p.SCard(ctx, k.pre)
@@ -324,7 +329,7 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	c, s := cfg.Val(), st.Val()
 	p := Progress{
 		DrawAt: time.UnixMilli(num(c[0])).UTC(), AdmitAt: time.UnixMilli(num(c[3])).UTC(),
-		Served: num(s[1]), Admitted: num(s[3]), Abandoned: num(s[4]), SoldOut: num(s[5]) == 1,
+		Served: num(s[1]), Admitted: num(s[3]), Abandoned: num(s[4]), SoldOut: num(s[5]) == 1, Paused: num(c[4]) == 1,
 		Waiting: waiting.Val(), Prequeue: pre.Val(), Active: active.Val(),
 	}
 	p.Phase, _ = s[0].(string)

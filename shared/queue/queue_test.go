@@ -293,6 +293,23 @@ func TestSoldOutStopsAdmission(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestProgressTellsAnOrganizersPause: the shared counters say when the
+// organizer paused admission, so the line is not promised a wait.
+func TestProgressTellsAnOrganizersPause(t *testing.T) {
+	t.Parallel()
+	f := newRoom(t, 11, Settings{Ceiling: 5, Paused: true})
+	ctx := context.Background()
+	p, err := f.room.Progress(ctx, 11)
+	require.NoError(t, err)
+	require.True(t, p.Paused, "paused by the organizer")
+	f.settings.Paused = false
+	_, err = f.room.Publish(ctx, 11, f.settings)
+	require.NoError(t, err)
+	p, err = f.room.Progress(ctx, 11)
+	require.NoError(t, err)
+	require.False(t, p.Paused, "resumed")
+}
+
 func TestLeavingHandsTheSlotOnAndDropsThePlace(t *testing.T) {
 	t.Parallel()
 	f := newRoom(t, 9, Settings{Ceiling: 1})

@@ -31,7 +31,11 @@ var (
 
 // LimitError is ErrOverLimit with the database's account of the tickets
 // the account has.
-type LimitError struct{ Detail string }
+type LimitError struct {
+	Detail string
+	// Remaining is how many more tickets the account may hold there.
+	Remaining int
+}
 
 func (e *LimitError) Error() string { return ErrOverLimit.Error() + ": " + e.Detail }
 func (e *LimitError) Unwrap() error { return ErrOverLimit }
@@ -55,7 +59,14 @@ func classify(err error) error {
 	case stateTaken:
 		return ErrSeatsTaken
 	case stateLimit:
-		return &LimitError{Detail: pgErr.Message}
+		// within_limit's message (shard migration 00014) starts with the
+		// counts: "you have H of M tickets for this event, ...".
+		le := &LimitError{Detail: pgErr.Message}
+		var have, most int
+		if _, err := fmt.Sscanf(pgErr.Message, "you have %d of %d", &have, &most); err == nil {
+			le.Remaining = max(0, most-have)
+		}
+		return le
 	case stateNoSlot:
 		return ErrNoSlot
 	case stateStopped:

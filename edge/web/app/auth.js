@@ -30,7 +30,7 @@ function form(title, fields, submit, footer) {
 
 function signedIn(res, query) {
   session.set(res.account, res.expires_at);
-  toast(`Welcome, ${res.account.name}.`);
+  toast(`Welcome, ${res.account.name}.`, 'info', 2000);
   navigate(next(query), { replace: true });
 }
 

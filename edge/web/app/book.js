@@ -11,20 +11,10 @@ import { SeatMap } from './seatmap.js';
 
 export async function render(main, [id]) {
   const e = await api('GET', `/api/events/${id}`); // fresh: prices and status may have changed
-  const turn = h('p', { class: 'notice turn', hidden: true });
   const loading = h('div', { class: 'loading' },
     h('p', { role: 'status' }, 'Loading the seat map…'), h('progress', { 'aria-label': 'Loading the seat map' }));
-  main.append(h('h1', {}, e.name), h('p', { class: 'lead' }, eventWhen(e)), turn, loading);
-  const stops = [];
-  const stopAll = () => stops.forEach((f) => f());
-  if (e.waiting_room.enabled) stops.push(showTurn(id, turn));
-  try {
-    stops.push(await book(main, id, e, loading));
-  } catch (err) {
-    stopAll();
-    throw err;
-  }
-  return stopAll;
+  main.append(h('h1', {}, e.name), h('p', { class: 'lead' }, eventWhen(e)), loading);
+  return book(main, id, e, loading);
 }
 
 async function book(main, id, e, loading) {
@@ -37,6 +27,10 @@ async function book(main, id, e, loading) {
   const holdButton = h('button', { type: 'button', disabled: true }, 'Hold selected seats');
   const summary = h('p', { class: 'bar-summary' });
   const raceNotice = h('p', { class: 'notice bad', role: 'alert', hidden: true });
+  const holding = h('p', { class: 'holding', hidden: true });
+  // The turn's end sits in the sticky bar, where a fan on a phone looks.
+  const turn = h('p', { class: 'turn', hidden: true });
+  let turnOver = false;
   const live = h('p', { class: 'muted small', role: 'status' }, 'Connecting to live availability…');
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
@@ -65,7 +59,7 @@ async function book(main, id, e, loading) {
   const map = new SeatMap(layout, e.price_levels || [], {
     onToggle: () => showSelection(),
     onHover: (seat, rec) => {
-      if (seat) info.textContent = `${seat.label} · ${fmt(cost(seat.level))} · ${map.isAvailable(seat.index) ? 'available' : 'not available'}`;
+      if (seat) info.textContent = `${seat.label} · ${fmt(cost(seat.level))} · ${map.mine.has(seat.index) ? 'held by you' : map.isAvailable(seat.index) ? 'available' : 'not available'}`;
       else if (rec.seats.length) info.textContent = `${rec.sec.name} · ${fmt(cost(rec.sec.price_level))} · ${map.free(rec.sec.code).toLocaleString('en')} seats left`;
     },
     onOpen: (code) => {
@@ -126,9 +120,21 @@ async function book(main, id, e, loading) {
       box.checked = map.selected.has(i);
       box.disabled = !box.checked && !map.isAvailable(i);
       box.closest('label').classList.toggle('taken', box.disabled);
-      box.setAttribute('aria-label', `Seat ${map.seats[i].number}${box.disabled ? ', taken' : ''}`);
+      box.setAttribute('aria-label', `Seat ${map.seats[i].number}${map.mine.has(i) ? ', held by you' : box.disabled ? ', taken' : ''}`);
     }
+    rove();
   }
+
+  // rove keeps one Tab stop for the row's seats (the arrow keys move among
+  // them): the seat last focused, else the first chosen or free one.
+  function rove(to) {
+    const boxes = [...chips.values()];
+    const stop = to || boxes.find((b) => b.tabIndex === 0 && !b.disabled) || boxes.find((b) => b.checked) || boxes.find((b) => !b.disabled);
+    for (const b of boxes) b.tabIndex = b === stop ? 0 : -1;
+  }
+  seatList.addEventListener('focusin', (ev) => {
+    if (chips.has(Number(ev.target.value))) rove(ev.target);
+  });
 
   secSelect.onchange = () => {
     if (!secSelect.value) return;
@@ -176,7 +182,7 @@ async function book(main, id, e, loading) {
       : 'No seats yet';
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
-    holdButton.disabled = !sel.length || tooMany;
+    holdButton.disabled = !sel.length || tooMany || turnOver;
     if (seat) raceNotice.hidden = true;
     syncChips();
   }
@@ -262,7 +268,8 @@ async function book(main, id, e, loading) {
   const legend = h('ul', { class: 'legend' },
     (e.price_levels || []).map((p) => h('li', {}, h('span', { class: 'swatch', style: { background: map.color[p.code] } }), `${p.name} ${fmt(p.price_cents)}`)),
     h('li', {}, h('span', { class: 'swatch taken' }), 'Not available'),
-    h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'));
+    h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'),
+    h('li', {}, h('span', { class: 'swatch mine' }), 'Held by you'));
 
   loading.remove();
   main.append(
@@ -277,7 +284,7 @@ async function book(main, id, e, loading) {
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
         standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
-    h('div', { class: 'actionbar' }, raceNotice, h('div', { class: 'bar-row' }, summary, holdButton)));
+    h('div', { class: 'actionbar' }, raceNotice, turn, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');
   map.reset();
   const resized = new ResizeObserver(() => map.setView(map.view));
@@ -300,6 +307,18 @@ async function book(main, id, e, loading) {
   }
   await refresh();
   requestAnimationFrame(() => performance.mark('catraca:map-live'));
+  const stopHolds = showHolds(id, map, holding);
+  // Once the turn is over the server refuses new holds: say so at the
+  // buttons, and how to get another turn (holds already made stay payable).
+  const stopTurn = e.waiting_room.enabled ? showTurn(id, turn, () => {
+    turnOver = true;
+    for (const b of main.querySelectorAll('form.inline button')) b.disabled = true;
+    showSelection();
+    turn.className = 'turn notice bad';
+    turn.replaceChildren('Your turn to buy has ended, so no more seats can be held. ',
+      h('a', { href: `/events/${id}/queue` }, 'Join the line again'));
+    toast('Your turn to buy has ended.', 'bad');
+  }) : () => {};
 
   // tellLost says which selected seats went to someone else while the fan
   // was choosing (never the fan's own hold: those seats are pending).
@@ -338,10 +357,50 @@ async function book(main, id, e, loading) {
     fallback();
   }
   return () => {
+    stopHolds();
+    stopTurn();
     clearInterval(poll);
     if (stream) stream.close();
     resized.disconnect();
     document.body.classList.remove('has-bar');
+  };
+}
+
+// showHolds finds the fan's own unpaid holds at this event (back from
+// checkout, or from another tab): the map shows their seats as the fan's,
+// not "not available", and the bar leads back to paying for them, with the
+// time left. It reads them again when the soonest one ends.
+function showHolds(id, map, el) {
+  let timer = null;
+  let stopped = false;
+  const read = async () => {
+    const res = await api('GET', '/api/me/orders').catch(() => ({ orders: [] }));
+    if (stopped) return;
+    const open = res.orders.filter((o) => o.event_id === Number(id) && o.status === 'pending' && o.hold_status === 'active'
+      && new Date(o.hold_expires_at) > Date.now()).sort((a, b) => new Date(a.hold_expires_at) - new Date(b.hold_expires_at));
+    map.setMine(open.flatMap((o) => o.items.filter((it) => it.seat_index !== undefined).map((it) => it.seat_index)));
+    clearInterval(timer);
+    el.hidden = !open.length;
+    if (!open.length) return;
+    const o = open[0];
+    const n = open.reduce((a, x) => a + x.items.reduce((b, it) => b + it.quantity, 0), 0);
+    const seats = open.every((x) => x.items.every((it) => it.seat_index !== undefined));
+    const left = h('span', { class: 'muted' });
+    el.replaceChildren(`You're holding ${n} ${seats ? 'seat' : 'ticket'}${n > 1 ? 's' : ''} — `,
+      h('a', { href: `/orders/${o.id}` }, 'continue to pay'), ' ', left);
+    const ends = new Date(o.hold_expires_at);
+    const tick = () => {
+      const s = Math.max(0, Math.round((ends - Date.now()) / 1000));
+      left.textContent = `· ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left (until ${clockTime(ends)})`;
+      if (s === 0) read();
+    };
+    tick();
+    timer = setInterval(tick, 1000);
+  };
+  read();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
   };
 }
 
@@ -352,16 +411,23 @@ function names(seats) {
 }
 
 // showTurn shows when the fan's shopping turn ends, as a clock time and
-// minutes left, and says so aloud at 2 and 1 minutes left.
-function showTurn(id, el) {
+// minutes left, says so aloud at 2 and 1 minutes left, and calls over when
+// it has ended.
+function showTurn(id, el, over) {
   const key = `catraca.turn.${id}`;
   let timer = null;
   const said = new Set();
   const tick = () => {
     const until = sessionStorage.getItem(key);
     if (!until) return;
-    const left = Math.max(0, Math.round((new Date(until) - Date.now()) / 60000));
+    const ms = new Date(until) - Date.now();
     el.hidden = false;
+    if (ms <= 0) {
+      clearInterval(timer);
+      over();
+      return;
+    }
+    const left = Math.round(ms / 60000);
     el.textContent = left > 0
       ? `Your turn to buy ends at ${clockTime(until)} (${left} min left).`
       : `Your turn to buy ends at ${clockTime(until)}: less than a minute left.`;
@@ -379,6 +445,6 @@ function showTurn(id, el) {
     }).catch(() => {});
   }
   tick();
-  timer = setInterval(tick, 5000);
+  timer = setInterval(tick, 1000);
   return () => clearInterval(timer);
 }

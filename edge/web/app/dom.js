@@ -23,13 +23,15 @@ export function s(tag, attrs = {}) {
   return el;
 }
 
+// A toast stays 6 s; a greeting (ms) shorter, as it says nothing to act on
+// and lies over the first screen.
 let timer;
-export function toast(text, kind = 'info') {
+export function toast(text, kind = 'info', ms = 6000) {
   const t = document.getElementById('toast');
   t.className = 'show ' + kind;
   t.textContent = text;
   clearTimeout(timer);
-  timer = setTimeout(() => (t.className = ''), 6000);
+  timer = setTimeout(() => (t.className = ''), ms);
 }
 
 // field is a labelled input.

@@ -1,4 +1,6 @@
-// Home: search and filters over upcoming events, keyset-paginated.
+// Home: search and filters over upcoming events, keyset-paginated, with
+// what is on sale now first: a fan arriving for an on-sale finds it at the
+// top, not among events dated before it.
 import { api, when } from './api.js';
 import { h } from './dom.js';
 import { navigate } from './router.js';
@@ -25,14 +27,24 @@ export async function render(main, _params, query) {
   );
   const list = h('ul', { class: 'events', 'aria-live': 'polite' });
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'More events');
-  main.append(h('h1', {}, query.get('q') ? `Events matching “${query.get('q')}”` : 'Upcoming events'), form, list, more);
+  main.append(h('h1', {}, query.get('q') ? `Events matching “${query.get('q')}”` : 'Upcoming events'), form);
 
   const params = new URLSearchParams(query);
+  params.delete('cursor');
+  const selling = new URLSearchParams(params);
+  selling.set('on_sale', 'true');
+  selling.set('limit', '6');
+  const now = (await api('GET', '/api/events?' + selling)).events;
+  const shown = new Set(now.map((e) => e.id));
+  if (now.length) {
+    main.append(h('h2', {}, 'On sale now'), h('ul', { class: 'events' }, now.map(card)), h('h2', {}, 'All upcoming events'));
+  }
+  main.append(list, more);
   params.set('limit', '12');
   async function page(cursor) {
     if (cursor) params.set('cursor', cursor);
     const res = await api('GET', '/api/events?' + params);
-    for (const e of res.events) list.append(card(e));
+    for (const e of res.events) if (!shown.has(e.id)) list.append(card(e));
     if (!list.children.length) list.append(h('li', { class: 'muted' }, 'No events match. Try another search.'));
     more.hidden = !res.next_cursor;
     more.onclick = () => page(res.next_cursor);

@@ -33,6 +33,10 @@ const sentences = {
 // explain turns an API error into a sentence for the fan.
 export function explain(err) {
   if (err && err.code === 'queue-not-open' && err.body && err.body.opens_at) return `The waiting room opens on ${when(err.body.opens_at)}.`;
+  if (err && err.code === 'ticket-limit' && err.body && err.body.remaining > 0) {
+    const n = err.body.remaining;
+    return `You can buy ${n} more ticket${n > 1 ? 's' : ''} for this event (your other orders and holds count too). Choose ${n} or fewer.`;
+  }
   if (err && sentences[err.code]) return sentences[err.code];
   if (err && err.status === 0) return 'You seem to be offline. Check your connection and try again.';
   if (err && (err.status === 429 || err.status >= 500)) return sentences['temporarily-unavailable'];

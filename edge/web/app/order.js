@@ -30,7 +30,8 @@ export async function render(main, [id]) {
   function draw(o) {
     clearInterval(timer);
     stopLive();
-    const items = h('ul', { class: 'items' }, o.items.map((it) => h('li', {}, `${it.quantity > 1 ? it.quantity + ' × ' : ''}${it.label}`, h('span', {}, money(it.price_cents * it.quantity, o.currency)))));
+    // A standing line's label carries its quantity ("Floor (standing) × 2").
+    const items = h('ul', { class: 'items' }, o.items.map((it) => h('li', {}, it.label, h('span', {}, money(it.price_cents * it.quantity, o.currency)))));
     const total = h('p', { class: 'total' }, 'Total ', h('strong', {}, money(o.total_cents, o.currency)));
     const pay = o.payment || {};
     if (o.status === 'paid') {
@@ -65,7 +66,8 @@ export async function render(main, [id]) {
     const say = h('p', { class: 'sr-only', role: 'status' });
     const status = h('p', { role: 'status' });
     const payButton = h('button', { type: 'button' }, pay.status === 'requires_action' && pay.url ? 'Continue to payment' : 'Pay now');
-    const release = h('button', { type: 'button', class: 'secondary' }, 'Release these seats');
+    const seated = o.items.every((it) => it.seat_index !== undefined);
+    const release = h('button', { type: 'button', class: 'secondary' }, seated ? 'Release these seats' : 'Release these tickets');
     title.textContent = 'Checkout';
     performance.mark('catraca:checkout');
     const expires = new Date(o.hold_expires_at);

@@ -74,13 +74,25 @@ export async function render(main, [id]) {
       const ahead = pos ? Math.max(0, pos - 1 - moved) : mine.ahead;
       const rate = progress ? progress.admitted_last_minute : 0;
       const eta = rate > 0 ? Math.round((ahead / rate) * 60) : mine.eta_seconds;
-      headline.textContent = ahead > 0 ? `You are in line. ${ahead.toLocaleString('en')} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.` : 'You are next.';
+      // At the front, "You are next" reads as a wait behind someone: say
+      // what happens instead (a free place to shop lets the fan in at once).
+      const then = !progress ? '' : progress.active < progress.ceiling ? ' Taking you to the seat map in a moment…'
+        : ' You go in as soon as a fan who is buying finishes.';
+      headline.textContent = ahead > 0 ? `You are in line. ${ahead.toLocaleString('en')} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.`
+        : `Nobody is ahead of you.${then}`;
       announce(headline.textContent, `waiting:${step(ahead)}`, ahead <= 3);
       // The map is immutable and cached: fetch it before the turn comes.
       if (ahead <= Math.max(50, progress ? progress.ceiling : 0)) layoutOf(e).catch(() => {});
       bar.value = pos > 1 ? Math.min(99, Math.round((1 - ahead / (pos - 1)) * 100)) : 99;
       add('People ahead', ahead.toLocaleString('en'));
-      if (eta) add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
+      if (progress && progress.paused) {
+        // Nobody gets in while paused: an estimate would be a promise.
+        note.hidden = false;
+        note.textContent = 'Entry is paused by the organizer; your place is kept. This page moves on by itself when entry resumes.';
+        announce(note.textContent, 'paused', true);
+      } else if (eta) {
+        add('Estimated wait', eta < 60 ? 'under a minute' : `about ${Math.round(eta / 60)} min`);
+      }
       if (progress) add('Shopping now', `${progress.active} of ${progress.ceiling}`);
       return;
     }

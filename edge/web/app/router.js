@@ -41,6 +41,7 @@ const routes = [
 ];
 
 let cleanup = null;
+let shown = 0; // pages drawn: the first is a page load, already at its top
 let beforeRender = () => {};
 
 export function navigate(path, { replace = false } = {}) {
@@ -80,7 +81,12 @@ export async function render() {
     }
     const heading = main.querySelector('h1');
     document.title = heading ? heading.textContent + ' · catraca' : 'catraca';
-    main.focus({ preventScroll: true });
+    // A new page starts where a loaded one does: at the top of the
+    // document, so the next Tab reaches the skip link, then the header.
+    if (shown++) {
+      document.body.tabIndex = -1;
+      document.body.focus({ preventScroll: true });
+    }
     return;
   }
   main.replaceChildren(h('h1', {}, 'Page not found'), h('p', {}, h('a', { href: '/' }, 'See upcoming events')));
@@ -95,8 +101,19 @@ export function start(shell) {
     // A download (a[download], such as a saved export) is not a page.
     if (!a || a.target || a.hasAttribute('download') || e.ctrlKey || e.metaKey || e.shiftKey || a.origin !== location.origin) return;
     e.preventDefault();
+    // A link within the page (the skip link) moves focus there: no page
+    // change, no history entry.
+    if (a.hash && a.pathname === location.pathname && a.search === location.search) {
+      const to = document.getElementById(a.hash.slice(1));
+      if (to) to.focus();
+      return;
+    }
     navigate(a.pathname + a.search);
   });
   window.addEventListener('popstate', render);
+  // A page the browser restores from its back-forward cache (Back from the
+  // payment page) is as it was left: a pressed button, a stale order or
+  // map. Draw it again from what the API says now.
+  window.addEventListener('pageshow', (e) => e.persisted && render());
   render();
 }

@@ -25,6 +25,7 @@ export class SeatMap {
     this.available = new Uint8Array(0);
     this.selected = new Set();
     this.pending = new Set(); // seats of a hold in flight: their live updates are ours
+    this.mine = new Set(); // seats of the fan's own unpaid holds
     this.onToggle = onToggle;
     this.onHover = onHover;
     this.onOpen = onOpen;
@@ -199,6 +200,7 @@ export class SeatMap {
       seat.el = s('circle', { cx: seat.x, cy: seat.y, r: SEAT_R, class: 'seat', 'data-i': i, fill });
       if (!this.isAvailable(i)) seat.el.classList.add('taken');
       if (this.selected.has(i)) seat.el.classList.add('selected');
+      if (this.mine.has(i)) seat.el.classList.add('mine');
       g.append(seat.el);
     }
     this.seatLayer.append(g);
@@ -369,6 +371,28 @@ export class SeatMap {
     if (seat && seat.el) seat.el.classList.toggle('taken', !avail);
   }
 
+  // tell answers a tap on a seat that cannot be chosen where the finger
+  // is, for a moment, and in the line under the map.
+  tell(seat, text) {
+    if (this.note) this.note.remove();
+    clearTimeout(this.noteTimer);
+    this.note = s('text', { x: seat.x, y: seat.y - 2.5 * SEAT_R, class: 'seat-note' });
+    this.note.textContent = text;
+    this.labels.append(this.note);
+    this.noteTimer = setTimeout(() => this.note.remove(), 2500);
+    this.onHover(seat, this.sections[seat.section]);
+  }
+
+  // setMine marks the seats (by index) of the fan's own holds.
+  setMine(indexes) {
+    const next = new Set(indexes);
+    for (const i of new Set([...this.mine, ...next])) {
+      const el = this.seats[i] && this.seats[i].el;
+      if (el) el.classList.toggle('mine', next.has(i));
+    }
+    this.mine = next;
+  }
+
   toggle(i) {
     const seat = this.seats[i];
     if (!seat) return;
@@ -377,6 +401,7 @@ export class SeatMap {
     } else if (this.isAvailable(i)) {
       this.selected.add(i);
     } else {
+      this.tell(seat, this.mine.has(i) ? 'Held by you' : 'Taken');
       return;
     }
     if (seat.el) seat.el.classList.toggle('selected', this.selected.has(i));

@@ -1,0 +1,337 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/organizer"
+)
+
+// payButton is the checkout's button to the PSP's page, first time or again.
+const payButton = `//button[contains(., "Pay now") or contains(., "Continue to payment")]`
+
+// within polls a JavaScript condition until it holds. Unlike
+// chromedp.Poll it evaluates in whatever document the tab shows now, as
+// one restored from the back-forward cache.
+func within(t *testing.T, ctx context.Context, expr string, d time.Duration, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(200 * time.Millisecond) {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr)); err == nil && ok {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), msg)
+	}
+}
+
+// TestBackFromPaymentCanPayAgain: a fan who backs out of the PSP's page
+// finds the checkout as it is now (the browser restores it from the
+// back-forward cache as it was left, its button pressed), can pay again.
+func TestBackFromPaymentCanPayAgain(t *testing.T) {
+	_, ctx := booking(t, "Second Thoughts", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(payButton),
+		chromedp.Click(payButton),
+		chromedp.WaitVisible(chromedp.CSS(`#card`)),
+	))
+	// The browser's Back. chromedp's own waits lose the page once it is
+	// restored from the back-forward cache (no load event, no new
+	// document), so the page is read with JavaScript until it moves on.
+	evaluate[bool](t, ctx, `history.back(), true`)
+	within(t, ctx, `(() => { const b = [...document.querySelectorAll('.actions button')].find((b) => /Pay now|Continue to payment/.test(b.textContent));
+		return location.pathname.startsWith('/orders/') && !!b && !b.disabled && (b.click(), true); })()`,
+		15*time.Second, "the pay button works again after Back")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`#card`)),
+		chromedp.SendKeys(chromedp.CSS(`#card`), "4242 4242 4242 4242"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(`//h1[. = "Your tickets"]`),
+	))
+}
+
+// TestOwnHoldShowsAfterBack: back from checkout to the map, the fan's held
+// seats are theirs (not "not available") and the bar leads back to paying,
+// with the hold's time left.
+func TestOwnHoldShowsAfterBack(t *testing.T) {
+	_, ctx := booking(t, "Change of Mind", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
+		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken)`)),
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken):not(.selected)`)),
+		chromedp.Click(`//button[contains(., "Hold 2 seats")]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	))
+	order := evaluate[string](t, ctx, `location.pathname`)
+	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
+	soon, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "You're holding 2 seats — continue to pay")]`),
+	), "the bar leads back to the order")
+	require.Regexp(t, `\d+:\d\d left \(until \d{1,2}:\d\d`, text(t, ctx, ".actionbar .holding"), "the hold's countdown in the bar")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
+		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.mine`)),
+	))
+	require.Equal(t, 2, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.mine').length`), "the held seats show as the fan's")
+	accessible(t, ctx, "booking with a hold")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//a[. = "continue to pay"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	))
+	require.Equal(t, order, evaluate[string](t, ctx, `location.pathname`))
+}
+
+// TestPhoneTurnEndsInTheBar: on a phone the turn's end is in the sticky
+// bar, on screen; once the turn is over Hold stays disabled, saying why
+// and how to get another turn.
+func TestPhoneTurnEndsInTheBar(t *testing.T) {
+	s := newSite(t)
+	const turn = 25 // seconds: the test waits for the turn to end
+	id := s.eventWith(t, "Short Turn", true, 480, func(e *organizer.EventSpec) {
+		e.WaitingRoom.ActiveTTL, e.WaitingRoom.AdmissionTTL = turn, turn
+	})
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)), // nobody waits: admitted at once
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.WaitVisible(`//div[@class="actionbar"]/p[contains(@class, "turn") and contains(., "Your turn to buy ends at")]`),
+	))
+	inView := evaluate[bool](t, ctx, `(() => { const r = document.querySelector('.actionbar .turn').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)
+	require.True(t, inView, "the turn's end is on screen")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//div[@class="actionbar"]/p[contains(., "Your turn to buy has ended")]/a[. = "Join the line again"]`),
+	))
+	// A seat chosen from the lists after the turn: nothing to hold.
+	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.seat-list input:not([disabled])`))))
+	evaluate[bool](t, ctx, `(document.querySelector('.seat-list input:not([disabled])').click(), true)`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[starts-with(., "Hold 1 seat")]`)))
+	require.True(t, evaluate[bool](t, ctx, `document.querySelector('.actionbar button').disabled`), "no Hold once the turn is over")
+	require.True(t, evaluate[bool](t, ctx, `[...document.querySelectorAll('form.inline button')].every((b) => b.disabled)`), "nor best available or standing")
+	accessible(t, ctx, "booking after the turn (phone)")
+}
+
+// TestPausedLineSaysSo: while the organizer pauses admission, a fan in line
+// reads that entry is paused and their place kept, with no estimate of the
+// wait; on resume the estimate comes back.
+func TestPausedLineSaysSo(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Paused Night", true, 480)
+	first := newAPIFan(t, s.st.URL)
+	first.join(t, s.st, id)
+	first.waitAdmitted(t, id) // takes the only shopping slot (ceiling 1)
+	paused := true
+	_, err := s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
+	require.NoError(t, err)
+	first.buyAndLeave(t, id) // a free slot, but nobody is let in
+
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/queue", id))
+	soon, cancel := context.WithTimeout(ctx, 40*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Entry is paused by the organizer; your place is kept")]`),
+	), "the line says entry is paused")
+	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait", "no estimate while nobody gets in")
+	accessible(t, ctx, "waiting room (paused)")
+
+	paused = false
+	_, err = s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap`))), "admitted once entry resumes")
+}
+
+// TestStandingCheckoutNamesTheQuantityOnce: a standing line reads
+// "Floor (standing) × 2", not "2 × Floor (standing) × 2", and its button
+// releases tickets, not seats.
+func TestStandingCheckoutNamesTheQuantityOnce(t *testing.T) {
+	_, ctx := booking(t, "Standing Room", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//span[contains(., "60 left")]`)))
+	choose(t, ctx, "#ga-FLOOR", "2", "Get standing tickets")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
+	line := text(t, ctx, ".items li")
+	require.True(t, strings.HasPrefix(line, "Floor (standing) × 2"), "the checkout's line: %q", line)
+	require.Equal(t, 1, strings.Count(line, "×"), "the quantity once: %q", line)
+	require.Equal(t, "Release these tickets", text(t, ctx, ".actions button.secondary"))
+}
+
+// TestTicketLimitSaysHowManyMore: a fan holding 4 of the 6 tickets one fan
+// may buy who asks best available for 6 is told 2 more are allowed, not
+// that they have the most already.
+func TestTicketLimitSaysHowManyMore(t *testing.T) {
+	_, ctx := booking(t, "Limit Night", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "4", "Find best seats")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
+	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "6", "Find best seats")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#toast.show.bad`))))
+	require.Contains(t, text(t, ctx, "#toast"), "You can buy 2 more tickets for this event")
+}
+
+// TestHomeListsWhatIsOnSaleFirst: an event on sale now comes before one
+// dated earlier whose sale has not opened.
+func TestHomeListsWhatIsOnSaleFirst(t *testing.T) {
+	s := newSite(t)
+	now := time.Now().UTC()
+	s.eventWith(t, "Not Yet Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(24*time.Hour), now.Add(6*time.Hour), now.Add(20*time.Hour)
+	})
+	s.event(t, "Selling Now Night", false, 480)
+	ctx := s.tab(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+"/"),
+		chromedp.WaitVisible(`//a[. = "Selling Now Night"]`),
+		chromedp.WaitVisible(`//a[. = "Not Yet Night"]`),
+	))
+	names := evaluate[[]string](t, ctx, `[...document.querySelectorAll('.events h2 a')].map((a) => a.textContent)`)
+	require.Equal(t, []string{"Selling Now Night", "Not Yet Night"}, names, "on sale first, each once")
+	accessible(t, ctx, "home")
+}
+
+// TestPhoneTakenSeatAnswersAtTheFinger: on a phone, tapping a seat another
+// fan holds says "Taken" on the map beside the finger.
+func TestPhoneTakenSeatAnswersAtTheFinger(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Taken Seat", false, 480)
+	other := newAPIFan(t, s.st.URL)
+	_, err := other.HoldBest(context.Background(), id, 1, "101")
+	require.NoError(t, err)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	x, y := at(t, ctx, `g[data-section="101"] polygon`)
+	tap(t, ctx, x, y)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.taken`))))
+	taken := evaluate[[]float64](t, ctx, `(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
+		const bar = document.querySelector('.actionbar').getBoundingClientRect();
+		for (const c of document.querySelectorAll('g[data-section="101"] circle.seat.taken')) {
+			const r = c.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;
+			if (x > m.left + 20 && x < m.right - 20 && y > m.top + 40 && y < Math.min(m.bottom, bar.top) - 20) return [x, y];
+		} return []; })()`)
+	require.Len(t, taken, 2, "the other fan's seat in view")
+	tap(t, ctx, taken[0], taken[1])
+	soon, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon, chromedp.WaitVisible(`//*[local-name() = "text" and contains(@class, "seat-note") and . = "Taken"]`)), "the map says the seat is taken")
+	note := evaluate[[]float64](t, ctx, `(() => { const r = document.querySelector('.seat-note').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+	require.InDelta(t, taken[0], note[0], 40, "beside the finger")
+	require.InDelta(t, taken[1], note[1], 40, "beside the finger")
+	require.Zero(t, evaluate[int](t, ctx, `document.querySelectorAll('circle.seat.selected').length`), "nothing selected")
+	accessible(t, ctx, "taken seat tapped (phone)")
+}
+
+// TestTicketTimesStayWhole: on My tickets a time never breaks across lines
+// ("4:" / "30 PM"), whatever the card's width.
+func TestTicketTimesStayWhole(t *testing.T) {
+	s, ctx := booking(t, "Whole Times", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	choose(t, ctx, "#best-q", "1", "Find best seats")
+	s.pay(t, ctx, "times")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+"/tickets"), chromedp.WaitVisible(chromedp.CSS(`.ticket`))))
+	// Each width from 100 to 300 px: the lines a time's characters lie on.
+	split := evaluate[[]string](t, ctx, `(() => { const card = document.querySelector('.ticket'); const bad = [];
+		for (let w = 100; w <= 300; w += 2) {
+			card.style.width = w + 'px';
+			for (const p of card.querySelectorAll('p')) {
+				const node = [...p.childNodes].find((n) => n.nodeType === 3 && /\d{1,2}:\d\d/.test(n.textContent));
+				if (!node) continue;
+				const m = /\d{1,2}:\d\d/.exec(node.textContent);
+				const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+				const tops = new Set([...r.getClientRects()].map((c) => Math.round(c.top)));
+				if (tops.size > 1) bad.push(w + 'px: ' + p.textContent);
+			}
+		}
+		return bad; })()`)
+	require.Empty(t, split, "times broken across lines")
+}
+
+// TestSeatListIsOneTabStop: a keyboard fan tabs past a row's seats in one
+// step and moves among them with the arrow keys.
+func TestSeatListIsOneTabStop(t *testing.T) {
+	_, ctx := booking(t, "Keyboard Night", 480)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`.seat-list input`)),
+		chromedp.Focus(chromedp.CSS(`#pick-r`)),
+		chromedp.KeyEvent(kb.Tab),
+	))
+	require.True(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "Tab enters the row's seats")
+	first := evaluate[string](t, ctx, `document.activeElement.value`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowRight)))
+	require.True(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "the arrow keys move among the seats")
+	require.NotEqual(t, first, evaluate[string](t, ctx, `document.activeElement.value`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)))
+	require.False(t, evaluate[bool](t, ctx, `document.activeElement.closest('.seat-list') !== null`), "one Tab leaves the row: %s",
+		evaluate[string](t, ctx, `document.activeElement.outerHTML`))
+}
+
+// TestWelcomeLeavesTheScreenSoon: the greeting after signing up is gone
+// well before the 6 s a toast with news stays.
+func TestWelcomeLeavesTheScreenSoon(t *testing.T) {
+	_, ctx := booking(t, "Greeting", 480)
+	within(t, ctx, `!document.querySelector('#toast').classList.contains('show')`, 4*time.Second, "the welcome toast is gone within 4 s")
+	require.Equal(t, "Welcome, Ana Fan.", evaluate[string](t, ctx, `document.querySelector('#toast').textContent`), "it was the greeting")
+}
+
+// TestNobodyInLineIsNotToldYouAreNext: with nobody in line and a place to
+// shop free, the waiting room never says "You are next"; it says the map
+// is coming.
+func TestNobodyInLineIsNotToldYouAreNext(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Empty Line", true, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	require.NoError(t, s.st.WaitForRoom(context.Background(), id))
+	// Every headline the waiting room shows, from the page's first moment.
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.leads = [];
+		new MutationObserver(() => { const l = document.querySelector('#main p.lead'); if (l && l.textContent !== window.leads.at(-1)) window.leads.push(l.textContent); })
+			.observe(document, { subtree: true, childList: true, characterData: true });`})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+	))
+	leads := evaluate[[]string](t, ctx, `window.leads`)
+	require.NotEmpty(t, leads)
+	require.NotContains(t, leads, "You are next.", "headlines shown: %q", leads)
+}
+
+// TestPageChangeStartsAtTheTop: after a page change a keyboard fan's next
+// Tab reaches the skip link (as after a page load), and the skip link
+// moves to the content without drawing the page again.
+func TestPageChangeStartsAtTheTop(t *testing.T) {
+	_, ctx := booking(t, "Keyboard Start", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+		chromedp.Click(`//nav//a[. = "My orders"]`),
+		chromedp.WaitVisible(`//h1[. = "My orders"]`),
+		chromedp.KeyEvent(kb.Tab),
+	))
+	require.Equal(t, "Skip to content", evaluate[string](t, ctx, `document.activeElement.textContent`), "the first Tab after a page change")
+	before := evaluate[int](t, ctx, `history.length`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)))
+	within(t, ctx, `document.activeElement.id === 'main'`, 5*time.Second, "the skip link moves focus to the content")
+	require.Equal(t, before, evaluate[int](t, ctx, `history.length`), "the skip link is no page change")
+	accessible(t, ctx, "my orders")
+}
