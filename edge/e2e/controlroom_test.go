@@ -105,6 +105,13 @@ func TestControlRoomFollowsASaleAndPausesTheLine(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and contains(., "Admission paused")]`),
 		chromedp.WaitVisible(`//span[contains(@class,"tag") and . = "Admission paused"]`),
 	))
+	// The admission controller re-reads the event about once a second: the
+	// room's progress says paused once it has, and every tick after that
+	// admits nobody.
+	require.Eventually(t, func() bool {
+		p, err := crowd[2].Progress(context.Background(), id)
+		return err == nil && p.Paused
+	}, 30*time.Second, 100*time.Millisecond, "the admission controller to see the pause")
 	admitted := figure(t, org, "admitted")
 	crowd[1].buy(t, id) // frees the only shopping slot while paused
 	waitFigure(t, org, "sold", func(n int64) bool { return n == 2 }, "the second sale")

@@ -152,6 +152,7 @@ type Progress struct {
 	Admitted int64  `json:"admitted_total"`
 	PerMin   int64  `json:"admitted_last_minute"`
 	SoldOut  bool   `json:"sold_out"`
+	Paused   bool   `json:"paused"` // the organizer paused admission
 	// AdmitAt is when admission starts (at or a little after the draw).
 	AdmitAt time.Time `json:"admission_starts_at"`
 }

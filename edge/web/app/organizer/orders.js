@@ -185,7 +185,8 @@ export async function detail(main, [id]) {
         d.paid_at ? [h('dt', {}, 'Paid'), h('dd', {}, when(d.paid_at))] : null),
       d.status === 'paid' || d.status === 'refund_pending' ? h('p', { class: 'actions' }, refund) : null,
       h('h2', {}, 'Items'),
-      h('ul', { class: 'items' }, d.items.map((i) => h('li', {}, h('span', {}, i.quantity > 1 ? `${i.quantity} × ${i.label}` : i.label),
+      // A standing line's label carries its quantity ("Floor (standing) × 2").
+      h('ul', { class: 'items' }, d.items.map((i) => h('li', {}, h('span', {}, i.label),
         h('span', {}, money(i.price_cents * i.quantity, d.currency))))),
       h('h2', {}, 'Tickets'),
       d.tickets.length
