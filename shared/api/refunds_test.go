@@ -124,7 +124,8 @@ func TestGivenBackChargeIsPendingUntilThePSPConfirms(t *testing.T) {
 	_, order := s.hold(t, ana, "h", s.seats[0])
 	p := s.checkout(t, ana, order)
 	s.catalog(t, `UPDATE events SET status = 'cancelled' WHERE id = $1`)
-	s.sim.SetFaults(pspsim.Faults{Outage: true, RetryBase: 50 * time.Millisecond})
+	// The charge is applied (read back from the PSP), its refund never answered.
+	s.sim.SetFaults(pspsim.Faults{RefundOutage: true, RetryBase: 50 * time.Millisecond})
 	_, err := s.sim.Pay(p.ID, pspsim.CardSuccess)
 	require.NoError(t, err)
 

@@ -116,13 +116,18 @@ type RefundFailure struct {
 	FailedAt    time.Time    `json:"failed_at"`
 }
 
-// RefundFailures reads the latest limit refund failures among events.
+// RefundFailures reads the latest limit refund failures among events. A
+// failed refund of an extra charge on a paid order is not one: it is
+// logged and counted (RefundsFailed), and the order page lists it.
 func (r reads) RefundFailures(ctx context.Context, events []int64, limit int) ([]RefundFailure, error) {
 	rows, err := r.q.Query(ctx, `SELECT * FROM (
 			SELECT DISTINCT ON (f.order_id) f.order_id, o.event_id, o.user_id, o.status, o.total_cents, o.currency,
 			  f.status AS refund, coalesce(f.failure, ''), f.attempt, f.created_at
 			FROM refunds f JOIN orders o ON o.id = f.order_id
 			WHERE o.event_id = ANY($1) AND o.status IN ('paid', 'refund_pending')
+			  -- a paid order's own refund: the console's retry refunds the
+			  -- charge that paid it, not an extra charge given back
+			  AND (o.status = 'refund_pending' OR f.payment_id = o.payment_id)
 			ORDER BY f.order_id, f.id DESC
 		) latest WHERE refund IN ('refused', 'unanswered') ORDER BY created_at DESC LIMIT $2`, events, limit)
 	if err != nil {

@@ -42,6 +42,7 @@ type Faults struct {
 	RatePerSecond int           `json:"rate_per_second"` // API operations per second, then 429
 	Outage        bool          `json:"outage"`          // API answers 503
 	WebhookOutage bool          `json:"webhook_outage"`  // deliveries are not attempted (kept for later)
+	RefundOutage  bool          `json:"refund_outage"`   // refunds alone answer 503 (the rest of the API is up)
 	Duplicates    int           `json:"duplicates"`      // extra copies of each delivery
 	Reorder       time.Duration `json:"reorder"`         // random delay up to this before each delivery
 	Delay         time.Duration `json:"delay"`           // fixed delay before each delivery
@@ -239,7 +240,7 @@ func (s *Sim) api(h func(q request) (any, *apiErr)) http.HandlerFunc {
 		if f.Latency > 0 {
 			time.Sleep(f.Latency)
 		}
-		if f.Outage {
+		if f.Outage || f.RefundOutage && r.URL.Path == "/v1/refunds" {
 			fail(&apiErr{status: http.StatusServiceUnavailable, Type: "api_error", Message: "The simulator is down (outage fault)."})
 			return
 		}
