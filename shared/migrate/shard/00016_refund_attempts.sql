@@ -16,11 +16,20 @@ ALTER TABLE refunds ADD CONSTRAINT refunds_status_check
 ALTER TABLE refunds ADD COLUMN attempt INT NOT NULL DEFAULT 1;
 
 -- +goose Down
+-- Going down would forget money still owed (refund_pending orders, refunds
+-- pending or unanswered): refuse while there is any.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM orders WHERE status = 'refund_pending')
+       OR EXISTS (SELECT 1 FROM refunds WHERE status IN ('pending', 'unanswered')) THEN
+        RAISE EXCEPTION 'refunds are pending or unanswered: settle them before migrating down';
+    END IF;
+END $$;
+-- +goose StatementEnd
 ALTER TABLE refunds DROP COLUMN attempt;
-DELETE FROM refunds WHERE status IN ('pending', 'unanswered');
 ALTER TABLE refunds DROP CONSTRAINT refunds_status_check;
 ALTER TABLE refunds ADD CONSTRAINT refunds_status_check CHECK (status IN ('succeeded', 'refused'));
-UPDATE orders SET status = 'refunded' WHERE status = 'refund_pending';
 ALTER TABLE orders DROP CONSTRAINT orders_status_check;
 ALTER TABLE orders ADD CONSTRAINT orders_status_check
     CHECK (status IN ('pending', 'paid', 'cancelled', 'expired', 'refunded'));
