@@ -45,9 +45,19 @@ export function explain(err) {
 
 // paymentFailure says why a card payment failed and what to do next.
 export function paymentFailure(code, until) {
+  // Stripe's error codes and decline codes; a lost or stolen card reads as
+  // any other decline (the person at the page may not be its holder).
+  const declined = 'Your bank declined the card.';
   const why = {
-    card_declined: 'Your bank declined the card.',
+    card_declined: declined,
+    generic_decline: declined,
+    do_not_honor: declined,
+    lost_card: declined,
+    stolen_card: declined,
     insufficient_funds: 'The card does not have enough funds.',
+    expired_card: 'The card has expired.',
+    incorrect_cvc: 'The security code (CVC) is not right.',
+    payment_intent_authentication_failure: 'The card’s verification with your bank (3-D Secure) did not succeed.',
   }[code] || 'The payment did not go through.';
   return `${why} Nothing was charged. Press “Pay now” to try again with another card${until ? `; your seats stay held until ${until}` : ''}.`;
 }
