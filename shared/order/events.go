@@ -94,19 +94,18 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		case psp.KindRefunded, psp.KindDisputed:
 			return s.moneyBack(ctx, tx, ev)
 		case psp.KindProcessing:
-			return progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
+			_, err := progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
+			return err
 		case psp.KindFailed:
 			// The order stays payable while its hold lasts: the fan retries.
 			// Every decline counts (card testing tries card after card on
 			// one page), once: the event id is recorded.
-			row, found, err := findPayment(ctx, tx, ev.Payment)
-			if err != nil || !found {
-				return err
-			}
-			out.declined = &row
-			return setPayment(ctx, tx, row, ev.Payment, shardstore.PaymentFailed, ev.Payment.Failure)
+			var err error
+			out.declined, err = progress(ctx, tx, ev.Payment, shardstore.PaymentFailed)
+			return err
 		case psp.KindCanceled:
-			return progress(ctx, tx, ev.Payment, shardstore.PaymentCanceled)
+			_, err := progress(ctx, tx, ev.Payment, shardstore.PaymentCanceled)
+			return err
 		}
 		return nil
 	})
@@ -164,12 +163,12 @@ func setPayment(ctx context.Context, tx shardstore.Tx, row shardstore.PaymentRow
 }
 
 // progress applies a payment event that moves no money.
-func progress(ctx context.Context, tx shardstore.Tx, p psp.Payment, status shardstore.PaymentStatus) error {
+func progress(ctx context.Context, tx shardstore.Tx, p psp.Payment, status shardstore.PaymentStatus) (*shardstore.PaymentRow, error) {
 	row, found, err := findPayment(ctx, tx, p)
 	if err != nil || !found {
-		return err
+		return nil, err
 	}
-	return setPayment(ctx, tx, row, p, status, p.Failure)
+	return &row, setPayment(ctx, tx, row, p, status, p.Failure)
 }
 
 // charge is one successful charge being applied, in the webhook's
