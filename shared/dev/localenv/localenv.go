@@ -1,5 +1,7 @@
 // Package localenv runs private PostgreSQL and Redis servers from local
-// binaries, for make dev and the tests: no Docker, no cloud account. It
+// binaries, for make dev and the tests: no Docker, no cloud account; and,
+// when asked, PgBouncer in transaction pooling mode in front of PostgreSQL
+// as a stand-in for RDS Proxy's multiplexing. It
 // installs what is missing with apt (as root), runs PostgreSQL as the
 // postgres user when started as root, and reuses servers already running.
 package localenv
@@ -30,6 +32,11 @@ type Env struct {
 	Dir       string // data folder (git-ignored)
 	PGPort    int
 	RedisPort int
+	// PoolerPort is PgBouncer's port in front of PostgreSQL (0: none).
+	PoolerPort int
+	// PoolSize is the pooler's server connections per database (4 when
+	// zero): few, so that clients really share them.
+	PoolSize int
 	// Settings are extra postgresql.conf lines for a new cluster.
 	Settings []string
 }
@@ -80,12 +87,17 @@ func (e Env) Up(ctx context.Context) error {
 	if err := e.StartRedis(ctx); err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
+	if e.PoolerPort > 0 {
+		if err := e.startPooler(ctx); err != nil {
+			return fmt.Errorf("pgbouncer: %w", err)
+		}
+	}
 	return nil
 }
 
-// Down stops both servers, keeping their data.
+// Down stops the servers, keeping their data.
 func (e Env) Down() error {
-	return errors.Join(e.StopPostgres(), e.StopRedis())
+	return errors.Join(e.stopPooler(), e.StopPostgres(), e.StopRedis())
 }
 
 func lockFile(path string) (func(), error) {

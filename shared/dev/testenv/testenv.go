@@ -9,6 +9,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,18 +55,21 @@ func portFromEnv(name string, def int) int {
 	return def
 }
 
-// Servers describes the test servers without starting them.
-// CATRACA_TEST_DIR, CATRACA_TEST_PG_PORT and CATRACA_TEST_REDIS_PORT point
-// them elsewhere (make bench runs its own private servers).
+// Servers describes the test servers without starting them: PostgreSQL,
+// Redis and PgBouncer in transaction pooling mode in front of PostgreSQL
+// (Proxied). CATRACA_TEST_DIR, CATRACA_TEST_PG_PORT,
+// CATRACA_TEST_REDIS_PORT and CATRACA_TEST_POOLER_PORT point them elsewhere
+// (make bench runs its own private servers).
 func Servers() localenv.Env {
 	dir := os.Getenv("CATRACA_TEST_DIR")
 	if dir == "" {
 		dir = localenv.DataDir(RepoRoot(), ".local/test")
 	}
 	return localenv.Env{
-		Dir:       dir,
-		PGPort:    portFromEnv("CATRACA_TEST_PG_PORT", 55432),
-		RedisPort: portFromEnv("CATRACA_TEST_REDIS_PORT", 56379),
+		Dir:        dir,
+		PGPort:     portFromEnv("CATRACA_TEST_PG_PORT", 55432),
+		RedisPort:  portFromEnv("CATRACA_TEST_REDIS_PORT", 56379),
+		PoolerPort: portFromEnv("CATRACA_TEST_POOLER_PORT", 56432),
 	}
 }
 
@@ -204,6 +209,38 @@ func Config(t testing.TB, d Databases) config.Config {
 		c.Shards[id] = e.DSN(db)
 	}
 	c.RedisAddr = e.RedisAddr()
+	return c
+}
+
+// Proxied is c with every database reached through the test servers'
+// PgBouncer in transaction pooling mode and CATRACA_DB_PROXY on, as the
+// functions reach RDS Proxy in production: consecutive transactions of one
+// pool connection run on whichever server connection is free, so code that
+// leaves state in a session (a named prepared statement, a SET, a session
+// advisory lock, a temporary table) fails or leaks into another client.
+func Proxied(t testing.TB, c config.Config) config.Config {
+	t.Helper()
+	e := Env(t)
+	direct := fmt.Sprintf("127.0.0.1:%d", e.PGPort)
+	via := func(dsn string) string {
+		u, err := url.Parse(dsn)
+		if err != nil || u.Host != direct {
+			t.Fatalf("testenv: %q is not a database of the test server", dsn)
+		}
+		u.Host = fmt.Sprintf("127.0.0.1:%d", e.PoolerPort)
+		return u.String()
+	}
+	c.CatalogDSN = via(c.CatalogDSN)
+	if c.CatalogReadDSN != "" {
+		c.CatalogReadDSN = via(c.CatalogReadDSN)
+	}
+	c.Shards, c.ShardReads = maps.Clone(c.Shards), maps.Clone(c.ShardReads)
+	for _, m := range []map[int]string{c.Shards, c.ShardReads} {
+		for id, dsn := range m {
+			m[id] = via(dsn)
+		}
+	}
+	c.DBProxy = true
 	return c
 }
 

@@ -1,0 +1,133 @@
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultPoolSize is the pooler's server connections per database when
+// Env.PoolSize is zero.
+const DefaultPoolSize = 4
+
+// PoolerDSN returns the URL of database db through the pooler.
+func (e Env) PoolerDSN(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", e.PoolerPort, db)
+}
+
+func (e Env) poolerDir() string { return filepath.Join(e.Dir, "pgbouncer") }
+
+// poolerConfig is PgBouncer's configuration: every database of the local
+// PostgreSQL, transaction pooling (a server connection belongs to a client
+// for one transaction, as RDS Proxy multiplexes), trust authentication on
+// loopback, and the admin console for the postgres user (SHOW POOLS).
+func (e Env) poolerConfig() string {
+	dir := e.poolerDir()
+	size := e.PoolSize
+	if size <= 0 {
+		size = DefaultPoolSize
+	}
+	return strings.Join([]string{
+		"[databases]",
+		fmt.Sprintf("* = host=127.0.0.1 port=%d", e.PGPort),
+		"[pgbouncer]",
+		"listen_addr = 127.0.0.1",
+		"listen_port = " + strconv.Itoa(e.PoolerPort),
+		"unix_socket_dir =",
+		"auth_type = trust",
+		"auth_file = " + filepath.Join(dir, "userlist.txt"),
+		"admin_users = postgres",
+		"pool_mode = transaction",
+		"default_pool_size = " + strconv.Itoa(size),
+		"max_client_conn = 5000",
+		"ignore_startup_parameters = extra_float_digits",
+		"logfile = " + filepath.Join(dir, "pgbouncer.log"),
+		"pidfile = " + e.poolerPID(),
+		"",
+	}, "\n")
+}
+
+func (e Env) poolerPID() string { return filepath.Join(e.poolerDir(), "pgbouncer.pid") }
+
+// startPooler starts PgBouncer (installing Debian's package if missing), or
+// reuses one on the port, and returns once it passes a query through.
+func (e Env) startPooler(ctx context.Context) error {
+	if listening(e.PoolerPort) {
+		return waitPostgres(ctx, e.PoolerDSN("postgres"))
+	}
+	bin, err := pgbouncerBin()
+	if err != nil {
+		return err
+	}
+	dir := e.poolerDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ini := filepath.Join(dir, "pgbouncer.ini")
+	for path, text := range map[string]string{ini: e.poolerConfig(), filepath.Join(dir, "userlist.txt"): `"postgres" ""` + "\n"} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	// PgBouncer refuses to run as root, and writes its log and pid here.
+	if err := e.chownToPostgres(dir); err != nil {
+		return err
+	}
+	if err := run(asPostgres(bin, "-d", ini)); err != nil {
+		return err
+	}
+	return waitPostgres(ctx, e.PoolerDSN("postgres"))
+}
+
+// pgbouncerBin finds pgbouncer (Debian installs it in /usr/sbin), installing
+// the package if absent.
+func pgbouncerBin() (string, error) {
+	find := func() string {
+		if p, err := exec.LookPath("pgbouncer"); err == nil {
+			return p
+		}
+		if _, err := os.Stat("/usr/sbin/pgbouncer"); err == nil {
+			return "/usr/sbin/pgbouncer"
+		}
+		return ""
+	}
+	if p := find(); p != "" {
+		return p, nil
+	}
+	if err := aptInstall("pgbouncer"); err != nil {
+		return "", err
+	}
+	if p := find(); p != "" {
+		return p, nil
+	}
+	return "", errors.New("pgbouncer not found after installing it")
+}
+
+// stopPooler stops the PgBouncer started from this data folder.
+func (e Env) stopPooler() error {
+	b, err := os.ReadFile(e.poolerPID())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("pgbouncer pid file: %w", err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	for i := 0; i < 100 && listening(e.PoolerPort); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
