@@ -53,6 +53,33 @@ type comparison struct {
 // plain UPDATE interleaved in each sample, with their paired ratios.
 const seatHolds = "BenchmarkSeatHolds/interleaved/clients=%d"
 
+// holdModes is BenchmarkHoldModes at %d clients: seat and GA holds with
+// prepared statements, with unnamed ones through PgBouncer (the proxy
+// mode) and with unnamed ones on direct connections, interleaved in each
+// sample, with their paired ratios to the prepared mode.
+const holdModes = "BenchmarkHoldModes/interleaved/clients=%d"
+
+// holdMode compares kind's holds with unnamed statements (mode: proxy
+// through the pooler, unnamed on direct connections) to the prepared mode;
+// the proxy mode carries the target.
+func holdMode(title, kind, mode, where string) comparison {
+	c := comparison{title: fmt.Sprintf("%s as production sends them: unnamed statements %s vs prepared statements", title, where),
+		subject: holdModes, base: holdModes, metric: kind + "-" + mode + "-ops/s", baseMetric: kind + "-prepared-ops/s",
+		ratioMetric: kind + "-" + mode + "/" + kind + "-prepared", clients: []int{16, 64}, note: holdModesNote}
+	if mode == "proxy" {
+		c.target, c.want, c.at = "≥ 0.9× at 16 and 64 clients", 0.9, []int{16, 64}
+		c.miss = func(r *results, m string) string {
+			bench := fmt.Sprintf(holdModes, 16)
+			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") +
+				fmt.Sprintf("; the same statements on direct connections give %.2f×: the difference between that and this is the pooler's hop (PgBouncer's own CPU is on the same 2 cores and in neither CPU figure)",
+					r.get(m, bench, kind+"-unnamed/"+kind+"-prepared"))
+		}
+	}
+	return c
+}
+
+const holdModesNote = "Same run, same event, interleaved: prepared is the mode without a proxy (statements prepared by name and planned when a connection opens, shardstore.Warm); proxy is CATRACA_DB_PROXY=true through PgBouncer in transaction pooling mode with as many server connections as the prepared pool has (the functions' mode behind RDS Proxy: every statement unnamed, planned on every execution, on whichever server connection is free); unnamed is the proxy mode's statements on direct connections, which separates the statements from the pooler's hop (docs/database.md)."
+
 // queueHTTP is BenchmarkQueueHTTP at %d clients: raw ZADD and ZRANK, the
 // handler's joins and status calls in process and over loopback HTTP,
 // interleaved in each sample, with their paired ratios.
@@ -76,6 +103,10 @@ var comparisons = []comparison{
 				fmt.Sprintf(" while writing about as much (%.0f against %.0f bytes of WAL per operation)", r.get(mode, hold, "hold-wal-bytes/op"), r.get(mode, hold, "bound-wal-bytes/op")) +
 				": the extra is PostgreSQL setting up the checks' larger plan (limit query, seats reached in id order, order checks: over 30 plan nodes against 13) on every execution, not running it (perf: the executor's run matches the bound's), spread over the checks at up to 0.02 ms each; the one larger cut, letting the UPDATE find the seats itself (0.04 ms), gives up the id order that keeps two holds of the same seats from deadlocking (docs/inventory.md)"
 		}},
+	holdMode("Seat holds", "seat", "proxy", "through PgBouncer"),
+	holdMode("GA holds", "ga", "proxy", "through PgBouncer"),
+	holdMode("Seat holds", "seat", "unnamed", "on direct connections"),
+	holdMode("GA holds", "ga", "unnamed", "on direct connections"),
 	{title: "Bound: the writes-only hold vs a plain single-statement UPDATE of the same seats",
 		subject: seatHolds, base: seatHolds, metric: "bound-ops/s", baseMetric: "update-ops/s", ratioMetric: "bound/update",
 		clients: []int{1, 16, 64}},
@@ -129,12 +160,15 @@ var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 // and the commit latency that mode gives (seat holds also at 4 clients,
 // below saturation). Two runs, because a pattern with
 // sub-benchmark levels leaves out the benchmarks that have none.
-var auroraRuns = []struct {
+var auroraRuns = []benchRun{
+	{`^Benchmark(CommitLatency|SeatHolds|GAHolds|Peers|QueueHTTP|HoldModes)$/./^(clients=(4|16|64)|commits)$`, []string{"./shared/inventory", "./shared/shardstore", "./shared/api"}},
+	{`^Benchmark(Webhooks|Search)$`, []string{"./shared/api"}},
+}
+
+// benchRun is a go test -bench pattern and the packages it runs in.
+type benchRun struct {
 	pattern string
 	pkgs    []string
-}{
-	{`^Benchmark(CommitLatency|SeatHolds|GAHolds|Peers|QueueHTTP)$/./^(clients=(4|16|64)|commits)$`, []string{"./shared/inventory", "./shared/shardstore", "./shared/api"}},
-	{`^Benchmark(Webhooks|Search)$`, []string{"./shared/api"}},
 }
 
 // results holds every sample: mode → benchmark → metric → values.
@@ -214,12 +248,13 @@ func main() {
 	out := flag.String("out", "docs/benchmarks.md", "report path")
 	fans := flag.Int("onsale-fans", 5000, "fans of the on-sale simulation run after the benchmarks (0: none)")
 	delay := flag.Int("commit-delay", 2000, "commit_delay (µs) of the Aurora-like mode (0: local commits only)")
+	only := flag.String("bench", "", "run only the benchmarks matching this go test -bench pattern, in both modes (a partial report)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if len(pkgs) == 0 {
 		pkgs = []string{"./shared/..."}
 	}
-	r, err := measure(*count, *delay, pkgs)
+	r, err := measure(*count, *delay, *only, pkgs)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -270,7 +305,7 @@ func main() {
 // measure runs the benchmarks of pkgs with local commits, and those that
 // depend on commit latency again under the Aurora-like mode, on private
 // servers it stops at the end.
-func measure(count, delay int, pkgs []string) (*results, error) {
+func measure(count, delay int, only string, pkgs []string) (*results, error) {
 	env, stop, err := privateServers()
 	if err != nil {
 		return nil, err
@@ -278,14 +313,20 @@ func measure(count, delay int, pkgs []string) (*results, error) {
 	defer stop()
 	r := &results{samples: map[string]map[string]map[string][]float64{}, load: map[string]string{}, modes: []string{local}}
 	load0 := loadAverage()
-	if r.order, err = runBenchmarks(r, local, env, count, ".", pkgs); err != nil {
+	runs := auroraRuns
+	pattern := "."
+	if only != "" {
+		pattern = only
+		runs = []benchRun{{only, pkgs}}
+	}
+	if r.order, err = runBenchmarks(r, local, env, count, pattern, pkgs); err != nil {
 		return nil, err
 	}
 	r.load[local] = load0 + " at the start, " + loadAverage() + " at the end"
 	if delay > 0 {
 		load0 = loadAverage()
 		env = append(env, fmt.Sprintf("CATRACA_TEST_COMMIT_DELAY=%d", delay))
-		for _, run := range auroraRuns {
+		for _, run := range runs {
 			if _, err := runBenchmarks(r, aurora, env, count, run.pattern, run.pkgs); err != nil {
 				return nil, err
 			}
@@ -328,15 +369,23 @@ func privateServers() ([]string, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e := localenv.Env{Dir: dir, PGPort: pg, RedisPort: rd}
+	pooler, err := localenv.FreePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	// As many server connections per database as a benchmark's pool has
+	// (testenv.BaseConfig): the proxy mode's figures then differ from the
+	// direct ones by the statements and the hop, not by a smaller pool.
+	e := localenv.Env{Dir: dir, PGPort: pg, RedisPort: rd, PoolerPort: pooler, PoolSize: 32}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := e.Up(ctx); err != nil {
 		e.Down()
 		return nil, nil, err
 	}
-	log.Printf("benchmark servers: PostgreSQL :%d, Redis :%d, data in %s", pg, rd, dir)
-	env := append(os.Environ(), "CATRACA_TEST_DIR="+dir, fmt.Sprintf("CATRACA_TEST_PG_PORT=%d", pg), fmt.Sprintf("CATRACA_TEST_REDIS_PORT=%d", rd))
+	log.Printf("benchmark servers: PostgreSQL :%d, Redis :%d, PgBouncer :%d, data in %s", pg, rd, pooler, dir)
+	env := append(os.Environ(), "CATRACA_TEST_DIR="+dir, fmt.Sprintf("CATRACA_TEST_PG_PORT=%d", pg), fmt.Sprintf("CATRACA_TEST_REDIS_PORT=%d", rd),
+		fmt.Sprintf("CATRACA_TEST_POOLER_PORT=%d", pooler))
 	return env, func() {
 		if err := e.Down(); err != nil {
 			log.Printf("stop benchmark servers: %v", err)
