@@ -99,7 +99,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production, SiteDir: c.Site,
 		PublicURLParameter: publicURLParameter})
 	checkRules(scope)
-	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Shards: c.Shards, Migrations: c.Migrations,
+	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Data: d.Data, Shards: c.Shards, Migrations: c.Migrations,
 		AlarmEmail: c.AlarmEmail})
 	return d
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticache"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
@@ -106,6 +107,26 @@ func NewDataStack(scope constructs.Construct, id string, props *DataStackProps) 
 	d.topology()
 	return d
 }
+
+// Databases are the catalog and the shards.
+func (d *DataStack) Databases() []Database { return append([]Database{d.Catalog}, d.Shards...) }
+
+// PinnedSessions is the most database connections the proxy held pinned to
+// one client session in a minute (AWS/RDS DatabaseConnectionsCurrentlySessionPinned).
+// The functions send nothing that pins (docs/database.md): only the
+// migrate function pins its session, for the seconds a deployment's
+// migrations take, so pinned connections for minutes on end mean a
+// change brought session state in and the proxy stopped multiplexing.
+func (db Database) PinnedSessions() awscloudwatch.IMetric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/RDS"),
+		MetricName:    jsii.String("DatabaseConnectionsCurrentlySessionPinned"),
+		DimensionsMap: &map[string]*string{"ProxyName": db.Proxy.DbProxyName()},
+		Statistic:     jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(1))})
+}
+
+// PinnedMinutes is how long pinned connections may last before
+// PinnedSessions alarms: longer than any deployment's migrations.
+const PinnedMinutes = 5
 
 // topology writes every DSN into the Topology secret.
 func (d *DataStack) topology() {

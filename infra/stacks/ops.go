@@ -25,6 +25,7 @@ type OpsStackProps struct {
 	awscdk.StackProps
 	App    *AppStack
 	Async  *AsyncStack
+	Data   *DataStack // its proxies' pinned sessions are alarmed
 	Shards int
 	// AlarmEmail is subscribed to the alarms' topic ("" leaves the topic
 	// without subscribers: subscribe a pager later).
@@ -100,6 +101,9 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	alarm("RefundsFailed", metric(metrics.RefundsFailed, "Sum"), 1, 1, "The PSP refused a refund or never answered it: money is still owed. The console lists it (refund failures, GET /api/organizer/refund-failures); fix the cause, refund again (docs/payments.md)")
 	alarm("FailedInvocations", depth(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
 	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(nil), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
+	for _, db := range props.Data.Databases() {
+		alarm("SessionsPinned"+db.Name, db.PinnedSessions(), 1, PinnedMinutes, "RDS Proxy of "+db.Name+" holds database connections pinned to client sessions: a statement keeps session state (SET, a named prepared statement, a session advisory lock…), so the proxy stopped multiplexing; find it in the proxy's log and docs/database.md")
+	}
 	alarm("AdmitStalled", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression:   jsii.String("IF(waiting > 0 AND admitted == 0, 1, 0)"),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{"waiting": metric(metrics.QueueWaiting, "Maximum"), "admitted": metric(metrics.Admitted, "Sum")},

@@ -109,6 +109,7 @@ func TestTemplates(t *testing.T) {
 	t.Run("deploys from any region", func(t *testing.T) { deploysFromAnyRegion(t, all) })
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
 	t.Run("the WAF body limits agree with the app", func(t *testing.T) { wafBodyLimitsAgreeWithTheApp(t, all) })
+	t.Run("every proxy alarms on pinned sessions", func(t *testing.T) { proxiesAlarmOnPinnedSessions(t, all) })
 
 	t.Run("every function is provided.al2023 on arm64", func(t *testing.T) {
 		ours := 0
