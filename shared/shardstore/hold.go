@@ -308,6 +308,9 @@ func (s *Store) TakeGA(ctx context.Context, h NewHold, p Pool, quantity int) (He
 // take runs a one-statement take (a statement outside a transaction is
 // one: its failure leaves nothing behind) and reads the hold it wrote.
 func (s *Store) take(ctx context.Context, t step) (Held, error) {
+	if call, ok := takeCalls[t.sql]; ok && s.unnamed {
+		t.sql = call
+	}
 	var h Held
 	rows, err := s.db.Query(ctx, t.sql, t.args...)
 	if err == nil {

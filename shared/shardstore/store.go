@@ -33,10 +33,15 @@ type reads struct{ q querier }
 type Store struct {
 	reads
 	db *pgxpool.Pool
+	// unnamed says the pool does not prepare its statements per connection
+	// (CATRACA_DB_PROXY): the takes then call their functions (takeCalls).
+	unnamed bool
 }
 
 // New returns the store of a shard's pool.
-func New(db *pgxpool.Pool) *Store { return &Store{reads{db}, db} }
+func New(db *pgxpool.Pool) *Store {
+	return &Store{reads{db}, db, db.Config().ConnConfig.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement}
+}
 
 // Tx is a transaction on one shard, handed out by WithTx.
 type Tx struct {
