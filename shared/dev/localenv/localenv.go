@@ -355,7 +355,19 @@ func (e Env) KillRedis() error { return e.signalRedis(syscall.SIGKILL) }
 func (e Env) StopRedis() error { return e.signalRedis(syscall.SIGTERM) }
 
 func (e Env) signalRedis(sig syscall.Signal) error {
-	b, err := os.ReadFile(e.redisPIDs())
+	if err := signalPIDFile(e.redisPIDs(), e.RedisPort, sig); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if sig == syscall.SIGKILL {
+		os.Remove(e.redisPIDs())
+	}
+	return nil
+}
+
+// signalPIDFile sends sig to the process whose pid file is path (none: no
+// process) and waits up to 5 s for port to close.
+func signalPIDFile(path string, port int, sig syscall.Signal) error {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -364,16 +376,13 @@ func (e Env) signalRedis(sig syscall.Signal) error {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return fmt.Errorf("redis pid file: %w", err)
+		return fmt.Errorf("pid file %s: %w", path, err)
 	}
 	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	for i := 0; i < 100 && listening(e.RedisPort); i++ {
+	for i := 0; i < 100 && listening(port); i++ {
 		time.Sleep(50 * time.Millisecond)
-	}
-	if sig == syscall.SIGKILL {
-		os.Remove(e.redisPIDs())
 	}
 	return nil
 }

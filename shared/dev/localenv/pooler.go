@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // DefaultPoolSize is the pooler's server connections per database when
@@ -112,22 +111,8 @@ func pgbouncerBin() (string, error) {
 
 // stopPooler stops the PgBouncer started from this data folder.
 func (e Env) stopPooler() error {
-	b, err := os.ReadFile(e.poolerPID())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return fmt.Errorf("pgbouncer pid file: %w", err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	for i := 0; i < 100 && listening(e.PoolerPort); i++ {
-		time.Sleep(50 * time.Millisecond)
+	if err := signalPIDFile(e.poolerPID(), e.PoolerPort, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("pgbouncer: %w", err)
 	}
 	return nil
 }
