@@ -71,7 +71,7 @@ func holdMode(title, kind, mode, where string) comparison {
 		c.miss = func(r *results, m string) string {
 			bench := fmt.Sprintf(holdModes, 16)
 			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") +
-				fmt.Sprintf("; the same statements on direct connections give %.2f×: the difference between that and this is the pooler's hop (PgBouncer's own CPU is on the same 2 cores and in neither CPU figure)",
+				fmt.Sprintf("; the same statements on direct connections, without the pooler's hop, give %.2f× (PgBouncer's own CPU runs on the same 2 cores and is in neither CPU figure; RDS Proxy runs on hosts of its own); in proxy mode the takes run in PL/pgSQL functions that keep their plans per server connection (docs/database.md)",
 					r.get(m, bench, kind+"-unnamed/"+kind+"-prepared"))
 		}
 	}
