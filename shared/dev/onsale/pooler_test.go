@@ -24,8 +24,9 @@ import (
 // The pooler gives each database a few server connections for many
 // clients, so a named prepared statement made on one server connection and
 // used on another fails the sale; afterwards no server connection may
-// hold a session advisory lock or a temporary table (state that would
-// leak into the next client of that connection).
+// hold a named prepared statement, a session setting, a listened channel,
+// a session advisory lock or a temporary table (state that would leak into
+// the next client of that connection).
 func TestOnSaleThroughTransactionPooler(t *testing.T) {
 	d := testenv.NewDatabases(t, 2)
 	e := testenv.Env(t)
@@ -100,8 +101,13 @@ func toInt(v any) int {
 }
 
 // sessionLeftovers lists the session state the pooled server connections
-// of dbs still hold: advisory locks held outside a transaction (taken with
-// pg_advisory_lock, not pg_advisory_xact_lock) and temporary tables.
+// of dbs still hold after the sale. It opens as many transactions through
+// the pooler at once as a database has server connections, so that each
+// runs on a server connection of its own, and asks each for what a client
+// left in its session: named prepared statements, settings changed with
+// SET (not LOCAL), notification channels listened to; and, per database,
+// advisory locks held outside a transaction (pg_advisory_lock, not
+// pg_advisory_xact_lock) and temporary tables.
 func sessionLeftovers(t *testing.T, e localenv.Env, dbs []string) []string {
 	ctx := context.Background()
 	var out []string
@@ -118,6 +124,48 @@ func sessionLeftovers(t *testing.T, e localenv.Env, dbs []string) []string {
 		}
 		if temps > 0 {
 			out = append(out, db+": temporary tables left in server sessions")
+		}
+		out = append(out, serverSessions(t, e, db)...)
+	}
+	return out
+}
+
+// serverSessions asks every pooled server connection of db, each in a
+// transaction of its own held open until all have answered, for what
+// earlier clients left in its session. PgBouncer itself sets the
+// parameters it keeps in step with each client (the list below) with
+// SET: those are not ours.
+func serverSessions(t *testing.T, e localenv.Env, db string) []string {
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(e.PoolerDSN(db))
+	require.NoError(t, err)
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol // leaves nothing behind itself
+	var out []string
+	seen := map[int]bool{}
+	for range localenv.DefaultPoolSize {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		defer tx.Rollback(ctx)
+		var pid, prepared, channels int
+		var settings string
+		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_backend_pid(), (SELECT count(*) FROM pg_prepared_statements),
+			(SELECT count(*) FROM pg_listening_channels()),
+			(SELECT coalesce(string_agg(name, ', '), '') FROM pg_settings WHERE source = 'session'
+			   AND name NOT IN ('client_encoding', 'DateStyle', 'TimeZone', 'standard_conforming_strings', 'application_name'))`).
+			Scan(&pid, &prepared, &channels, &settings))
+		require.False(t, seen[pid], "each transaction runs on a server connection of its own")
+		seen[pid] = true
+		if prepared > 0 {
+			out = append(out, fmt.Sprintf("%s: %d named prepared statements on server connection %d", db, prepared, pid))
+		}
+		if channels > 0 {
+			out = append(out, fmt.Sprintf("%s: server connection %d listens to %d channels", db, pid, channels))
+		}
+		if settings != "" {
+			out = append(out, fmt.Sprintf("%s: server connection %d has session settings %s", db, pid, settings))
 		}
 	}
 	return out
