@@ -1,5 +1,6 @@
 // Command testservices starts or stops the PostgreSQL and Redis servers the
-// tests use (the tests start them on demand; CI stops them at the end).
+// tests use, and PgBouncer in transaction pooling mode in front of
+// PostgreSQL (the tests start them on demand; CI stops them at the end).
 package main
 
 import (
