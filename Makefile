@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: fuzz onsale dev dev-reset test test-go test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap
+.PHONY: fuzz onsale dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -15,11 +15,17 @@ dev-reset: ## stop the local servers and wipe local data
 services: ## start only PostgreSQL and Redis of the local stack and print its environment
 	$(GO) run ./infra/devstack -services
 
-test: vet test-edge test-go test-browser ## every test (starts its own PostgreSQL, Redis and headless Chromium)
+test: vet test-edge test-go test-cluster test-browser ## every test (starts its own PostgreSQL, Redis, Redis Cluster and headless Chromium)
 
 # infra-tools: the stack tests run cfn-guard from infra/_cdkcli.
 test-go: infra-tools
 	$(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v /edge/e2e)
+
+# ElastiCache Serverless is a Redis Cluster: the waiting room, admission,
+# limits, live pushes and a whole on-sale again on the test cluster
+# (CROSSSLOT or an unfollowed MOVED fails them), and the failover tests.
+test-cluster:
+	CATRACA_TEST_REDIS=cluster $(GO) test $(GOTEST_FLAGS) ./shared/queue ./shared/admission ./shared/ratelimit ./shared/live ./shared/dev/onsale
 
 # The browser tests run alone: sharing 2 cores with every other package
 # made Chromium miss its waits.

@@ -36,6 +36,15 @@ func TestVerdict(t *testing.T) {
 	if met, got := paired.verdict(r, local); !met || got != "0.95× at 16 clients" {
 		t.Errorf("paired ratios 0.9, 0.95, 1.1 (medians 200 vs 150) against ≥ 0.9×: met %v, %q", met, got)
 	}
+	// Judged run by run: the median 0.95× hides a run at 0.9×.
+	paired.everyRun, paired.want = true, 0.92
+	if met, got := paired.verdict(r, local); met || got != "0.90×, 0.95×, 1.10× at 16 clients (runs)" {
+		t.Errorf("runs at 0.9, 0.95, 1.1 against ≥ 0.92× in every run: met %v, %q", met, got)
+	}
+	paired.want = 0.9
+	if met, _ := paired.verdict(r, local); !met {
+		t.Error("every run at or above 0.9× missed ≥ 0.9× in every run")
+	}
 	missing := comparison{subject: "BenchmarkNone", base: "BenchmarkW", metric: "p99-ms", want: 10, atMost: true, at: []int{16}}
 	if met, _ := missing.verdict(r, local); met {
 		t.Error("a figure that was not measured met its target")
@@ -66,6 +75,27 @@ func TestTargetsEveryMode(t *testing.T) {
 	}
 	if n := strings.Count(b.String(), "| GA holds beside the open-source peers'"); n != 2 {
 		t.Errorf("%d peers lines, want one per mode", n)
+	}
+}
+
+// TestQueueTargetsOnTheCluster: the queue targets get a verdict line of
+// the cluster run when there is one, and no other target does.
+func TestQueueTargetsOnTheCluster(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {}, aurora: {}},
+		load: map[string]string{local: "1", aurora: "2", cluster: "3"}, modes: []string{local, aurora}}
+	var b strings.Builder
+	writeTargets(&b, r)
+	if strings.Contains(b.String(), " | cluster | ") {
+		t.Error("a cluster verdict without a cluster run")
+	}
+	r.samples[cluster] = map[string]map[string][]float64{"BenchmarkQueueHTTP/interleaved/clients=16": {"join/zadd": {0.6, 0.4}}}
+	b.Reset()
+	writeTargets(&b, r)
+	if n := strings.Count(b.String(), " | cluster | "); n != 2 {
+		t.Errorf("%d cluster verdicts, want the join's and the status's:\n%s", n, b.String())
+	}
+	if !strings.Contains(b.String(), "| cluster | 0.60×, 0.40× at 16 clients (runs),") {
+		t.Errorf("the cluster's join verdict does not list its runs:\n%s", b.String())
 	}
 }
 
@@ -114,8 +144,8 @@ func TestQueueTargetsReadTheHandlerInProcess(t *testing.T) {
 	}
 }
 
-// TestQueueMissReadsThePairedSample: a queue target's verdict and its
-// not-met reason come from the interleaved sample's paired ratio and its
+// TestQueueMissReadsThePairedSample: a queue target's verdict reads each
+// run's paired ratio of the interleaved sample, and its not-met reason the
 // per-variant CPU figures.
 func TestQueueMissReadsThePairedSample(t *testing.T) {
 	sample := func() map[string][]float64 {
@@ -132,8 +162,8 @@ func TestQueueMissReadsThePairedSample(t *testing.T) {
 			continue
 		}
 		met, got := c.verdict(r, local)
-		if met || got != "0.42× at 16 clients, 0.42× at 64 clients" {
-			t.Errorf("verdict %v %q, want the paired medians 0.42×, not met", met, got)
+		if want := "0.40×, 0.45×, 0.42× at 16 clients (runs), 0.40×, 0.45×, 0.42× at 64 clients (runs)"; met || got != want {
+			t.Errorf("verdict %v %q, want each run's paired ratio %q, not met", met, got, want)
 		}
 		if why := c.miss(r, local); !strings.Contains(why, "30.0 µs of Go CPU and 25.0 µs of Redis CPU against 10.0 + 10.0 µs for a raw ZADD") {
 			t.Errorf("miss reason %q", why)

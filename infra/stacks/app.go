@@ -179,6 +179,7 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 		"CATRACA_DB_PROXY":            "true",
 		"CATRACA_REDIS_ADDR":          *props.Data.CacheHost + ":6379",
 		"CATRACA_REDIS_TLS":           "true",
+		"CATRACA_REDIS_CLUSTER":       "true", // ElastiCache Serverless speaks only cluster mode
 		"CATRACA_PSP_URL":             props.PSPURL,
 		"CATRACA_PSP_API_KEY":         "{{secret:" + *a.Secrets["psp"].SecretArn() + "}}",
 		"CATRACA_PSP_WEBHOOK_SECRETS": "{{secret:" + *a.Secrets["webhook"].SecretArn() + "}}",

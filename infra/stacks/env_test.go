@@ -139,6 +139,11 @@ func functionsGetWhatTheyRead(t *testing.T, all map[string]template) {
 		require.Contains(t, pspKey(name), "PSPKey", "%s moves money: the secret key", name)
 	}
 	require.NotContains(t, vars["api"], "CATRACA_PSP_WEBHOOK_SECRETS", "webhooks go to pspwebhook")
+	for name, v := range vars {
+		if _, ok := v["CATRACA_REDIS_ADDR"]; ok {
+			require.Equal(t, "true", v["CATRACA_REDIS_CLUSTER"], "%s speaks cluster mode to ElastiCache Serverless", name)
+		}
+	}
 	require.Equal(t, []string{"CATRACA_CATALOG_DSN", "CATRACA_DB_MAX_CONNS", "CATRACA_DB_PROXY", "CATRACA_SHARD_DSNS"},
 		sortedKeys(vars["migrate"]))
 }

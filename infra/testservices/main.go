@@ -1,10 +1,12 @@
-// Command testservices starts or stops the PostgreSQL and Redis servers the
-// tests use, and PgBouncer in transaction pooling mode in front of
-// PostgreSQL (the tests start them on demand; CI stops them at the end).
+// Command testservices starts or stops the PostgreSQL, Redis and Redis
+// Cluster servers the tests use, and PgBouncer in transaction pooling mode in
+// front of PostgreSQL (the tests start them on demand; CI stops them at the
+// end).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"time"
@@ -15,9 +17,9 @@ import (
 func main() {
 	down := flag.Bool("down", false, "stop the test servers")
 	flag.Parse()
-	env := testenv.Servers()
+	env, cluster := testenv.Servers(), testenv.ClusterServers()
 	if *down {
-		if err := env.Down(); err != nil {
+		if err := errors.Join(env.Down(), cluster.Down()); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -25,6 +27,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := env.Up(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := cluster.Up(ctx); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/redisconn"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -45,7 +46,7 @@ func TestFailedFirstTickLeavesTheRoomUnpublished(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rdb := redis.NewClient(&redis.Options{Addr: a.Config.RedisAddr})
+	rdb := redisconn.Open(a.Config.Redis)
 	t.Cleanup(func() { rdb.Close() })
 	rdb.AddHook(&failFirstPublish{})
 	var logs bytes.Buffer // read once Run has returned

@@ -16,10 +16,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/queue"
+	"github.com/catraca/catraca/shared/redisconn"
 	"github.com/catraca/catraca/shared/rediskey"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -145,7 +147,7 @@ func BenchmarkQueueHTTP(b *testing.B) {
 	// request above scatters by ±20 %. A diagnostic of the handler's own
 	// cost, not a throughput: make bench does not run it.
 	replaying := *a
-	replaying.Room = queue.New(replayScripts(b, a.Redis), a.Config.RedisPrefix)
+	replaying.Room = queue.New(replayScripts(b, a.Config.Redis), a.Config.RedisPrefix)
 	replayed := replaying.Handler()
 	for _, m := range []struct{ name, method string }{{"join", http.MethodPost}, {"status", http.MethodGet}} {
 		b.Run("handler-cpu/"+m.name, func(b *testing.B) {
@@ -189,28 +191,41 @@ func interleaveQueue(b *testing.B, rdb redis.UniversalClient, clients int, varia
 	}, pairs...)
 }
 
-// redisCPU is the CPU time the Redis server has spent (INFO cpu).
+// redisCPU is the CPU time the Redis server has spent (INFO cpu), summed
+// over the primaries of a cluster.
 func redisCPU(ctx context.Context, b *testing.B, rdb redis.UniversalClient) time.Duration {
-	info, err := rdb.Info(ctx, "cpu").Result()
+	var mu sync.Mutex
+	var total time.Duration
+	add := func(ctx context.Context, node *redis.Client) error {
+		info, err := node.Info(ctx, "cpu").Result()
+		for _, l := range strings.Split(info, "\r\n") {
+			name, v, _ := strings.Cut(l, ":")
+			if name == "used_cpu_sys" || name == "used_cpu_user" {
+				sec, _ := strconv.ParseFloat(v, 64)
+				mu.Lock()
+				total += time.Duration(sec * float64(time.Second))
+				mu.Unlock()
+			}
+		}
+		return err
+	}
+	var err error
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		err = c.ForEachMaster(ctx, add)
+	} else {
+		err = add(ctx, rdb.(*redis.Client))
+	}
 	if err != nil {
 		b.Fatal(err)
-	}
-	var total time.Duration
-	for _, l := range strings.Split(info, "\r\n") {
-		name, v, _ := strings.Cut(l, ":")
-		if name == "used_cpu_sys" || name == "used_cpu_user" {
-			sec, _ := strconv.ParseFloat(v, 64)
-			total += time.Duration(sec * float64(time.Second))
-		}
 	}
 	return total
 }
 
-// replayScripts is a client over rdb's server and options that runs each
-// script (EVALSHA) once and answers every later call of it with that first
-// reply, without a round trip. Other commands go to the server.
-func replayScripts(b *testing.B, rdb *redis.Client) *redis.Client {
-	c := redis.NewClient(rdb.Options())
+// replayScripts is a client of c's Redis, opened as the app's, that runs
+// each script (EVALSHA) once and answers every later call of it with that
+// first reply, without a round trip. Other commands go to the server.
+func replayScripts(b *testing.B, cfg config.Redis) redis.UniversalClient {
+	c := redisconn.Open(cfg)
 	b.Cleanup(func() { c.Close() })
 	c.AddHook(&replay{replies: map[string]any{}})
 	return c

@@ -40,7 +40,7 @@ type App struct {
 	*Databases
 	Config       config.Config
 	Logger       *slog.Logger
-	Redis        *redis.Client
+	Redis        redis.UniversalClient
 	Accounts     *account.Service
 	Sessions     *token.Signer
 	Admissions   *token.Signer

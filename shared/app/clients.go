@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
@@ -16,17 +14,11 @@ import (
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/order/sesmail"
 	"github.com/catraca/catraca/shared/order/sqsqueue"
+	"github.com/catraca/catraca/shared/redisconn"
 )
 
-// OpenRedis returns a client of c's Redis (it connects on first use).
-func OpenRedis(c config.Redis) *redis.Client {
-	opts := &redis.Options{Addr: c.RedisAddr, DialTimeout: time.Second, ReadTimeout: time.Second,
-		WriteTimeout: time.Second, MaxRetries: 1, PoolSize: 64}
-	if c.RedisTLS {
-		opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
-	return redis.NewClient(opts)
-}
+// OpenRedis returns a client of c's Redis (see redisconn.Open).
+func OpenRedis(c config.Redis) redis.UniversalClient { return redisconn.Open(c) }
 
 // NewMailer sends with SES from c.MailFrom, writes into c.Mailbox
 // locally, or else only logs.

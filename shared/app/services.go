@@ -40,7 +40,7 @@ func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Servi
 // key, the PSP consumer no mailer.
 type Orders struct {
 	DB    *Databases
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	Prefix,
 	PublicURL string
 	PSP config.PSP

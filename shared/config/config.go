@@ -122,8 +122,13 @@ func (p *Readers) read(r *reader) {
 
 // Redis is the waiting room's, the caches' and the limiters' store.
 type Redis struct {
-	// RedisAddr is host:port of Redis (ElastiCache in AWS).
+	// RedisAddr is host:port of Redis (ElastiCache in AWS), or of a
+	// cluster's nodes separated by commas.
 	RedisAddr string
+	// RedisCluster speaks the Redis Cluster protocol (following MOVED and
+	// ASK) to RedisAddr: ElastiCache Serverless is always a cluster. A
+	// list of several addresses is a cluster too.
+	RedisCluster bool
 	// RedisTLS turns on TLS (ElastiCache Serverless requires it).
 	RedisTLS bool
 	// RedisPrefix starts every key, so several stacks can share one Redis.
@@ -132,6 +137,7 @@ type Redis struct {
 
 func (p *Redis) read(r *reader) {
 	p.RedisAddr = r.str("CATRACA_REDIS_ADDR", "127.0.0.1:6379")
+	p.RedisCluster = r.boolean("CATRACA_REDIS_CLUSTER", false)
 	p.RedisTLS = r.boolean("CATRACA_REDIS_TLS", false)
 	p.RedisPrefix = r.str("CATRACA_REDIS_PREFIX", "")
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/live"
 )
@@ -17,8 +15,7 @@ import (
 // watcher keeps every change.
 func TestSlowWatcherIsDropped(t *testing.T) {
 	t.Parallel()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.Env(t).RedisAddr()})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := testenv.RedisClient(t)
 	h := live.New(rdb, testenv.BaseConfig().RedisPrefix)
 	ctx := context.Background()
 	slow, stopSlow, err := h.Subscribe(ctx, 1)

@@ -25,7 +25,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 type roomFixture struct {
 	room   *Room
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	clock  *clock
 	drawAt time.Time
 	// settings as published, to publish again or changed.
@@ -36,9 +36,12 @@ type roomFixture struct {
 // event whose draw is one minute after the fixture's "now".
 func newRoom(t testing.TB, eventID int64, s Settings) *roomFixture {
 	t.Helper()
-	env := testenv.Env(t)
-	rdb := redis.NewClient(&redis.Options{Addr: env.RedisAddr()})
-	t.Cleanup(func() { rdb.Close() })
+	return newRoomOn(t, testenv.RedisClient(t), eventID, s)
+}
+
+// newRoomOn is newRoom on the Redis of rdb.
+func newRoomOn(t testing.TB, rdb redis.UniversalClient, eventID int64, s Settings) *roomFixture {
+	t.Helper()
 	c := &clock{t: time.Now().Truncate(time.Millisecond)}
 	r := New(rdb, fmt.Sprintf("t%d:", time.Now().UnixNano()))
 	r.now = c.now
@@ -65,7 +68,14 @@ func newRoom(t testing.TB, eventID int64, s Settings) *roomFixture {
 func (f *roomFixture) loseRoom(t *testing.T, eventID int64) {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := f.rdb.Keys(ctx, f.room.keys(eventID).tag+"*").Result()
+	// All the room's keys share one slot, so one node's KEYS finds them.
+	node := redis.Cmdable(f.rdb)
+	if c, ok := f.rdb.(*redis.ClusterClient); ok {
+		var err error
+		node, err = c.MasterForKey(ctx, f.room.keys(eventID).tag)
+		require.NoError(t, err)
+	}
+	keys, err := node.Keys(ctx, f.room.keys(eventID).tag+"*").Result()
 	require.NoError(t, err)
 	require.NotEmpty(t, keys)
 	require.NoError(t, f.rdb.Del(ctx, keys...).Err())

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
@@ -16,9 +14,7 @@ import (
 // less the time the first three took), and spends nothing while it waits.
 func TestBurstThenRate(t *testing.T) {
 	t.Parallel()
-	env := testenv.Env(t)
-	rdb := redis.NewClient(&redis.Options{Addr: env.RedisAddr()})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := testenv.RedisClient(t)
 	l := New(rdb, fmt.Sprintf("t%d:", time.Now().UnixNano()))
 	ctx := context.Background()
 	start := time.Now()

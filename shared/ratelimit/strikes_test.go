@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/testenv"
@@ -19,8 +18,7 @@ import (
 // is never affected.
 func TestStrikesSlowThenBlockThenForget(t *testing.T) {
 	t.Parallel()
-	rdb := redis.NewClient(&redis.Options{Addr: testenv.Env(t).RedisAddr()})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := testenv.RedisClient(t)
 	s := NewStrikes(rdb, fmt.Sprintf("t%d:", time.Now().UnixNano()))
 	now := time.UnixMilli(1_000_000_000_000)
 	s.Now = func() time.Time { return now }
@@ -57,4 +55,16 @@ func TestStrikesSlowThenBlockThenForget(t *testing.T) {
 	require.Zero(t, penalty("acct:1"), "the block ends")
 	add("acct:1")
 	require.Zero(t, penalty("acct:1"), "a new window counts from zero")
+}
+
+// TestStrikeKeysShareASlot: the strike script's window counter and penalty
+// are in one Redis Cluster slot for any subject and time.
+func TestStrikeKeysShareASlot(t *testing.T) {
+	s := NewStrikes(nil, "catraca:")
+	p := Policy{Window: time.Minute}
+	for _, subject := range []string{"acct:1", "ip:10.0.0.1", "card:4242"} {
+		for _, at := range []time.Time{time.Unix(0, 0), time.Now()} {
+			testenv.RequireOneSlot(t, subject, s.keys(subject, p, at)...)
+		}
+	}
 }

@@ -299,16 +299,11 @@ func waitPostgres(ctx context.Context, dsn string) error {
 // returns once it answers commands (not while it replays its AOF).
 func (e Env) StartRedis(ctx context.Context) error {
 	if listening(e.RedisPort) {
-		return e.waitRedis(ctx)
+		return waitPing(ctx, e.RedisAddr())
 	}
-	bin, err := exec.LookPath("redis-server")
+	bin, err := redisServer()
 	if err != nil {
-		if err := aptInstall("redis-server"); err != nil {
-			return err
-		}
-		if bin, err = exec.LookPath("redis-server"); err != nil {
-			return err
-		}
+		return err
 	}
 	dir := e.redisDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -323,13 +318,13 @@ func (e Env) StartRedis(ctx context.Context) error {
 	if err := run(cmd); err != nil {
 		return err
 	}
-	return e.waitRedis(ctx)
+	return waitPing(ctx, e.RedisAddr())
 }
 
-// waitRedis waits until PING answers PONG: a Redis replaying its AOF
-// accepts connections but answers LOADING.
-func (e Env) waitRedis(ctx context.Context) error {
-	c := redis.NewClient(&redis.Options{Addr: e.RedisAddr(), MaxRetries: -1})
+// waitPing waits until the Redis at addr answers PING: a Redis replaying
+// its AOF accepts connections but answers LOADING.
+func waitPing(ctx context.Context, addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -349,25 +344,15 @@ func (e Env) waitRedis(ctx context.Context) error {
 }
 
 // KillRedis kills Redis with SIGKILL, losing what was not yet in the AOF.
-func (e Env) KillRedis() error { return e.signalRedis(syscall.SIGKILL) }
+func (e Env) KillRedis() error { return signalPID(e.redisPIDs(), e.RedisPort, syscall.SIGKILL) }
 
 // StopRedis shuts Redis down cleanly.
-func (e Env) StopRedis() error { return e.signalRedis(syscall.SIGTERM) }
+func (e Env) StopRedis() error { return signalPID(e.redisPIDs(), e.RedisPort, syscall.SIGTERM) }
 
-func (e Env) signalRedis(sig syscall.Signal) error {
-	if err := signalPIDFile(e.redisPIDs(), e.RedisPort, sig); err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	if sig == syscall.SIGKILL {
-		os.Remove(e.redisPIDs())
-	}
-	return nil
-}
-
-// signalPIDFile sends sig to the process whose pid file is path (none: no
-// process) and waits up to 5 s for port to close.
-func signalPIDFile(path string, port int, sig syscall.Signal) error {
-	b, err := os.ReadFile(path)
+// signalPID signals the process whose pid file is pidFile (none: no
+// process) and waits (up to five seconds) until nothing listens on its port.
+func signalPID(pidFile string, port int, sig syscall.Signal) error {
+	b, err := os.ReadFile(pidFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -376,13 +361,16 @@ func signalPIDFile(path string, port int, sig syscall.Signal) error {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return fmt.Errorf("pid file %s: %w", path, err)
+		return fmt.Errorf("pid file %s: %w", pidFile, err)
 	}
 	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
 	for i := 0; i < 100 && listening(port); i++ {
 		time.Sleep(50 * time.Millisecond)
+	}
+	if sig == syscall.SIGKILL {
+		os.Remove(pidFile)
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func pgbouncerBin() (string, error) {
 
 // stopPooler stops the PgBouncer started from this data folder.
 func (e Env) stopPooler() error {
-	if err := signalPIDFile(e.poolerPID(), e.PoolerPort, syscall.SIGTERM); err != nil {
+	if err := signalPID(e.poolerPID(), e.PoolerPort, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("pgbouncer: %w", err)
 	}
 	return nil

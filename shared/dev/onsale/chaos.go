@@ -5,11 +5,13 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/rediskey"
 )
 
 // Chaos modes Run understands.
-var ChaosModes = []string{"redis-kill", "pg-restart", "psp-outage", "dup-webhooks", "slow-psp"}
+var ChaosModes = []string{"redis-kill", "redis-failover", "pg-restart", "psp-outage", "dup-webhooks", "slow-psp"}
 
 // startChaos sets the PSP's rate limit, starts the chosen fault a few
 // seconds into admission and returns a func that undoes what is still in
@@ -43,6 +45,46 @@ func (r *run) startChaos(ctx context.Context, admitting time.Time) (undo func())
 				slog.Error("start redis", "err", err)
 			}
 			r.rep.chaos("redis back")
+		})
+	case "redis-failover":
+		// The event's slot fails over twice on the Redis Cluster: as an
+		// operator would (CLUSTER FAILOVER), then by its primary dying.
+		key := rediskey.Event(r.st.App.Config.RedisPrefix, r.event)
+		c := r.o.Cluster
+		after(settle, func() {
+			if c == nil {
+				slog.Error("redis-failover needs Options.Cluster: no failover")
+				return
+			}
+			r.rep.chaos("redis failover")
+			if err := c.Failover(ctx, key); err != nil {
+				slog.Error("redis failover", "err", err)
+			}
+			r.rep.chaos("redis failed over")
+			time.Sleep(3 * time.Second)
+			primary, _, err := c.SlotNodes(ctx, key)
+			if err == nil {
+				err = c.KillNode(localenv.PortOf(primary))
+			}
+			if err != nil {
+				slog.Error("kill redis primary", "err", err)
+				return
+			}
+			r.rep.chaos("redis primary killed")
+			for ctx.Err() == nil {
+				if now, _, _ := c.SlotNodes(ctx, key); now != primary && now != "" {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			r.rep.chaos("redis replica promoted")
+			if err := c.StartNode(ctx, localenv.PortOf(primary)); err != nil {
+				slog.Error("restart redis node", "err", err)
+			}
+			if err := c.WaitOK(ctx); err != nil {
+				slog.Error("redis cluster", "err", err)
+			}
+			r.rep.chaos("redis cluster ok")
 		})
 	case "pg-restart":
 		after(settle, func() {

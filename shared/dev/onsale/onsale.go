@@ -42,8 +42,10 @@ type Options struct {
 	PSPRate     int
 	DeclineRate float64
 	AbandonRate float64
-	Chaos       string // "", redis-kill, pg-restart, psp-outage, dup-webhooks, slow-psp
-	Deadline    time.Duration
+	Chaos       string // "", redis-kill, redis-failover, pg-restart, psp-outage, dup-webhooks, slow-psp
+	// Cluster is the Redis Cluster the stack uses, for redis-failover.
+	Cluster  *localenv.Cluster `json:"-"`
+	Deadline time.Duration
 	// HoldTTL and ActiveTTL (seconds) bound how long a walked-away fan
 	// keeps seats and a shopping slot.
 	HoldTTL, ActiveTTL int

@@ -14,23 +14,30 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/migrate"
+	"github.com/catraca/catraca/shared/redisconn"
 )
 
 var (
-	once    sync.Once
-	env     localenv.Env
-	envErr  error
-	tmplMu  sync.Mutex
-	tmplFor = map[migrate.Kind]string{}
+	once       sync.Once
+	env        localenv.Env
+	envErr     error
+	clusterOne sync.Once
+	clusterErr error
+	slotOnce   sync.Once
+	slotClient *redis.Client // asks the cluster for slots (RequireOneSlot)
+	tmplMu     sync.Mutex
+	tmplFor    = map[migrate.Kind]string{}
 )
 
 // RepoRoot finds the directory holding go.mod.
@@ -86,6 +93,54 @@ func Env(t testing.TB) localenv.Env {
 		t.Fatalf("testenv: start PostgreSQL and Redis: %v", envErr)
 	}
 	return env
+}
+
+// ClusterServers describes the test Redis Cluster without starting it:
+// six nodes from port 56380 (CATRACA_TEST_REDIS_CLUSTER_PORT), their
+// cluster buses ten above, data beside the other servers'.
+func ClusterServers() localenv.Cluster {
+	return localenv.NewCluster(filepath.Join(Servers().Dir, "redis-cluster"),
+		portFromEnv("CATRACA_TEST_REDIS_CLUSTER_PORT", 56380))
+}
+
+// Cluster returns the running test Redis Cluster, starting (or creating)
+// it on first use.
+func Cluster(t testing.TB) localenv.Cluster {
+	t.Helper()
+	c := ClusterServers()
+	clusterOne.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		clusterErr = c.Up(ctx)
+	})
+	if clusterErr != nil {
+		t.Fatalf("testenv: start the Redis Cluster: %v", clusterErr)
+	}
+	return c
+}
+
+// OnCluster reports whether CATRACA_TEST_REDIS=cluster: the tests then
+// give the code under test a client of the Redis Cluster, as ElastiCache
+// Serverless serves it, instead of the single node.
+func OnCluster() bool { return os.Getenv("CATRACA_TEST_REDIS") == "cluster" }
+
+// Redis returns the Redis part of a configuration on the test servers:
+// the cluster's when OnCluster, else the single node's.
+func Redis(t testing.TB) config.Redis {
+	t.Helper()
+	if OnCluster() {
+		return config.Redis{RedisAddr: strings.Join(Cluster(t).Addrs(), ","), RedisCluster: true}
+	}
+	return config.Redis{RedisAddr: Env(t).RedisAddr()}
+}
+
+// RedisClient returns a client of the test Redis (see Redis), as
+// production opens it, closed when the test ends.
+func RedisClient(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	rdb := redisconn.Open(Redis(t))
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // Databases names one catalog and its shards.
@@ -208,7 +263,9 @@ func Config(t testing.TB, d Databases) config.Config {
 	for id, db := range d.Shards {
 		c.Shards[id] = e.DSN(db)
 	}
-	c.RedisAddr = e.RedisAddr()
+	prefix := c.RedisPrefix
+	c.Redis = Redis(t)
+	c.RedisPrefix = prefix
 	return c
 }
 
@@ -276,4 +333,24 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// RequireOneSlot fails t unless the test Redis Cluster puts every key in
+// one hash slot (CLUSTER KEYSLOT): a script or MULTI over keys of two
+// slots fails there with CROSSSLOT, and only there.
+func RequireOneSlot(t testing.TB, what string, keys ...string) {
+	t.Helper()
+	slotOnce.Do(func() { slotClient = redis.NewClient(&redis.Options{Addr: Cluster(t).Addrs()[0]}) })
+	rdb := slotClient
+	slots := map[int64][]string{}
+	for _, k := range keys {
+		s, err := rdb.ClusterKeySlot(context.Background(), k).Result()
+		if err != nil {
+			t.Fatalf("CLUSTER KEYSLOT %s: %v", k, err)
+		}
+		slots[s] = append(slots[s], k)
+	}
+	if len(slots) > 1 {
+		t.Errorf("%s: its keys span %d slots: %v", what, len(slots), slots)
+	}
 }
