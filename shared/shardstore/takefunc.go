@@ -6,7 +6,7 @@ import (
 )
 
 // takeFunction is a one-statement take wrapped in a PL/pgSQL function
-// (shard migration 00021): PL/pgSQL plans its statements once per session
+// (shard migration 00018): PL/pgSQL plans its statements once per session
 // and keeps the plans (generic ones: plan_cache_mode on the shard), so
 // behind a transaction-pooling proxy, where every statement the app sends
 // is unnamed and planned on every execution, each pooled server connection

@@ -10,7 +10,7 @@ import (
 	"github.com/catraca/catraca/shared/dev/testenv"
 )
 
-// TestTakeFunctionsAreTheTakes: the functions shard migration 00021
+// TestTakeFunctionsAreTheTakes: the functions shard migration 00018
 // defines run the app's one-statement takes verbatim, so that a change to
 // a take without a migration that replaces its function fails here rather
 // than behind the proxy only.
