@@ -57,7 +57,16 @@ type CreatePayment struct {
 	OrderID   int64
 	Reference string // our payment row's idempotency key
 	ReturnURL string
+	// PixWait is how long the hold can still wait for a Pix after its
+	// payment page closes: a BRL page offers Pix when it is at least
+	// PixMinWait, with a code that lives that long (so a code shown at
+	// the page's last moment expires when the hold can wait no more).
+	PixWait time.Duration
 }
+
+// PixMinWait is the shortest Pix code the shop offers: less is not enough
+// time to pay from a bank app, so the page offers cards only.
+const PixMinWait = time.Minute
 
 // Payment is the PSP's view of one payment attempt. ID is the Checkout
 // Session (what the shop records and expires); Intent is the PaymentIntent
@@ -77,6 +86,9 @@ type Payment struct {
 	Refunded  bool
 	Disputed  bool
 	Created   time.Time
+	// ExpiresAt is when the code of a Pix in progress expires (the PSP
+	// fails it then); zero for any other payment.
+	ExpiresAt time.Time
 }
 
 // Refund is a refund of a payment.

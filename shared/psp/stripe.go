@@ -99,8 +99,14 @@ func (s *Stripe) CreatePayment(ctx context.Context, p CreatePayment, key string)
 				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String(fmt.Sprintf("Order %d", p.OrderID))},
 			},
 		}},
-		Metadata:          meta,
-		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{Metadata: meta},
+		Metadata:           meta,
+		PaymentIntentData:  &stripe.CheckoutSessionCreatePaymentIntentDataParams{Metadata: meta},
+		PaymentMethodTypes: []*string{stripe.String(string(stripe.PaymentMethodTypeCard))},
+	}
+	if secs, ok := pixSeconds(p); ok {
+		params.PaymentMethodTypes = append(params.PaymentMethodTypes, stripe.String(string(stripe.PaymentMethodTypePix)))
+		params.PaymentMethodOptions = &stripe.CheckoutSessionCreatePaymentMethodOptionsParams{
+			Pix: &stripe.CheckoutSessionCreatePaymentMethodOptionsPixParams{ExpiresAfterSeconds: stripe.Int64(secs)}}
 	}
 	if key != "" {
 		params.SetIdempotencyKey(key)
@@ -110,6 +116,19 @@ func (s *Stripe) CreatePayment(ctx context.Context, p CreatePayment, key string)
 		return Payment{}, wrap(err)
 	}
 	return fromSession(cs), nil
+}
+
+// pixMaxSeconds is the longest Pix code Stripe makes
+// (payment_method_options.pix.expires_after_seconds: 10 to 1209600).
+const pixMaxSeconds = 1209600
+
+// pixSeconds is the lifetime of the Pix code a page offers, and whether it
+// offers Pix at all: only in BRL, only when the hold can wait for one.
+func pixSeconds(p CreatePayment) (int64, bool) {
+	if !strings.EqualFold(p.Currency, "brl") || p.PixWait < PixMinWait {
+		return 0, false
+	}
+	return min(int64(p.PixWait/time.Second), pixMaxSeconds), true
 }
 
 // GetPayment reads a Checkout Session with its PaymentIntent and latest
@@ -310,8 +329,13 @@ func fromSession(cs *stripe.CheckoutSession) Payment {
 		if pi.Object != "" { // expanded: the PaymentIntent is what was charged
 			ip := fromIntent(pi)
 			ip.ID, ip.URL, ip.Created = p.ID, p.URL, p.Created
-			if p.Status == StatusCanceled {
+			switch {
+			case p.Status == StatusCanceled:
 				ip.Status = StatusCanceled
+			case p.Status == StatusProcessing && ip.Status == StatusRequiresAction:
+				// Submitted with an asynchronous method (a Pix code shown):
+				// the fan pays from elsewhere; the page is done.
+				ip.Status = StatusProcessing
 			}
 			return ip
 		}
@@ -344,6 +368,9 @@ func fromIntent(pi *stripe.PaymentIntent) Payment {
 	}
 	if ch := pi.LatestCharge; ch != nil {
 		p.Refunded, p.Disputed = ch.Refunded, ch.Disputed
+	}
+	if na := pi.NextAction; na != nil && na.PixDisplayQRCode != nil && p.Status == StatusRequiresAction {
+		p.ExpiresAt = time.Unix(na.PixDisplayQRCode.ExpiresAt, 0).UTC()
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package pspsim
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -20,7 +21,12 @@ type session struct {
 	Meta, IntentMeta      map[string]string
 	SuccessURL, CancelURL string
 	Created, ExpiresAt    int64
+	Methods               []string // payment_method_types: card, and pix in BRL
+	PixSeconds            int64    // payment_method_options[pix][expires_after_seconds]
 }
+
+// offers tells whether the session's page takes a payment method.
+func (cs *session) offers(method string) bool { return contains(cs.Methods, method) }
 
 // intent is a PaymentIntent, made when the first card is tried.
 type intent struct {
@@ -35,6 +41,15 @@ type intent struct {
 	Created        int64
 	CanceledAt     int64
 	Authenticating string // the card waiting for 3-D Secure
+	Methods        []string
+	// A Pix code shown and not yet paid: what it says and when it expires.
+	PixData      string
+	PixExpiresAt int64
+}
+
+// pixPending tells whether a Pix code is waiting for the fan's bank.
+func (pi *intent) pixPending() bool {
+	return pi != nil && pi.PixData != "" && pi.Status == "requires_action"
 }
 
 // charge is a successful card charge.
@@ -46,7 +61,8 @@ type charge struct {
 	Refunded       bool
 	Disputed       bool
 	Card           Card
-	Number         string
+	Number         string // the card's; "" for a Pix
+	BankTx         string // a Pix's end-to-end id at the central bank
 	Created        int64
 }
 
@@ -93,12 +109,21 @@ func (s *Sim) sessionJSON(cs *session, expand []string) map[string]any {
 	return map[string]any{"id": cs.ID, "object": "checkout.session", "amount_subtotal": cs.Amount, "amount_total": cs.Amount,
 		"cancel_url": nullable(cs.CancelURL), "client_reference_id": nullable(cs.ClientRef), "created": cs.Created,
 		"currency": cs.Currency, "customer": nil, "expires_at": cs.ExpiresAt, "livemode": false, "metadata": orEmpty(cs.Meta),
-		"mode": "payment", "payment_intent": pi, "payment_method_types": []string{"card"}, "payment_status": cs.PaymentStatus,
+		"mode": "payment", "payment_intent": pi, "payment_method_options": pixOptions(cs), "payment_method_types": cs.Methods, "payment_status": cs.PaymentStatus,
 		"status": cs.Status, "success_url": nullable(cs.SuccessURL), "ui_mode": "hosted", "url": u,
 		// Required by Stripe's schema; features the shop does not use.
 		"automatic_tax": map[string]any{"enabled": false, "liability": nil, "status": nil}, "custom_fields": []any{},
 		"custom_text":      map[string]any{"after_submit": nil, "shipping_address": nil, "submit": nil, "terms_of_service_acceptance": nil},
 		"shipping_options": []any{}}
+}
+
+// pixOptions are a session's payment_method_options: Pix's code lifetime
+// when it offers Pix.
+func pixOptions(cs *session) map[string]any {
+	if !cs.offers("pix") {
+		return map[string]any{}
+	}
+	return map[string]any{"pix": map[string]any{"expires_after_seconds": cs.PixSeconds}}
 }
 
 func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
@@ -115,7 +140,12 @@ func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
 		canceledAt, reason = pi.CanceledAt, "abandoned"
 	}
 	var next any
-	if pi.Status == "requires_action" {
+	switch {
+	case pi.pixPending():
+		next = map[string]any{"type": "pix_display_qr_code", "pix_display_qr_code": map[string]any{
+			"data": pi.PixData, "expires_at": pi.PixExpiresAt, "hosted_instructions_url": s.cfg.PublicURL + "/c/pay/" + pi.Session,
+			"image_url_png": s.cfg.PublicURL + "/c/pay/" + pi.Session + "/pix.png", "image_url_svg": s.cfg.PublicURL + "/c/pay/" + pi.Session + "/pix.svg"}}
+	case pi.Status == "requires_action":
 		next = map[string]any{"type": "redirect_to_url", "redirect_to_url": map[string]any{
 			"url": s.cfg.PublicURL + "/c/pay/" + pi.Session, "return_url": s.cfg.PublicURL + "/c/pay/" + pi.Session}}
 	}
@@ -123,18 +153,22 @@ func (s *Sim) intentJSON(pi *intent, expand []string) map[string]any {
 		"amount_received": pi.Received, "canceled_at": canceledAt, "cancellation_reason": reason, "capture_method": "automatic_async",
 		"confirmation_method": "automatic", "created": pi.Created, "currency": pi.Currency, "last_payment_error": lastErr,
 		"latest_charge": ch, "livemode": false, "metadata": orEmpty(pi.Meta), "next_action": next,
-		"payment_method_types": []string{"card"}, "status": pi.Status}
+		"payment_method_types": pi.Methods, "status": pi.Status}
 }
 
 func (s *Sim) chargeJSON(ch *charge) map[string]any {
+	details := map[string]any{"type": "pix", "pix": map[string]any{"bank_transaction_id": ch.BankTx}}
+	if ch.Number != "" {
+		details = map[string]any{"type": "card", "card": map[string]any{"brand": ch.Card.Brand,
+			"last4": ch.Number[len(ch.Number)-4:], "fingerprint": Fingerprint(ch.Number), "exp_month": 12, "exp_year": time.Now().Year() + 3,
+			"funding": "credit", "country": "US"}}
+	}
 	return map[string]any{"id": ch.ID, "object": "charge", "amount": ch.Amount, "amount_captured": ch.Amount,
 		"amount_refunded": ch.AmountRefunded, "captured": true, "created": ch.Created, "currency": ch.Currency,
 		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil},
 		"disputed":        ch.Disputed, "livemode": false, "metadata": map[string]string{}, "paid": true, "payment_intent": ch.Intent,
-		"payment_method_details": map[string]any{"type": "card", "card": map[string]any{"brand": ch.Card.Brand,
-			"last4": ch.Number[len(ch.Number)-4:], "fingerprint": Fingerprint(ch.Number), "exp_month": 12, "exp_year": time.Now().Year() + 3,
-			"funding": "credit", "country": "US"}},
-		"refunded": ch.Refunded, "status": "succeeded"}
+		"payment_method_details": details,
+		"refunded":               ch.Refunded, "status": "succeeded"}
 }
 
 // viewLocked is a session and its PaymentIntent as the port sees them.
@@ -153,17 +187,18 @@ func (s *Sim) viewLocked(cs *session, pi *intent) psp.Payment {
 		if p.ID == "" {
 			p.ID, p.Amount, p.Currency = pi.ID, pi.Amount, pi.Currency
 		}
-		switch pi.Status {
-		case "succeeded":
+		switch {
+		case pi.Status == "succeeded":
 			p.Status = psp.StatusSucceeded
-		case "requires_action":
+		case pi.pixPending():
+			// The page was submitted with Pix: the fan pays from a bank app.
+			p.Status, p.ExpiresAt = psp.StatusProcessing, time.Unix(pi.PixExpiresAt, 0).UTC()
+		case pi.Status == "requires_action":
 			p.Status = psp.StatusRequiresAction
-		case "canceled":
+		case pi.Status == "canceled":
 			p.Status = psp.StatusCanceled
-		case "requires_payment_method":
-			if pi.LastError != nil {
-				p.Status, p.Failure = psp.StatusFailed, pi.LastError.DeclineCode
-			}
+		case pi.Status == "requires_payment_method" && pi.LastError != nil:
+			p.Status, p.Failure = psp.StatusFailed, cmp.Or(pi.LastError.DeclineCode, pi.LastError.Code)
 		}
 		if ch := s.charges[pi.Charge]; ch != nil {
 			p.Refunded, p.Disputed = ch.Refunded, ch.Disputed

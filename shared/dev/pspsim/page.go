@@ -84,13 +84,20 @@ func (s *Sim) Authenticate(id string, ok bool) (psp.Payment, error) {
 	return s.viewLocked(cs, pi), nil
 }
 
+// newIntentLocked makes a session's PaymentIntent, when the first card is
+// tried or Pix chosen.
+func (s *Sim) newIntentLocked(cs *session) *intent {
+	pi := &intent{ID: s.newID("pi"), Session: cs.ID, Amount: cs.Amount, Currency: cs.Currency, Meta: cs.IntentMeta,
+		Created: time.Now().Unix(), Methods: cs.Methods}
+	s.intents[pi.ID], cs.Intent = pi, pi.ID
+	return pi
+}
+
 // payLocked tries a test card on an open session.
 func (s *Sim) payLocked(cs *session, number string) {
 	pi := s.intents[cs.Intent]
 	if pi == nil {
-		pi = &intent{ID: s.newID("pi"), Session: cs.ID, Amount: cs.Amount, Currency: cs.Currency, Meta: cs.IntentMeta,
-			Created: time.Now().Unix()}
-		s.intents[pi.ID], cs.Intent = pi, pi.ID
+		pi = s.newIntentLocked(cs)
 	}
 	card := Cards[number]
 	switch {
@@ -109,19 +116,121 @@ func (s *Sim) declineLocked(pi *intent, e *apiErr) {
 	s.emitLocked("payment_intent.payment_failed", s.intentJSON(pi, nil))
 }
 
-// chargeLocked charges the card: the PaymentIntent succeeds, the session
-// completes, the ledger records the money.
+// chargeLocked charges the card (number) or the Pix (number ""): the
+// PaymentIntent succeeds, the session is paid (completed by a card; a Pix
+// completed it when chosen, and its payment succeeds asynchronously), the
+// ledger records the money.
 func (s *Sim) chargeLocked(cs *session, pi *intent, number string) {
 	ch := &charge{ID: s.newID("ch"), Intent: pi.ID, Amount: pi.Amount, Currency: pi.Currency, Card: Cards[number], Number: number,
 		Created: time.Now().Unix()}
+	completed := "checkout.session.completed"
+	if number == "" {
+		ch.BankTx, completed = "E"+randomID(31), "checkout.session.async_payment_succeeded"
+	}
 	s.charges[ch.ID] = ch
-	pi.Status, pi.Received, pi.Charge, pi.LastError = "succeeded", pi.Amount, ch.ID, nil
+	pi.Status, pi.Received, pi.Charge, pi.LastError, pi.PixData = "succeeded", pi.Amount, ch.ID, nil, ""
 	cs.Status, cs.PaymentStatus = "complete", "paid"
 	view := s.viewLocked(cs, pi)
 	s.paid[view.OrderID]++
 	s.recordLocked("charge", view)
 	s.emitLocked("payment_intent.succeeded", s.intentJSON(pi, nil))
+	s.emitLocked(completed, s.sessionJSON(cs, nil))
+}
+
+// ErrNoPix is a Pix action on a session that does not offer Pix, or whose
+// Pix code is not waiting (not chosen, paid, or expired).
+var ErrNoPix = errors.New("no Pix code is waiting on this checkout session")
+
+// ChoosePix is the fan choosing Pix on the hosted page: the PaymentIntent
+// shows a Pix code (requires_action, next_action pix_display_qr_code)
+// valid for the session's expires_after_seconds, and the session completes
+// unpaid (checkout.session.completed, payment_status unpaid), as Stripe
+// Checkout does for a Pix: the fan pays from a bank app, later. The code
+// expires on the simulator's clock (ExpirePix) unless PayPix comes first.
+func (s *Sim) ChoosePix(id string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[id]
+	if !ok || cs.Status != "open" || !cs.offers("pix") {
+		return psp.Payment{}, ErrNoPix
+	}
+	pi := s.intents[cs.Intent]
+	if pi == nil {
+		pi = s.newIntentLocked(cs)
+	}
+	expires := time.Now().Add(time.Duration(cs.PixSeconds) * time.Second)
+	pi.Status, pi.LastError, pi.Authenticating = "requires_action", nil, ""
+	pi.PixExpiresAt, pi.PixData = expires.Unix(), brCode(cs, pi)
+	cs.Status, cs.PaymentStatus = "complete", "unpaid"
 	s.emitLocked("checkout.session.completed", s.sessionJSON(cs, nil))
+	s.afterFunc(time.Until(time.Unix(pi.PixExpiresAt, 0)), func() {
+		select {
+		case <-s.stop:
+		default:
+			s.ExpirePix(id) // nothing to do if it was paid
+		}
+	})
+	return s.viewLocked(cs, pi), nil
+}
+
+// PayPix is the fan's bank paying the session's Pix code before it
+// expires: payment_intent.succeeded, checkout.session.async_payment_succeeded.
+func (s *Sim) PayPix(id string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[id]
+	if !ok || !s.intents[cs.Intent].pixPending() {
+		return psp.Payment{}, ErrNoPix
+	}
+	pi := s.intents[cs.Intent]
+	s.chargeLocked(cs, pi, "")
+	return s.viewLocked(cs, pi), nil
+}
+
+// ExpirePix is the simulator's clock reaching the session's Pix code's
+// expiry (a test calls it rather than wait): the payment attempt fails
+// (payment_intent.payment_failed, checkout.session.async_payment_failed);
+// the session stays complete and unpaid, as Stripe leaves it.
+func (s *Sim) ExpirePix(id string) (psp.Payment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.sessions[id]
+	if !ok || !s.intents[cs.Intent].pixPending() {
+		return psp.Payment{}, ErrNoPix
+	}
+	pi := s.intents[cs.Intent]
+	pi.Status, pi.PixData = "requires_payment_method", ""
+	pi.LastError = &apiErr{Type: "invalid_request_error", Code: PixExpired,
+		Message: "The Pix code expired before it was paid."}
+	s.emitLocked("payment_intent.payment_failed", s.intentJSON(pi, nil))
+	s.emitLocked("checkout.session.async_payment_failed", s.sessionJSON(cs, nil))
+	return s.viewLocked(cs, pi), nil
+}
+
+// PixExpired is the last_payment_error code of a Pix whose code expired.
+const PixExpired = "payment_intent_payment_attempt_expired"
+
+// brCode is the Pix "copia e cola" of a payment: an EMV BR Code (the
+// central bank's format: tag, length, value; CRC16-CCITT last) naming a
+// simulated receiver and the amount.
+func brCode(cs *session, pi *intent) string {
+	tlv := func(tag, v string) string { return fmt.Sprintf("%s%02d%s", tag, len(v), v) }
+	code := tlv("00", "01") + tlv("01", "12") +
+		tlv("26", tlv("00", "br.gov.bcb.pix")+tlv("25", "pix.pspsim.example/qr/v2/"+pi.ID)) +
+		tlv("52", "0000") + tlv("53", "986") + tlv("54", fmt.Sprintf("%d.%02d", cs.Amount/100, cs.Amount%100)) +
+		tlv("58", "BR") + tlv("59", "CATRACA PSPSIM") + tlv("60", "MANAUS") + tlv("62", tlv("05", "***")) + "6304"
+	crc := uint16(0xFFFF)
+	for _, b := range []byte(code) {
+		crc ^= uint16(b) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return code + fmt.Sprintf("%04X", crc)
 }
 
 var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
@@ -131,7 +240,11 @@ var pageTmpl = template.Must(template.New("pay").Parse(`<!doctype html>
 label,input,button{display:block;width:100%;font-size:1.1rem;margin:.4rem 0}input{padding:.5rem}button{padding:.7rem;background:#0a6;color:#fff;border:0;border-radius:.3rem}
 button.fail{background:#a00}small{color:#555}</style></head><body>
 <h1>Pay {{.Amount}}</h1><p>{{.Reference}} · {{.ID}}</p>
-{{if .Done}}<p role="status">This payment is {{.Status}}.</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
+{{if .Done}}<p role="status">{{if .PixExpired}}This Pix code expired before it was paid: nothing was charged.{{else}}This payment is {{.Status}}.{{end}}</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
+{{else if .Pix}}<p role="status">Pay with Pix from your bank app before {{.PixExpires}}: scan the QR code or copy this code (Pix copia e cola).</p>
+<label for="pix">Pix copia e cola</label><textarea id="pix" readonly rows="4" style="width:100%">{{.Pix}}</textarea>
+<form method="post" action="/c/pay/{{.ID}}/pix/pay"><button type="submit">Pay this Pix from your bank (simulated bank app)</button></form>
+{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a>: it confirms your order once your bank pays.</p>{{end}}
 {{else if .Authenticating}}<p role="status">Your bank asks you to confirm this payment (3-D Secure test page).</p>
 <form method="post" action="/c/pay/{{.ID}}/3ds"><button name="result" value="complete" type="submit">Complete authentication</button>
 <button class="fail" name="result" value="fail" type="submit">Fail authentication</button></form>
@@ -139,6 +252,7 @@ button.fail{background:#a00}small{color:#555}</style></head><body>
 <form method="post" action="/c/pay/{{.ID}}"><label for="card">Card number</label>
 <input id="card" name="card" inputmode="numeric" autocomplete="cc-number" required value="">
 <button type="submit">Pay</button></form>
+{{if .OffersPix}}<form method="post" action="/c/pay/{{.ID}}/pix"><button type="submit">Pay with Pix</button></form>{{end}}
 <p><small>Test cards: 4242 4242 4242 4242 and 5555 5555 5555 4444 succeed · 4000 0000 0000 0002 is declined ·
 4000 0000 0000 9995 has insufficient funds · 4000 0025 0000 3155 asks for 3-D Secure.</small></p>{{end}}
 </body></html>`))
@@ -148,7 +262,8 @@ func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
 	cs, ok := s.sessions[r.PathValue("id")]
 	var view psp.Payment
 	var returnURL, message string
-	var authenticating bool
+	var authenticating, offersPix, pixExpired bool
+	var pix, pixExpires string
 	if ok {
 		pi := s.intents[cs.Intent]
 		view, returnURL = s.viewLocked(cs, pi), cs.CancelURL
@@ -159,6 +274,11 @@ func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
 			message = pi.LastError.Message
 		}
 		authenticating = pi != nil && pi.Authenticating != ""
+		offersPix = cs.offers("pix")
+		if pi.pixPending() {
+			pix, pixExpires = pi.PixData, time.Unix(pi.PixExpiresAt, 0).UTC().Format("15:04:05 MST")
+		}
+		pixExpired = pi != nil && pi.LastError != nil && pi.LastError.Code == PixExpired
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -172,12 +292,22 @@ func (s *Sim) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	pageTmpl.Execute(w, map[string]any{"ID": view.ID, "Reference": view.Reference, "Status": status,
 		"Amount": fmt.Sprintf("%s %d.%02d", strings.ToUpper(view.Currency), view.Amount/100, view.Amount%100),
-		"Done":   status == "expired" || status == psp.StatusSucceeded, "ReturnURL": returnURL, "Authenticating": authenticating,
-		"Failure": message})
+		"Done":   status == "expired" || status == psp.StatusSucceeded || pixExpired, "ReturnURL": returnURL, "Authenticating": authenticating,
+		"Failure": message, "OffersPix": offersPix, "Pix": pix, "PixExpires": pixExpires, "PixExpired": pixExpired})
 }
 
 func (s *Sim) submit(w http.ResponseWriter, r *http.Request) {
 	p, err := s.Pay(r.PathValue("id"), strings.ReplaceAll(r.FormValue("card"), " ", ""))
+	s.after(w, r, p, err)
+}
+
+func (s *Sim) choosePix(w http.ResponseWriter, r *http.Request) {
+	p, err := s.ChoosePix(r.PathValue("id"))
+	s.after(w, r, p, err)
+}
+
+func (s *Sim) payPix(w http.ResponseWriter, r *http.Request) {
+	p, err := s.PayPix(r.PathValue("id"))
 	s.after(w, r, p, err)
 }
 

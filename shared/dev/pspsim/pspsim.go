@@ -85,6 +85,9 @@ type Sim struct {
 	mux       *http.ServeMux
 	stop      chan struct{}
 	client    *http.Client
+	// afterFunc schedules the simulator's own clock (a Pix code's expiry);
+	// tests replace it to run that clock without waiting.
+	afterFunc func(d time.Duration, f func()) *time.Timer
 }
 
 type idemEntry struct {
@@ -104,7 +107,7 @@ func New(cfg Config) *Sim {
 	}
 	s := &Sim{cfg: cfg, sessions: map[string]*session{}, intents: map[string]*intent{}, charges: map[string]*charge{},
 		idem: map[string]idemEntry{}, opsBySec: map[int64]int{}, paid: map[int64]int{}, givenBack: map[int64]int{},
-		mux: http.NewServeMux(), stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}}
+		mux: http.NewServeMux(), stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}, afterFunc: time.AfterFunc}
 	s.mux.HandleFunc("POST /v1/checkout/sessions", s.api(s.createSession))
 	s.mux.HandleFunc("GET /v1/checkout/sessions", s.api(s.listSessions))
 	s.mux.HandleFunc("GET /v1/checkout/sessions/{id}", s.api(s.getSession))
@@ -115,6 +118,9 @@ func New(cfg Config) *Sim {
 	s.mux.HandleFunc("GET /c/pay/{id}", s.page)
 	s.mux.HandleFunc("POST /c/pay/{id}", s.submit)
 	s.mux.HandleFunc("POST /c/pay/{id}/3ds", s.authenticate)
+	s.mux.HandleFunc("POST /c/pay/{id}/pix", s.choosePix)
+	s.mux.HandleFunc("POST /c/pay/{id}/pix/pay", s.payPix)
+	s.mux.HandleFunc("POST /_sim/payments/{id}/pix/expire", s.dashboardHandler(s.ExpirePix))
 	s.mux.HandleFunc("GET /_sim/stats", s.statsHandler)
 	s.mux.HandleFunc("PUT /_sim/faults", s.faultsHandler)
 	s.mux.HandleFunc("GET /_sim/ledger", s.ledgerHandler)
@@ -369,17 +375,63 @@ func (s *Sim) createSession(q request) (any, *apiErr) {
 	if currency != strings.ToLower(currency) || len(currency) != 3 {
 		return nil, invalid(http.StatusBadRequest, "parameter_invalid_string", "line_items[0][price_data][currency]", "Invalid currency: %s.", currency)
 	}
+	methods, pixSeconds, e := paymentMethods(q, currency)
+	if e != nil {
+		return nil, e
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.newSessionLocked(total, currency, q.get("client_reference_id"), q.hash("metadata"), q.hash("payment_intent_data[metadata]"))
 	cs.SuccessURL, cs.CancelURL = q.get("success_url"), q.get("cancel_url")
+	cs.Methods, cs.PixSeconds = methods, pixSeconds
 	return s.sessionJSON(cs, nil), nil
+}
+
+// Pix's code lifetime, as Stripe bounds and defaults it
+// (payment_method_options[pix][expires_after_seconds]).
+const (
+	pixMinSeconds     = 10
+	pixMaxSeconds     = 1209600
+	pixDefaultSeconds = 86400
+)
+
+// paymentMethods reads payment_method_types (card, and pix in BRL only;
+// card when none is given) and Pix's code lifetime.
+func paymentMethods(q request, currency string) ([]string, int64, *apiErr) {
+	methods := q.list("payment_method_types")
+	if len(methods) == 0 {
+		methods = []string{"card"}
+	}
+	for _, m := range methods {
+		switch {
+		case m != "card" && m != "pix":
+			return nil, 0, invalid(http.StatusBadRequest, "parameter_invalid_string", "payment_method_types",
+				"The payment method type %q is not simulated: only card and pix are.", m)
+		case m == "pix" && currency != "brl":
+			return nil, 0, invalid(http.StatusBadRequest, "", "payment_method_types",
+				"The currency provided (%s) is invalid. Payment method type pix only supports: brl.", currency)
+		}
+	}
+	secs := int64(pixDefaultSeconds)
+	if v := q.get("payment_method_options[pix][expires_after_seconds]"); v != "" {
+		n, ok := q.int("payment_method_options[pix][expires_after_seconds]")
+		if !ok || n < pixMinSeconds || n > pixMaxSeconds {
+			return nil, 0, invalid(http.StatusBadRequest, "parameter_invalid_integer", "payment_method_options[pix][expires_after_seconds]",
+				"Invalid integer: %s: expires_after_seconds must be between %d and %d.", v, pixMinSeconds, pixMaxSeconds)
+		}
+		secs = n
+	}
+	if !contains(methods, "pix") {
+		secs = 0
+	}
+	return methods, secs, nil
 }
 
 func (s *Sim) newSessionLocked(amount int64, currency, ref string, meta, intentMeta map[string]string) *session {
 	now := time.Now()
 	cs := &session{ID: s.newID("cs"), Status: "open", PaymentStatus: "unpaid", Amount: amount, Currency: currency,
-		ClientRef: ref, Meta: meta, IntentMeta: intentMeta, Created: now.Unix(), ExpiresAt: now.Add(24 * time.Hour).Unix()}
+		ClientRef: ref, Meta: meta, IntentMeta: intentMeta, Created: now.Unix(), ExpiresAt: now.Add(24 * time.Hour).Unix(),
+		Methods: []string{"card"}}
 	s.sessions[cs.ID] = cs
 	s.order = append(s.order, cs.ID)
 	return cs
