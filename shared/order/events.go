@@ -94,14 +94,16 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		case psp.KindRefunded, psp.KindDisputed:
 			return s.moneyBack(ctx, tx, ev)
 		case psp.KindProcessing:
-			_, err := progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
-			return err
+			return s.processing(ctx, tx, ev.Payment)
 		case psp.KindFailed:
 			// The order stays payable while its hold lasts: the fan retries.
 			// Every decline counts (card testing tries card after card on
-			// one page), once: the event id is recorded.
-			var err error
-			out.declined, err = progress(ctx, tx, ev.Payment, shardstore.PaymentFailed)
+			// one page), once: the event id is recorded. An expired Pix
+			// code is no decline.
+			declined, err := progress(ctx, tx, ev.Payment, shardstore.PaymentFailed)
+			if ev.Payment.Failure != psp.FailureExpired {
+				out.declined = declined
+			}
 			return err
 		case psp.KindCanceled:
 			_, err := progress(ctx, tx, ev.Payment, shardstore.PaymentCanceled)
@@ -169,6 +171,28 @@ func progress(ctx context.Context, tx shardstore.Tx, p psp.Payment, status shard
 		return nil, err
 	}
 	return &row, setPayment(ctx, tx, row, p, status, p.Failure)
+}
+
+// processing applies an asynchronous payment in progress (a Pix code
+// shown, the fan paying from a bank app): a live hold waits for it exactly
+// until the code expires (never past the hold's cap), so the sweeper
+// releases it then and not before. Locked as a charge locks (limit lock,
+// hold, order, then the payment), so it cannot deadlock with a release.
+func (s *Service) processing(ctx context.Context, tx shardstore.Tx, p psp.Payment) error {
+	o, found, err := tx.LockCharge(ctx, p.OrderID)
+	if err != nil || !found {
+		return err
+	}
+	row, err := progress(ctx, tx, p, shardstore.PaymentProcessing)
+	if err != nil || row == nil || rank[row.Status] >= rank[shardstore.PaymentProcessing] || p.ExpiresAt.IsZero() || !o.HoldLive {
+		return err // not ours, or late: the payment was past processing
+	}
+	e, err := s.events(ctx, o.EventID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.WaitForPayment(ctx, o.HoldID, p.ExpiresAt, e.HoldCap)
+	return err
 }
 
 // charge is one successful charge being applied, in the webhook's

@@ -353,15 +353,32 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 	if err != nil || a.Status != shardstore.PaymentQueued {
 		return err
 	}
+	pixWait, err := s.pixWait(ctx, a)
+	if err != nil {
+		return err
+	}
 	var p psp.Payment
 	err = s.callPSP(ctx, block, func() error {
 		var err error
 		p, err = s.psp.CreatePayment(ctx, psp.CreatePayment{Amount: a.AmountCents, Currency: a.Currency, OrderID: orderID,
-			Reference: a.Key, ReturnURL: fmt.Sprintf("%s/orders/%d", s.publicURL, orderID)}, a.Key)
+			Reference: a.Key, ReturnURL: fmt.Sprintf("%s/orders/%d", s.publicURL, orderID), PixWait: pixWait}, a.Key)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	return st.PaymentCreated(ctx, orderID, paymentID, p.ID, p.URL)
+}
+
+// pixWait is how long a Pix code on an attempt's page may live: what the
+// hold can still wait, up to its cap, after the page closes with the hold
+// (the session is expired then). A code shown at the page's last moment
+// then expires when the hold can wait no more, so the hold always waits
+// for the whole code (HandleEvent) and never past its cap.
+func (s *Service) pixWait(ctx context.Context, a shardstore.PaymentAttempt) (time.Duration, error) {
+	e, err := s.events(ctx, a.EventID)
+	if err != nil {
+		return 0, err
+	}
+	return a.HoldCreated.Add(time.Duration(e.HoldCap) * time.Second).Sub(a.HoldExpires), nil
 }

@@ -14,6 +14,10 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 )
 
+// FailureExpired is the failure of a payment attempt that expired unpaid
+// (a Pix code nobody paid): no card was refused.
+const FailureExpired = string(stripe.ErrorCodePaymentIntentPaymentAttemptExpired)
+
 // Metadata keys our Checkout Sessions and their PaymentIntents carry.
 const (
 	MetaOrder     = "catraca_order"

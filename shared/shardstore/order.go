@@ -158,6 +158,22 @@ func (t Tx) ExtendHold(ctx context.Context, holdID int64, capSecs, ttl int) (tim
 	return expires, nil
 }
 
+// WaitForPayment makes a live hold wait for an asynchronous payment in
+// progress (a Pix) exactly until until, but no further than capSecs after
+// its creation, and its seats with it; waited tells whether the hold was
+// live to wait.
+func (t Tx) WaitForPayment(ctx context.Context, holdID int64, until time.Time, capSecs int) (waited bool, err error) {
+	var expires time.Time
+	waited, err = one(t.tx.QueryRow(ctx, `
+		UPDATE holds SET expires_at = least($2, created_at + make_interval(secs => $3))
+		WHERE id = $1 AND status = 'active' AND expires_at > now() RETURNING expires_at`, holdID, until, capSecs), &expires)
+	if err != nil || !waited {
+		return false, err
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE event_seats SET held_until = $2 WHERE hold_id = $1 AND status = 'held'`, holdID, expires)
+	return true, err
+}
+
 // LivePayment finds an order's payment attempt in flight.
 func (t Tx) LivePayment(ctx context.Context, orderID int64) (id int64, status PaymentStatus, found bool, err error) {
 	found, err = one(t.tx.QueryRow(ctx, `SELECT id, status FROM payments WHERE order_id = $1 AND status IN ('queued', 'requires_action', 'processing')`,
@@ -177,19 +193,24 @@ func (t Tx) NewPayment(ctx context.Context, orderID int64, address string) (id i
 	return id, err
 }
 
-// PaymentAttempt is what the PSP is asked to charge.
+// PaymentAttempt is what the PSP is asked to charge, and its order's hold:
+// how long that can still wait bounds an asynchronous payment (Pix).
 type PaymentAttempt struct {
 	Key         string
 	Status      PaymentStatus
 	AmountCents int64
 	Currency    string
+	EventID     int64
+	HoldCreated time.Time
+	HoldExpires time.Time
 }
 
 // PaymentAttempt reads a payment attempt.
 func (r reads) PaymentAttempt(ctx context.Context, id int64) (PaymentAttempt, error) {
 	var p PaymentAttempt
-	err := r.q.QueryRow(ctx, `SELECT idempotency_key, status, amount_cents, currency FROM payments WHERE id = $1`, id).
-		Scan(&p.Key, &p.Status, &p.AmountCents, &p.Currency)
+	err := r.q.QueryRow(ctx, `SELECT p.idempotency_key, p.status, p.amount_cents, p.currency, h.event_id, h.created_at, h.expires_at
+		FROM payments p JOIN orders o ON o.id = p.order_id JOIN holds h ON h.id = o.hold_id WHERE p.id = $1`, id).
+		Scan(&p.Key, &p.Status, &p.AmountCents, &p.Currency, &p.EventID, &p.HoldCreated, &p.HoldExpires)
 	if err != nil {
 		return PaymentAttempt{}, fmt.Errorf("payment %d: %w", id, err)
 	}

@@ -208,7 +208,7 @@ func (s *Sim) ExpirePix(id string) (psp.Payment, error) {
 }
 
 // PixExpired is the last_payment_error code of a Pix whose code expired.
-const PixExpired = "payment_intent_payment_attempt_expired"
+const PixExpired = psp.FailureExpired
 
 // brCode is the Pix "copia e cola" of a payment: an EMV BR Code (the
 // central bank's format: tag, length, value; CRC16-CCITT last) naming a
