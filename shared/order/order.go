@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -283,7 +284,7 @@ func (s *Service) Checkout(ctx context.Context, e event.Event, orderID, account 
 		return Order{}, false, fmt.Errorf("checkout order %d: %w", orderID, err)
 	}
 	if paymentStatus == shardstore.PaymentQueued {
-		switch err := s.create(ctx, orderID, paymentID, false); {
+		switch err := s.create(ctx, orderID, paymentID, false, e.HoldCap); {
 		case errors.Is(err, errQueued), errors.Is(err, psp.ErrRateLimited), errors.Is(err, psp.ErrUnavailable):
 			if err := s.queue.Send(ctx, Job{OrderID: orderID, PaymentID: paymentID}); err != nil {
 				return Order{}, false, err
@@ -341,10 +342,12 @@ func (s *Service) startPayment(ctx context.Context, tx shardstore.Tx, e event.Ev
 // Create makes the PSP payment of a queued attempt, waiting for quota; the
 // queue consumer calls it, and retries on error.
 func (s *Service) Create(ctx context.Context, j Job) error {
-	return s.create(ctx, j.OrderID, j.PaymentID, true)
+	return s.create(ctx, j.OrderID, j.PaymentID, true, 0)
 }
 
-func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bool) error {
+// create makes an attempt's PSP payment; holdCap is its event's
+// hold_cap_seconds, read from the catalog when 0.
+func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bool, holdCap int) error {
 	st, err := s.shards.OfRow(orderID)
 	if err != nil {
 		return err
@@ -353,7 +356,7 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 	if err != nil || a.Status != shardstore.PaymentQueued {
 		return err
 	}
-	pixWait, err := s.pixWait(ctx, a)
+	pixWait, err := s.pixWait(ctx, a, holdCap)
 	if err != nil {
 		return err
 	}
@@ -375,10 +378,16 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 // (the session is expired then). A code shown at the page's last moment
 // then expires when the hold can wait no more, so the hold always waits
 // for the whole code (HandleEvent) and never past its cap.
-func (s *Service) pixWait(ctx context.Context, a shardstore.PaymentAttempt) (time.Duration, error) {
-	e, err := s.events(ctx, a.EventID)
-	if err != nil {
-		return 0, err
+func (s *Service) pixWait(ctx context.Context, a shardstore.PaymentAttempt, holdCap int) (time.Duration, error) {
+	if !strings.EqualFold(a.Currency, "BRL") {
+		return 0, nil // Pix is in BRL only
 	}
-	return a.HoldCreated.Add(time.Duration(e.HoldCap) * time.Second).Sub(a.HoldExpires), nil
+	if holdCap == 0 {
+		e, err := s.events(ctx, a.EventID)
+		if err != nil {
+			return 0, err
+		}
+		holdCap = e.HoldCap
+	}
+	return a.HoldCreated.Add(time.Duration(holdCap) * time.Second).Sub(a.HoldExpires), nil
 }

@@ -43,8 +43,12 @@ export function explain(err) {
   return 'Something went wrong. Please try again; if it keeps happening, reload the page.';
 }
 
-// paymentFailure says why a card payment failed and what to do next.
+// paymentFailure says why a payment (a card, a Pix) failed and what to do
+// next.
 export function paymentFailure(code, until) {
+  if (code === 'payment_intent_payment_attempt_expired') {
+    return `Your Pix code expired before your bank paid it. Nothing was charged.${until ? ` Press “Pay now” for a new payment page; your seats stay held until ${until}.` : ''}`;
+  }
   // Stripe's error codes and decline codes; a lost or stolen card reads as
   // any other decline (the person at the page may not be its holder).
   const declined = 'Your bank declined the card.';

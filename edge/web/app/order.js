@@ -95,7 +95,24 @@ export async function render(main, [id]) {
     tick();
     timer = setInterval(tick, 1000);
 
-    if (pay.status === 'processing' || pay.status === 'succeeded') {
+    if (pay.status === 'processing') {
+      // A Pix: the fan pays from a bank app, minutes later. The hold waits
+      // for it exactly until its code expires (hold_expires_at).
+      box.firstChild.textContent = `Your seats are held for your Pix until ${until}.`;
+      status.className = 'notice';
+      status.textContent = `Your Pix payment is awaiting confirmation from your bank. Pay it in your bank app before ${until}; this page shows your tickets as soon as the bank confirms.`;
+      // Nothing to pay or release: the Pix is paid from the bank app, and
+      // seats released now would be re-taken (or refunded) when it pays.
+      payButton.remove();
+      release.remove();
+      left.textContent = '';
+      clearInterval(timer);
+      timer = setInterval(() => {
+        const s = Math.max(0, Math.round((expires - Date.now()) / 1000));
+        left.textContent = `Time left for your bank to pay: ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} (until ${until})`;
+      }, 1000);
+      poll = setTimeout(load, 3000);
+    } else if (pay.status === 'succeeded') {
       status.textContent = 'Payment received, confirming…';
       payButton.disabled = true;
       poll = setTimeout(load, 1500);
