@@ -1,7 +1,9 @@
 package psp_test
 
 import (
+	"context"
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -65,5 +67,46 @@ func TestEventKinds(t *testing.T) {
 		ev, err := psp.ParseWebhook([]string{"whsec_k"}, body, pspsim.Sign("whsec_k", time.Now(), body))
 		require.NoError(t, err)
 		require.Equal(t, c.kind, ev.Kind, "%s %s", c.typ, c.object)
+	}
+}
+
+// TestPixOffer: the adapter offers Pix on BRL pages only, with a code
+// living the hold's wait (Stripe's most at 14 days), cards only when the
+// wait is under PixMinWait; a page where Pix was chosen reads back as
+// processing with the code's expiry.
+func TestPixOffer(t *testing.T) {
+	t.Parallel()
+	sim := pspsim.New(pspsim.Config{APIKey: "sk_test_pix"})
+	t.Cleanup(sim.Close)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	a := psp.NewStripe(srv.URL, "sk_test_pix")
+	ctx := context.Background()
+	for _, c := range []struct {
+		currency string
+		wait     time.Duration
+		pix      bool
+		lives    time.Duration
+	}{
+		{"BRL", 7 * time.Minute, true, 7 * time.Minute},
+		{"BRL", 30 * 24 * time.Hour, true, 14 * 24 * time.Hour},
+		{"BRL", psp.PixMinWait - time.Second, false, 0},
+		{"USD", time.Hour, false, 0},
+	} {
+		p, err := a.CreatePayment(ctx, psp.CreatePayment{Amount: 900, Currency: c.currency, OrderID: 3, Reference: "order-3-1",
+			ReturnURL: "https://shop.example/orders/3", PixWait: c.wait}, "")
+		require.NoError(t, err)
+		chosen := time.Now()
+		view, err := sim.ChoosePix(p.ID)
+		if !c.pix {
+			require.ErrorIs(t, err, pspsim.ErrNoPix, "%s %v: cards only", c.currency, c.wait)
+			continue
+		}
+		require.NoError(t, err)
+		got, err := a.GetPayment(ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, psp.StatusProcessing, got.Status)
+		require.Equal(t, view.ExpiresAt, got.ExpiresAt)
+		require.WithinDuration(t, chosen.Add(c.lives), got.ExpiresAt, time.Second, "%s %v", c.currency, c.wait)
 	}
 }
