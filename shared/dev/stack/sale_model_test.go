@@ -56,6 +56,7 @@ const (
 	noRestore      = "no served or given-up place is restored"
 	withinCeiling  = "active shoppers ≤ ceiling"
 	no5xx          = "no 5xx (nor a failed worker or a refused genuine webhook)"
+	withinCap      = "no hold outlives its cap (a Pix's wait included)"
 )
 
 // only narrows the checks, to shrink one failure at a time.
@@ -112,6 +113,7 @@ const (
 	maxPerHold    = 2
 	maxPerAccount = 3
 	holdTTL       = 120 // seconds
+	holdCap       = 900 // seconds, the catalog's default hold_cap_seconds
 	activeTTL     = 900 // seconds, a shopping slot and its token
 	maxFans       = 5
 	password      = "model-password-1"
@@ -245,6 +247,24 @@ type model struct {
 	pending, delivered [][]byte
 	maxPlace           int64
 	failures           []string // 5xx answers seen since the last check
+	// clock is how far Expire moved the hold clock, in seconds; pixes
+	// are the Pix codes shown, which expire on the PSP's side when that
+	// clock passes them.
+	clock int64
+	pixes []*pix
+}
+
+// pix is a Pix code shown on an order's page.
+type pix struct {
+	session string
+	order   *order
+	expires time.Time // on the PSP's clock (real time)
+	clock   int64     // the model's clock when it was shown
+}
+
+// overdue tells whether the model's time is past the code's expiry.
+func (p *pix) overdue(clock int64) bool {
+	return !time.Now().Add(time.Duration(clock-p.clock) * time.Second).Before(p.expires)
 }
 
 type shopper struct {
@@ -669,6 +689,14 @@ func (m *model) Expire(t *rapid.T) {
 			}
 		}
 	}
+	m.clock += int64(secs)
+	for _, p := range m.pixes {
+		if p.overdue(m.clock) {
+			if _, err := m.s.st.Sim.ExpirePix(p.session); err == nil { // else paid or expired already
+				t.Logf("order %d: the Pix code of %s expired", p.order.id, p.session)
+			}
+		}
+	}
 	db := m.shard(t)
 	for _, q := range []string{
 		`UPDATE holds SET expires_at = expires_at - make_interval(secs => $2), created_at = created_at - make_interval(secs => $2)
@@ -722,6 +750,41 @@ func (m *model) Pay(t *rapid.T) {
 		return
 	}
 	t.Logf("order %d: card %s typed on %s", o.id, card, url)
+}
+
+// ChoosePix chooses Pix on one of an order's payment pages: the session
+// completes unpaid and the code waits for the fan's bank.
+func (m *model) ChoosePix(t *rapid.T) {
+	o := m.pickOrder(t, func(o *order) bool { return len(o.urls) > 0 })
+	if len(o.urls) == 0 {
+		t.Skip("no payment page")
+	}
+	url := rapid.SampledFrom(o.urls).Draw(t, "page")
+	session := url[strings.LastIndex(url, "/")+1:]
+	v, err := m.s.st.Sim.ChoosePix(session)
+	if err != nil {
+		t.Logf("pix: %v", err) // paid, expired, or a card-only page
+		return
+	}
+	m.pixes = append(m.pixes, &pix{session: session, order: o, expires: v.ExpiresAt, clock: m.clock})
+	m.s.seen["pix chosen"]++
+	t.Logf("order %d: Pix chosen on %s, its code expires %s", o.id, session, v.ExpiresAt.Format(time.TimeOnly))
+}
+
+// BankPays is a fan's bank paying a Pix code still valid on the model's
+// clock (the hold may be gone: a late payment).
+func (m *model) BankPays(t *rapid.T) {
+	live := slices.DeleteFunc(slices.Clone(m.pixes), func(p *pix) bool { return p.overdue(m.clock) })
+	if len(live) == 0 {
+		t.Skip("no Pix code to pay")
+	}
+	p := rapid.SampledFrom(live).Draw(t, "pix")
+	if _, err := m.s.st.Sim.PayPix(p.session); err != nil {
+		t.Logf("bank: %v", err)
+		return
+	}
+	m.s.seen["pix paid"]++
+	t.Logf("order %d: the bank paid the Pix of %s", p.order.id, p.session)
 }
 
 // PayWrong is a charge the shop did not ask for, made at the PSP: a wrong
@@ -1039,6 +1102,8 @@ func (m *model) check(t *rapid.T, money bool) {
 			WHERE i.pool_id = p.id AND o.status = 'paid')`},
 		{withinLimit, "accounts with more paid tickets than the limit", `SELECT count(*) FROM (SELECT user_id FROM orders
 			WHERE event_id = $1 AND status = 'paid' GROUP BY 1 HAVING sum(ticket_count) > ` + strconv.Itoa(maxPerAccount) + `) x`},
+		{withinCap, "live holds past their cap", `SELECT count(*) FROM holds WHERE event_id = $1 AND status = 'active'
+			AND expires_at > created_at + make_interval(secs => ` + strconv.Itoa(holdCap) + `)`},
 	} {
 		var n int
 		if err := db.QueryRow(m.ctx, c.q, m.event).Scan(&n); err != nil {
