@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
 )
@@ -235,4 +236,18 @@ func TestPixEventsOutOfOrderAndTwice(t *testing.T) {
 	require.Zero(t, s.sim.Stats().Refunds[anaOrder])
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestPixCanBeTurnedOff: with CATRACA_PSP_PIX=false (a Stripe account
+// without Pix, which would refuse the session) BRL pages take cards only.
+func TestPixCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	s := newShopWith(t, pspsim.Faults{}, func(c *config.Config) { c.PSPNoPix = true })
+	ana, orderID := s.buyer(t, "ana-no-pix@example.com")
+	p := s.checkout(t, ana, orderID)
+	_, err := s.sim.ChoosePix(p.ID)
+	require.ErrorIs(t, err, pspsim.ErrNoPix)
+	_, err = s.sim.Pay(p.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, orderID).Body["status"] == "paid" }, "a card pays")
 }

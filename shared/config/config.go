@@ -199,12 +199,17 @@ type PSP struct {
 	PSPAPIKey string
 	// PSPRate is the provider's operations-per-second quota we stay under.
 	PSPRate float64
+	// PSPNoPix keeps Pix off the BRL payment pages (CATRACA_PSP_PIX=false):
+	// for a Stripe account that has not activated Pix, which refuses a
+	// session that asks for it.
+	PSPNoPix bool
 }
 
 func (p *PSP) read(r *reader) {
 	p.PSPURL = r.str("CATRACA_PSP_URL", "http://127.0.0.1:8090")
 	p.PSPAPIKey = r.required("CATRACA_PSP_API_KEY") // a secret: no default anywhere
 	p.PSPRate = float64(r.integer("CATRACA_PSP_RATE", 80))
+	p.PSPNoPix = !r.boolean("CATRACA_PSP_PIX", true)
 }
 
 // Queue is where checkout queues PSP calls once the quota is spent.

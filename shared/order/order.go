@@ -98,6 +98,7 @@ type Service struct {
 	outboxTries, refundTries int
 	strikes                  *ratelimit.Strikes // nil: declines not counted
 	declines                 Declines
+	noPix                    bool
 }
 
 // Config wires a Service.
@@ -134,6 +135,8 @@ type Config struct {
 	// thresholds (card testing).
 	Strikes  *ratelimit.Strikes
 	Declines Declines
+	// NoPix keeps Pix off the BRL payment pages (an account without it).
+	NoPix bool
 }
 
 // New returns the service.
@@ -150,7 +153,7 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
-		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines,
+		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 
@@ -379,8 +382,8 @@ func (s *Service) create(ctx context.Context, orderID, paymentID int64, block bo
 // then expires when the hold can wait no more, so the hold always waits
 // for the whole code (HandleEvent) and never past its cap.
 func (s *Service) pixWait(ctx context.Context, a shardstore.PaymentAttempt, holdCap int) (time.Duration, error) {
-	if !strings.EqualFold(a.Currency, "BRL") {
-		return 0, nil // Pix is in BRL only
+	if s.noPix || !strings.EqualFold(a.Currency, "BRL") {
+		return 0, nil // Pix is in BRL only, and the account may not take it
 	}
 	if holdCap == 0 {
 		e, err := s.events(ctx, a.EventID)
