@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	qrcode "github.com/skip2/go-qrcode"
+
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/qr"
 )
 
 // Test cards, as on Stripe's list (docs.stripe.com/testing).
@@ -242,6 +245,7 @@ button.fail{background:#a00}small{color:#555}</style></head><body>
 <h1>Pay {{.Amount}}</h1><p>{{.Reference}} · {{.ID}}</p>
 {{if .Done}}<p role="status">{{if .PixExpired}}This Pix code expired before it was paid: nothing was charged.{{else}}This payment is {{.Status}}.{{end}}</p>{{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a></p>{{end}}
 {{else if .Pix}}<p role="status">Pay with Pix from your bank app before {{.PixExpires}}: scan the QR code or copy this code (Pix copia e cola).</p>
+<img src="/c/pay/{{.ID}}/pix.svg" alt="Pix QR code" width="240" height="240">
 <label for="pix">Pix copia e cola</label><textarea id="pix" readonly rows="4" style="width:100%">{{.Pix}}</textarea>
 <form method="post" action="/c/pay/{{.ID}}/pix/pay"><button type="submit">Pay this Pix from your bank (simulated bank app)</button></form>
 {{if .ReturnURL}}<p><a href="{{.ReturnURL}}">Back to the shop</a>: it confirms your order once your bank pays.</p>{{end}}
@@ -309,6 +313,50 @@ func (s *Sim) choosePix(w http.ResponseWriter, r *http.Request) {
 func (s *Sim) payPix(w http.ResponseWriter, r *http.Request) {
 	p, err := s.PayPix(r.PathValue("id"))
 	s.after(w, r, p, err)
+}
+
+// pixImage serves a waiting Pix code's QR code (image_url_svg, and
+// image_url_png) for a bank app's camera.
+func (s *Sim) pixImage(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	cs, ok := s.sessions[r.PathValue("id")]
+	var data string
+	if ok && s.intents[cs.Intent].pixPending() {
+		data = s.intents[cs.Intent].PixData
+	}
+	s.mu.Unlock()
+	if data == "" {
+		http.NotFound(w, r)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, ".png") {
+		png, err := qrcode.Encode(data, qrcode.Medium, 256)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(png)
+		return
+	}
+	m, err := qr.Encode(data)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	n := m.Size + 2*qr.Quiet
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" shape-rendering="crispEdges"><rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="`, n, n, n, n)
+	for y := range m.Size {
+		for x := range m.Size {
+			if m.Dark(x, y) {
+				fmt.Fprintf(&b, "M%d %dh1v1h-1z", x+qr.Quiet, y+qr.Quiet)
+			}
+		}
+	}
+	b.WriteString(`"/></svg>`)
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Write([]byte(b.String()))
 }
 
 func (s *Sim) authenticate(w http.ResponseWriter, r *http.Request) {

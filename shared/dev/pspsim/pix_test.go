@@ -81,6 +81,13 @@ func TestPixThroughStripeGo(t *testing.T) {
 	require.Equal(t, "6304", qr.Data[len(qr.Data)-8:len(qr.Data)-4], "the CRC closes the code")
 	_, err = c.V1CheckoutSessions.Expire(ctx, paid.ID, nil)
 	require.Equal(t, http.StatusBadRequest, stripeErr(t, err).HTTPStatusCode, "a completed session cannot be expired")
+	for url, kind := range map[string]string{qr.ImageURLSVG: "image/svg+xml", qr.ImageURLPNG: "image/png"} {
+		res, err := http.Get(url)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, url)
+		require.Equal(t, kind, res.Header.Get("Content-Type"), url)
+	}
 
 	_, err = s.PayPix(paid.ID)
 	require.NoError(t, err)

@@ -120,6 +120,8 @@ func New(cfg Config) *Sim {
 	s.mux.HandleFunc("POST /c/pay/{id}/3ds", s.authenticate)
 	s.mux.HandleFunc("POST /c/pay/{id}/pix", s.choosePix)
 	s.mux.HandleFunc("POST /c/pay/{id}/pix/pay", s.payPix)
+	s.mux.HandleFunc("GET /c/pay/{id}/pix.svg", s.pixImage)
+	s.mux.HandleFunc("GET /c/pay/{id}/pix.png", s.pixImage)
 	s.mux.HandleFunc("POST /_sim/payments/{id}/pix/expire", s.dashboardHandler(s.ExpirePix))
 	s.mux.HandleFunc("GET /_sim/stats", s.statsHandler)
 	s.mux.HandleFunc("PUT /_sim/faults", s.faultsHandler)
