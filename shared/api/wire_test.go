@@ -47,7 +47,7 @@ func TestWireFormatIsPinned(t *testing.T) {
 	pending := order.Order{ID: 502, EventID: 7, Status: shardstore.OrderPending, Currency: "BRL", CreatedAt: at(1),
 		HoldID: 302, HoldStatus: shardstore.HoldActive, ExpiresAt: at(9), Items: []inventory.Item{}, Tickets: []order.Ticket{}, UserID: 99}
 	buyer := organizer.Buyer{Email: "fan@example.com", Name: "Fã Número 1"}
-	failed := shardstore.FailedRefund{OrderID: 503, UserID: 99, AmountCents: 1200, Currency: "BRL", Failure: "psp down", Tries: 3, FailedAt: at(5)}
+	failed := order.FailedRefund{OrderID: 503, UserID: 99, AmountCents: 1200, Currency: "BRL", Failure: "psp down", Tries: 3, FailedAt: at(5)}
 	cases := []struct {
 		name, schema string
 		v            any
@@ -57,32 +57,32 @@ func TestWireFormatIsPinned(t *testing.T) {
 		{"checkout", "Checkout", checkoutResponse{Order: pending, PaymentURL: "https://psp.example/pay/2", Queued: true}},
 		{"order_hit", "OrderHit", orderHit{Order: paid, EventName: "Show", Buyer: buyer}},
 		{"order_detail", "OrderDetail", orderDetail{Detail: order.Detail{Order: paid, BuyerID: 99,
-			Payments: []shardstore.PaymentRecord{
+			Payments: []order.PaymentRecord{
 				{ID: 1, Attempt: 1, Status: shardstore.PaymentFailed, AmountCents: 24000, Currency: "BRL", Failure: "declined", CreatedAt: at(1), UpdatedAt: at(2)},
 				{ID: 2, Attempt: 2, Status: shardstore.PaymentSucceeded, AmountCents: 24000, Currency: "BRL", PSPPaymentID: "pi_2", CreatedAt: at(2), UpdatedAt: at(3)},
 			},
-			Refunds: []shardstore.RefundRecord{
+			Refunds: []order.RefundRecord{
 				{Status: shardstore.RefundRefused, RequestedBy: 12, Attempt: 1, Failure: "too late", CreatedAt: at(6)},
 				{Status: shardstore.RefundSucceeded, Attempt: 2, PSPRefundID: "re_1", CreatedAt: at(7)},
 			}}, EventName: "Show", Buyer: buyer}},
 		{"order_detail_empty", "OrderDetail", orderDetail{Detail: order.Detail{Order: pending, BuyerID: 99,
-			Payments: []shardstore.PaymentRecord{}, Refunds: []shardstore.RefundRecord{}}, EventName: "Show", Buyer: buyer}},
+			Payments: []order.PaymentRecord{}, Refunds: []order.RefundRecord{}}, EventName: "Show", Buyer: buyer}},
 		{"hold", "Hold", inventory.Hold{ID: 301, OrderID: 501, EventID: 7, Status: shardstore.HoldActive, OrderStatus: shardstore.OrderPending,
 			ExpiresAt: at(8), Items: paid.Items, TotalCents: 24000, Currency: "BRL", Released: true}},
 		// The API answers its failures with their buyers (failed_refund).
 		{"refund_progress", "RefundProgress", order.RefundProgress{Total: 10, Refunded: 8, Failed: 1, Remaining: 1}},
 		{"failed_refund", "FailedRefund", failedRefund{FailedRefund: failed, Buyer: buyer}},
-		{"refund_failure", "RefundFailure", refundFailure{RefundFailure: shardstore.RefundFailure{OrderID: 501, EventID: 7, UserID: 99,
+		{"refund_failure", "RefundFailure", refundFailure{RefundFailure: order.RefundFailure{OrderID: 501, EventID: 7, UserID: 99,
 			OrderStatus: shardstore.OrderRefundPending, AmountCents: 24000, Currency: "BRL", Status: shardstore.RefundUnanswered,
 			Failure: "timeout", Attempt: 2, FailedAt: at(6)}, EventName: "Show", Buyer: buyer}},
 		{"control_room", "ControlRoom", controlroom.View{EventID: 7, Name: "Show", Status: event.OnSale, EventETag: `"7.3"`,
 			Currency: "BRL", Now: at(10), Series: series(at(0)),
-			Summary: shardstore.Summary{
-				Seats: shardstore.SeatSummary{Sections: []shardstore.SectionSummary{{Code: "A", Sold: 1, Held: 2, Available: 3, Total: 6}},
+			Summary: controlroom.Summary{
+				Seats: controlroom.SeatSummary{Sections: []controlroom.SectionSummary{{Code: "A", Sold: 1, Held: 2, Available: 3, Total: 6}},
 					Sold: "AQ==", Held: "Ag==", Count: 6},
-				Pools:    []shardstore.PoolSummary{{Code: "FLOOR", Name: "Floor", Sold: 2, Held: 1, Available: 7, Total: 10}},
-				Sales:    shardstore.Sales{RevenueCents: 24000, OrdersPaid: 1, TicketsSold: 3, OrdersPending: 1, Refunded: 1, RefundedCents: 1200},
-				Payments: shardstore.InFlight{Queued: 1, RequiresAction: 2, Processing: 3}}}},
+				Pools:    []controlroom.PoolSummary{{Code: "FLOOR", Name: "Floor", Sold: 2, Held: 1, Available: 7, Total: 10}},
+				Sales:    controlroom.Sales{RevenueCents: 24000, OrdersPaid: 1, TicketsSold: 3, OrdersPending: 1, Refunded: 1, RefundedCents: 1200},
+				Payments: controlroom.InFlight{Queued: 1, RequiresAction: 2, Processing: 3}}}},
 		{"entry_settings", "EntrySettings", entry.Settings{DoorsOpenAt: &doors, StaticCodes: true, TransfersAllowed: true, MaxTransfers: 3}},
 		{"entry_settings_any_time", "EntrySettings", entry.Settings{}},
 		{"door_grant", "DoorStaffGrant", entry.Grant{ID: 4, Email: "door@example.com", GrantedAt: at(2), Account: 12}},
@@ -90,7 +90,7 @@ func TestWireFormatIsPinned(t *testing.T) {
 			{Ticket: 8001, ScanID: "gate-b-1", Gate: "B", At: at(11), FirstGate: "A", FirstAt: at(10)}}}},
 		// Not an answer: the catalog outbox's payload, read back by
 		// order's outbox worker, possibly by the next release.
-		{"status_copy", "", shardstore.StatusCopy{EventID: 7, Shard: 2, Status: "sale_stopped", SaleEndsAt: at(30), Version: 4}},
+		{"status_copy", "", event.StatusCopy{EventID: 7, Shard: 2, Status: "sale_stopped", SaleEndsAt: at(30), Version: 4}},
 	}
 	for _, c := range cases {
 		var b bytes.Buffer
