@@ -18,7 +18,6 @@ import (
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/reject"
-	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -415,7 +414,7 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 
 // failedRefund is a failed refund with the buyer to contact.
 type failedRefund struct {
-	shardstore.FailedRefund
+	order.FailedRefund
 	Buyer organizer.Buyer `json:"buyer"`
 }
 
@@ -431,7 +430,7 @@ func buyersOf[T any](s *Server, r *http.Request, items []T, user func(T) int64) 
 // refundFailure is an order whose refund failed, with the buyer to
 // contact and the event's name.
 type refundFailure struct {
-	shardstore.RefundFailure
+	order.RefundFailure
 	EventName string          `json:"event_name"`
 	Buyer     organizer.Buyer `json:"buyer"`
 }
@@ -453,7 +452,7 @@ func (s *Server) refundFailures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	buyers, err := buyersOf(s, r, found, func(f shardstore.RefundFailure) int64 { return f.UserID })
+	buyers, err := buyersOf(s, r, found, func(f order.RefundFailure) int64 { return f.UserID })
 	if err != nil {
 		return err
 	}
@@ -480,7 +479,7 @@ func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	buyers, err := buyersOf(s, r, p.Failures, func(f shardstore.FailedRefund) int64 { return f.UserID })
+	buyers, err := buyersOf(s, r, p.Failures, func(f order.FailedRefund) int64 { return f.UserID })
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ type View struct {
 	Now       time.Time `json:"now"`
 	Queue     Queue     `json:"queue"`
 	Series    Series    `json:"series"`
-	shardstore.Summary
+	Summary
 }
 
 // Queue is the waiting room now.
@@ -102,9 +102,11 @@ func (s *Service) Build(ctx context.Context, e event.Event) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	if v.Summary, err = st.Summary(ctx, e.ID); err != nil {
+	sum, err := st.Summary(ctx, e.ID)
+	if err != nil {
 		return View{}, err
 	}
+	v.Summary = summaryOf(sum)
 	p, err := s.room.Progress(ctx, e.ID)
 	if err != nil {
 		return View{}, err

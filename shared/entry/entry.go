@@ -76,9 +76,6 @@ type Option func(*Service)
 // recipient).
 func OnSent(fn func(ctx context.Context, s Sent)) Option { return func(s *Service) { s.sent = fn } }
 
-// Settings are an event's entry rules.
-type Settings = shardstore.EntrySettings
-
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
 // row reads one row: a pool or a transaction.
@@ -207,12 +204,9 @@ func (s *Service) SetSettings(ctx context.Context, event, account int64, v Setti
 		if v.MaxTransfers < 0 || v.MaxTransfers > 100 {
 			return reject.New(ErrBadSettings, "/max_transfers", "These entry rules cannot be saved: max_transfers must be between 0 and 100.")
 		}
-		return st.SetEntrySettings(ctx, event, v)
+		return st.SetEntrySettings(ctx, event, v.row())
 	})
 }
-
-// Grant is a door-staff grant as the organizer sees it.
-type Grant = shardstore.DoorGrant
 
 // Grant makes the account with email door staff of the event; only its
 // organizer may. The answer echoes email and tells nothing more of the
@@ -223,7 +217,8 @@ func (s *Service) Grant(ctx context.Context, event, account int64, email string)
 		if err != nil {
 			return err
 		}
-		g, created, err = st.GrantDoors(ctx, event, p.ID, email, p.Name, account)
+		row, made, err := st.GrantDoors(ctx, event, p.ID, email, p.Name, account)
+		g, created = grant(row), made
 		return err
 	})
 	g.Email = email
@@ -239,10 +234,11 @@ func (s *Service) DoorStaff(ctx context.Context, event, account int64) ([]Grant,
 	if err != nil {
 		return nil, err
 	}
-	grants, err := st.DoorGrants(ctx, event)
+	rows, err := st.DoorGrants(ctx, event)
 	if err != nil {
 		return nil, err
 	}
+	grants := shardstore.Rows(rows, grant)
 	var older []int64
 	for _, g := range grants {
 		if g.Email == "" {

@@ -178,7 +178,7 @@ func (s *Service) Page(ctx context.Context, account int64, after string, limit i
 	}
 	var held []shardstore.HeldTicket
 	for st, evs := range byStore(events, stores) {
-		h, err := st.HeldTickets(ctx, account, shardstore.HeldPage{Events: evs, AfterEvent: c.event, After: c.ticket, Limit: limit + 1}, defaults)
+		h, err := st.HeldTickets(ctx, account, shardstore.HeldPage{Events: evs, AfterEvent: c.event, After: c.ticket, Limit: limit + 1}, defaults.row())
 		if err != nil {
 			return out, fmt.Errorf("tickets of account %d: %w", account, err)
 		}

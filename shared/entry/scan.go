@@ -255,9 +255,6 @@ type Stats struct {
 	Conflicts []ConflictEntry `json:"conflicts"`
 }
 
-// ConflictEntry is a ticket admitted by two gates.
-type ConflictEntry = shardstore.Conflict
-
 // Stats counts an event's admissions against its paid tickets.
 func (s *Service) Stats(ctx context.Context, event int64) (Stats, error) {
 	var out Stats
@@ -265,6 +262,8 @@ func (s *Service) Stats(ctx context.Context, event int64) (Stats, error) {
 	if err != nil {
 		return out, err
 	}
-	out.CheckedIn, out.Expected, out.Conflicts, err = st.DoorCounts(ctx, event)
+	var conflicts []shardstore.Conflict
+	out.CheckedIn, out.Expected, conflicts, err = st.DoorCounts(ctx, event)
+	out.Conflicts = shardstore.Rows(conflicts, conflict)
 	return out, err
 }

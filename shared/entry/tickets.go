@@ -51,7 +51,7 @@ func (s *Service) Ticket(ctx context.Context, account, ticket int64) (Ticket, er
 	if err := s.keyed(ctx, st, account); err != nil {
 		return Ticket{}, err
 	}
-	h, found, err := st.HeldTicket(ctx, account, ticket, defaults)
+	h, found, err := st.HeldTicket(ctx, account, ticket, defaults.row())
 	if err != nil || !found {
 		return Ticket{}, cmp.Or(err, ErrNotFound)
 	}
@@ -138,7 +138,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	}
 	sent := Sent{Ticket: ticket}
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
-		m, found, err := tx.LockTicket(ctx, ticket, defaults)
+		m, found, err := tx.LockTicket(ctx, ticket, defaults.row())
 		if err != nil {
 			return err
 		}
@@ -248,5 +248,5 @@ func settings(ctx context.Context, r settingsReader, event int64) (Settings, err
 	if err != nil || !found {
 		return defaults, err
 	}
-	return st, nil
+	return settingsOf(st), nil
 }

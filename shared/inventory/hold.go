@@ -55,7 +55,21 @@ type Hold struct {
 }
 
 // Item is one line of an order: a seat, or a quantity of a GA pool.
-type Item = shardstore.Item
+type Item struct {
+	SeatID     int64  `json:"seat_id,omitempty"`
+	SeatIndex  *int   `json:"seat_index,omitempty"`
+	Pool       string `json:"pool,omitempty"`
+	Quantity   int    `json:"quantity"`
+	Label      string `json:"label"`
+	PriceLevel string `json:"price_level"`
+	PriceCents int    `json:"price_cents"`
+}
+
+// Items converts the store's order lines (shardstore.Rows): the same
+// fields, so a Go conversion while they stay so.
+func Items(rows []shardstore.Item) []Item {
+	return shardstore.Rows(rows, func(r shardstore.Item) Item { return Item(r) })
+}
 
 // shards is where inventory finds a shard's store (shardstore.Shards).
 type shards interface {
@@ -210,7 +224,7 @@ func (s *Service) Hold(ctx context.Context, e event.Event, req Request) (h Hold,
 		return Hold{}, false, fmt.Errorf("hold for event %d: %w", e.ID, err)
 	}
 	return Hold{ID: held.ID, OrderID: held.OrderID, EventID: e.ID, Status: shardstore.HoldActive,
-		OrderStatus: shardstore.OrderPending, ExpiresAt: held.ExpiresAt, Items: held.Items,
+		OrderStatus: shardstore.OrderPending, ExpiresAt: held.ExpiresAt, Items: Items(held.Items),
 		TotalCents: held.TotalCents, Currency: e.Currency}, false, nil
 }
 
@@ -376,7 +390,7 @@ func load(ctx context.Context, r holdReader, id int64) (Hold, error) {
 		return Hold{}, ErrHoldNotFound
 	}
 	return Hold{ID: row.ID, OrderID: row.OrderID, EventID: row.EventID, Status: row.Status, OrderStatus: row.OrderStatus,
-		ExpiresAt: row.ExpiresAt, Items: row.Items, TotalCents: row.TotalCents, Currency: row.Currency}, nil
+		ExpiresAt: row.ExpiresAt, Items: Items(row.Items), TotalCents: row.TotalCents, Currency: row.Currency}, nil
 }
 
 // poolCache remembers GA pools, which never change once created.

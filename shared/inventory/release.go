@@ -48,7 +48,11 @@ func (s *Service) Release(ctx context.Context, holdID, account int64) (Hold, err
 }
 
 // Freed is what ending holds gave back to one event, for watchers.
-type Freed = shardstore.Freed
+type Freed struct {
+	EventID int64
+	Seats   []int          // layout seat indexes now available
+	GA      map[string]int // pool code → places returned
+}
 
 // SweepExpired releases expired holds of one shard in batches, walking the
 // partial index on active holds' expiry. Two sweepers at once are safe: each
@@ -61,7 +65,7 @@ func SweepExpired(ctx context.Context, pool *pgxpool.Pool, batch int) (int, erro
 func sweep(ctx context.Context, st *shardstore.Store, batch int, freed func(Freed)) (int, error) {
 	total := 0
 	for {
-		var back []Freed
+		var back []shardstore.Freed
 		var n int
 		err := st.WithTx(ctx, func(tx shardstore.Tx) (err error) {
 			n, back, err = tx.ExpireBatch(ctx, batch)
@@ -72,7 +76,7 @@ func sweep(ctx context.Context, st *shardstore.Store, batch int, freed func(Free
 		}
 		if freed != nil {
 			for _, f := range back {
-				freed(f)
+				freed(Freed(f))
 			}
 		}
 		total += n

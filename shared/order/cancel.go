@@ -74,11 +74,11 @@ func (s *Service) finishCancellation(ctx context.Context, e event.Event) (int, e
 // are on their way, the worker retrying while the PSP does not answer).
 // Failures lists the first MaxFailures failed ones.
 type RefundProgress struct {
-	Total     int                       `json:"total"`
-	Refunded  int                       `json:"refunded"`
-	Failed    int                       `json:"failed"`
-	Remaining int                       `json:"remaining"`
-	Failures  []shardstore.FailedRefund `json:"failures,omitempty"`
+	Total     int            `json:"total"`
+	Refunded  int            `json:"refunded"`
+	Failed    int            `json:"failed"`
+	Remaining int            `json:"remaining"`
+	Failures  []FailedRefund `json:"failures,omitempty"`
 }
 
 // MaxFailures bounds the failed refunds a progress lists: the console
@@ -99,9 +99,11 @@ func (s *Service) Refunds(ctx context.Context, e event.Event) (RefundProgress, e
 	}
 	p := RefundProgress{Total: c.Total, Refunded: c.Refunded, Failed: c.Failed, Remaining: c.Total - c.Refunded - c.Failed}
 	if c.Failed > 0 {
-		if p.Failures, err = st.FailedRefunds(ctx, e.ID, MaxFailures); err != nil {
+		failed, err := st.FailedRefunds(ctx, e.ID, MaxFailures)
+		if err != nil {
 			return RefundProgress{}, err
 		}
+		p.Failures = shardstore.Rows(failed, failedRefund)
 	}
 	return p, nil
 }

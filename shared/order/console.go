@@ -57,9 +57,9 @@ func (s *Service) OfBuyer(ctx context.Context, account int64, events []int64) ([
 // Detail is an order with every payment attempt and refund.
 type Detail struct {
 	Order
-	BuyerID  int64                      `json:"buyer_id"`
-	Payments []shardstore.PaymentRecord `json:"payments"`
-	Refunds  []shardstore.RefundRecord  `json:"refunds"`
+	BuyerID  int64           `json:"buyer_id"`
+	Payments []PaymentRecord `json:"payments"`
+	Refunds  []RefundRecord  `json:"refunds"`
 }
 
 // Detail returns an order's whole history.
@@ -69,10 +69,12 @@ func (s *Service) Detail(ctx context.Context, id int64) (Detail, error) {
 		return Detail{}, err
 	}
 	d := Detail{Order: o, BuyerID: o.UserID}
-	if d.Payments, err = st.Payments(ctx, id); err != nil {
+	payments, err := st.Payments(ctx, id)
+	if err != nil {
 		return Detail{}, err
 	}
-	d.Refunds, err = st.Refunds(ctx, id)
+	refunds, err := st.Refunds(ctx, id)
+	d.Payments, d.Refunds = shardstore.Rows(payments, paymentRecord), shardstore.Rows(refunds, refundRecord)
 	return d, err
 }
 
@@ -176,8 +178,8 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 // RefundFailures lists the latest MaxFailures orders of events whose
 // refund the PSP refused or never answered, their money still owed,
 // newest first.
-func (s *Service) RefundFailures(ctx context.Context, events []int64) ([]shardstore.RefundFailure, error) {
-	var out []shardstore.RefundFailure
+func (s *Service) RefundFailures(ctx context.Context, events []int64) ([]RefundFailure, error) {
+	var out []RefundFailure
 	for _, id := range s.shards.IDs() {
 		st, err := s.shards.Primary(id)
 		if err != nil {
@@ -187,9 +189,9 @@ func (s *Service) RefundFailures(ctx context.Context, events []int64) ([]shardst
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, found...)
+		out = append(out, shardstore.Rows(found, refundFailure)...)
 	}
-	slices.SortFunc(out, func(a, b shardstore.RefundFailure) int { return b.FailedAt.Compare(a.FailedAt) })
+	slices.SortFunc(out, func(a, b RefundFailure) int { return b.FailedAt.Compare(a.FailedAt) })
 	return out[:min(len(out), MaxFailures)], nil
 }
 

@@ -39,16 +39,6 @@ var (
 	errQueued      = errors.New("psp call queued")
 )
 
-// Order is what a fan sees of an order: its hold, items, tickets and
-// payment attempt (the one that paid it, or the latest).
-type Order = shardstore.Order
-
-// Payment is the attempt that paid an order, or its latest one.
-type Payment = shardstore.Payment
-
-// Ticket is one admission (see shardstore.Ticket).
-type Ticket = shardstore.Ticket
-
 // shards is where orders find a shard's store (shardstore.Shards).
 type shards interface {
 	IDs() []int
@@ -230,7 +220,7 @@ func load(ctx context.Context, r orderReader, id int64) (Order, error) {
 	if !found {
 		return Order{}, ErrNotFound
 	}
-	return o, nil
+	return orderOf(o), nil
 }
 
 // Mine lists an account's orders on every shard, newest first.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/shardstore"
@@ -195,7 +196,7 @@ func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore
 // copyStatus copies an organizer's status change from the catalog's
 // outbox to the event's shard.
 func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
-	var c shardstore.StatusCopy
+	var c event.StatusCopy
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	return st.CopyStatus(ctx, c)
+	return st.CopyStatus(ctx, shardstore.StatusCopy(c))
 }
 
 // refund asks the PSP to give a payment back; its webhook then refunds the

@@ -471,11 +471,7 @@ func enqueueCopy(ctx context.Context, tx pgx.Tx, before, after event.Event) (int
 	if before.Status == after.Status && before.SaleEndsAt.Equal(after.SaleEndsAt) {
 		return 0, nil
 	}
-	return shardstore.Enqueue(ctx, tx, shardstore.TopicEventStatus, statusCopy(after))
-}
-
-func statusCopy(e event.Event) shardstore.StatusCopy {
-	return shardstore.StatusCopy{EventID: e.ID, Shard: e.Shard, Status: string(e.Status), SaleEndsAt: e.SaleEndsAt, Version: e.Version}
+	return shardstore.Enqueue(ctx, tx, shardstore.TopicEventStatus, after.StatusCopy())
 }
 
 // copyWait bounds the copy made at once: later than the sale path's cache
@@ -494,7 +490,7 @@ func (s *Service) copyNow(ctx context.Context, e event.Event, msg int64) {
 	ctx, cancel := context.WithTimeout(ctx, copyWait)
 	defer cancel()
 	st, err := s.stores.Primary(e.Shard)
-	if err != nil || st.CopyStatus(ctx, statusCopy(e)) != nil {
+	if err != nil || st.CopyStatus(ctx, shardstore.StatusCopy(e.StatusCopy())) != nil {
 		return // the worker's to deliver
 	}
 	_ = s.outbox.WithTx(ctx, func(tx shardstore.Tx) error { return tx.Processed(ctx, msg) }) // else delivered again, harmlessly

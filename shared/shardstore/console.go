@@ -32,15 +32,15 @@ func (r reads) TicketOrder(ctx context.Context, ticketID int64) (orderID int64, 
 
 // PaymentRecord is one payment attempt, as the organizer sees it.
 type PaymentRecord struct {
-	ID           int64         `json:"id"`
-	Attempt      int           `json:"attempt"`
-	Status       PaymentStatus `json:"status"`
-	AmountCents  int64         `json:"amount_cents"`
-	Currency     string        `json:"currency"`
-	PSPPaymentID string        `json:"psp_payment_id,omitempty"`
-	Failure      string        `json:"failure,omitempty"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	ID           int64
+	Attempt      int
+	Status       PaymentStatus
+	AmountCents  int64
+	Currency     string
+	PSPPaymentID string
+	Failure      string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Payments reads every payment attempt of an order, oldest first.
@@ -60,12 +60,12 @@ func (r reads) Payments(ctx context.Context, orderID int64) ([]PaymentRecord, er
 // outbox's (RequestedBy 0), and what the PSP said. Attempt numbers its
 // idempotency key.
 type RefundRecord struct {
-	Status      RefundStatus `json:"status"`
-	RequestedBy int64        `json:"requested_by"`
-	Attempt     int          `json:"attempt"`
-	PSPRefundID string       `json:"psp_refund_id,omitempty"`
-	Failure     string       `json:"failure,omitempty"`
-	CreatedAt   time.Time    `json:"created_at"`
+	Status      RefundStatus
+	RequestedBy int64
+	Attempt     int
+	PSPRefundID string
+	Failure     string
+	CreatedAt   time.Time
 }
 
 // Refunds reads the refund attempts of an order, oldest first.
@@ -104,16 +104,16 @@ func (r reads) NextRefundAttempt(ctx context.Context, orderID int64) (int, error
 // RefundFailure is an order whose latest refund attempt the PSP refused or
 // never answered, and whose money is still owed (paid or refund_pending).
 type RefundFailure struct {
-	OrderID     int64        `json:"order_id"`
-	EventID     int64        `json:"event_id"`
-	UserID      int64        `json:"-"`
-	OrderStatus OrderStatus  `json:"order_status"`
-	AmountCents int64        `json:"amount_cents"`
-	Currency    string       `json:"currency"`
-	Status      RefundStatus `json:"status"`
-	Failure     string       `json:"failure"`
-	Attempt     int          `json:"attempt"`
-	FailedAt    time.Time    `json:"failed_at"`
+	OrderID     int64
+	EventID     int64
+	UserID      int64
+	OrderStatus OrderStatus
+	AmountCents int64
+	Currency    string
+	Status      RefundStatus
+	Failure     string
+	Attempt     int
+	FailedAt    time.Time
 }
 
 // RefundFailures reads the latest limit refund failures among events. A

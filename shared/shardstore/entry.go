@@ -13,11 +13,11 @@ import (
 // EntrySettings are an event's entry rules.
 type EntrySettings struct {
 	// DoorsOpenAt: scans before it answer "not valid yet" (nil: any time).
-	DoorsOpenAt *time.Time `json:"doors_open_at"`
+	DoorsOpenAt *time.Time
 	// StaticCodes lets fans print a code that does not rotate.
-	StaticCodes      bool `json:"static_codes"`
-	TransfersAllowed bool `json:"transfers_allowed"`
-	MaxTransfers     int  `json:"max_transfers"`
+	StaticCodes      bool
+	TransfersAllowed bool
+	MaxTransfers     int
 }
 
 // EntrySettings reads an event's entry rules; found is false when they
@@ -48,12 +48,12 @@ func (r reads) IsDoorStaff(ctx context.Context, eventID, account int64) (bool, e
 // DoorGrant is an account's right to an event's doors as its organizer
 // sees it: the email they typed, never the account's name or id.
 type DoorGrant struct {
-	ID        int64     `json:"id"`
-	Email     string    `json:"email"`
-	GrantedAt time.Time `json:"granted_at"`
+	ID        int64
+	Email     string
+	GrantedAt time.Time
 	// Account is whose grant it is (for the list's older grants, which
 	// kept no email).
-	Account int64 `json:"-"`
+	Account int64
 }
 
 // GrantDoors makes an account door staff of an event, as email; granting
@@ -376,12 +376,12 @@ func (t Tx) ReplaceCheckIn(ctx context.Context, c CheckIn) error {
 // Conflict is a ticket two gates admitted: the losing scan and the
 // admission of record.
 type Conflict struct {
-	Ticket    int64     `json:"ticket_id"`
-	ScanID    string    `json:"-"`
-	Gate      string    `json:"gate"`
-	At        time.Time `json:"scanned_at"`
-	FirstGate string    `json:"first_gate"`
-	FirstAt   time.Time `json:"first_at"`
+	Ticket    int64
+	ScanID    string
+	Gate      string
+	At        time.Time
+	FirstGate string
+	FirstAt   time.Time
 }
 
 // RecordConflict lists a losing offline scan for the control room, once:

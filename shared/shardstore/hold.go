@@ -100,13 +100,13 @@ type Held struct {
 
 // Item is one line of an order: a seat, or a quantity of a GA pool.
 type Item struct {
-	SeatID     int64  `json:"seat_id,omitempty"`
-	SeatIndex  *int   `json:"seat_index,omitempty"`
-	Pool       string `json:"pool,omitempty"`
-	Quantity   int    `json:"quantity"`
-	Label      string `json:"label"`
-	PriceLevel string `json:"price_level"`
-	PriceCents int    `json:"price_cents"`
+	SeatID     int64
+	SeatIndex  *int
+	Pool       string
+	Quantity   int
+	Label      string
+	PriceLevel string
+	PriceCents int
 }
 
 // Pool is the immutable part of a GA pool.

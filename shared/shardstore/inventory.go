@@ -100,11 +100,11 @@ func (t Tx) SetPrice(ctx context.Context, eventID int64, level string, cents int
 // StatusCopy is an event's status and sale end as the organizer's change
 // at catalog version Version left them, for the event's shard (Shard).
 type StatusCopy struct {
-	EventID    int64     `json:"event_id"`
-	Shard      int       `json:"shard"`
-	Status     string    `json:"status"`
-	SaleEndsAt time.Time `json:"sale_ends_at"`
-	Version    int64     `json:"version"`
+	EventID    int64
+	Shard      int
+	Status     string
+	SaleEndsAt time.Time
+	Version    int64
 }
 
 // CopyStatus records an event's status and sale end, unless a later

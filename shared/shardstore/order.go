@@ -14,37 +14,37 @@ import (
 
 // Order is an order with its hold, items, tickets and payment.
 type Order struct {
-	ID         int64       `json:"id"`
-	EventID    int64       `json:"event_id"`
-	Status     OrderStatus `json:"status"`
-	TotalCents int64       `json:"total_cents"`
-	Currency   string      `json:"currency"`
-	CreatedAt  time.Time   `json:"created_at"`
-	PaidAt     *time.Time  `json:"paid_at,omitempty"`
-	HoldID     int64       `json:"hold_id"`
-	HoldStatus HoldStatus  `json:"hold_status"`
-	ExpiresAt  time.Time   `json:"hold_expires_at"`
-	Items      []Item      `json:"items"`
-	Tickets    []Ticket    `json:"tickets"`
-	Payment    *Payment    `json:"payment,omitempty"`
-	UserID     int64       `json:"-"`
+	ID         int64
+	EventID    int64
+	Status     OrderStatus
+	TotalCents int64
+	Currency   string
+	CreatedAt  time.Time
+	PaidAt     *time.Time
+	HoldID     int64
+	HoldStatus HoldStatus
+	ExpiresAt  time.Time
+	Items      []Item
+	Tickets    []Ticket
+	Payment    *Payment
+	UserID     int64
 }
 
 // Payment is the attempt that paid an order, or its latest one.
 type Payment struct {
-	Status  PaymentStatus `json:"status"`
-	URL     string        `json:"url,omitempty"`
-	Failure string        `json:"failure,omitempty"`
-	Attempt int           `json:"attempt"`
+	Status  PaymentStatus
+	URL     string
+	Failure string
+	Attempt int
 }
 
 // Ticket is one admission; a void one (its order was refunded) admits no
 // one. Its code is not here: codes rotate and are shown on the ticket page
 // (shared/entry), only to the ticket's holder.
 type Ticket struct {
-	ID    int64  `json:"id"`
-	Label string `json:"label"`
-	Void  bool   `json:"void,omitempty"`
+	ID    int64
+	Label string
+	Void  bool
 }
 
 // OrderOwner reads an order's event and account.

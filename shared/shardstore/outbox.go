@@ -18,7 +18,7 @@ const (
 	TopicRefundRequested Topic = "refund.requested" // give a refused charge back at the PSP
 	TopicPaymentCancel   Topic = "payment.cancel"   // cancel an ended hold's payment at the PSP
 	// In the catalog's outbox (catalog migration 00011), which this
-	// file's statements serve too: a StatusCopy for the event's shard.
+	// file's statements serve too: an event.StatusCopy for the event's shard.
 	TopicEventStatus Topic = "event.status"
 )
 

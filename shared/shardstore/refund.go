@@ -178,13 +178,13 @@ const (
 // (still paid), its buyer and amount, why the refund failed, how many
 // times it was asked and when it last failed.
 type FailedRefund struct {
-	OrderID     int64     `json:"order_id"`
-	UserID      int64     `json:"-"`
-	AmountCents int64     `json:"amount_cents"`
-	Currency    string    `json:"currency"`
-	Failure     string    `json:"failure"`
-	Tries       int       `json:"tries"`
-	FailedAt    time.Time `json:"failed_at"`
+	OrderID     int64
+	UserID      int64
+	AmountCents int64
+	Currency    string
+	Failure     string
+	Tries       int
+	FailedAt    time.Time
 }
 
 // FailedRefunds reads the first limit failed refunds of an event's

@@ -15,56 +15,56 @@ import (
 
 // Summary is an event's sales now.
 type Summary struct {
-	Seats    SeatSummary   `json:"seats"`
-	Pools    []PoolSummary `json:"pools"`
-	Sales    Sales         `json:"sales"`
-	Payments InFlight      `json:"payments"`
+	Seats    SeatSummary
+	Pools    []PoolSummary
+	Sales    Sales
+	Payments InFlight
 }
 
 // SeatSummary are the reserved seats by state: per section, and as bitsets
 // by layout index (bit i, least significant first in each byte) for a map.
 type SeatSummary struct {
-	Sections []SectionSummary `json:"sections"`
-	Sold     string           `json:"sold"`
-	Held     string           `json:"held"`
-	Count    int              `json:"seat_count"`
+	Sections []SectionSummary
+	Sold     string
+	Held     string
+	Count    int
 }
 
 // SectionSummary counts one section's seats.
 type SectionSummary struct {
-	Code      string `json:"code"`
-	Sold      int    `json:"sold"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Total     int    `json:"total"`
+	Code      string
+	Sold      int
+	Held      int
+	Available int
+	Total     int
 }
 
 // PoolSummary counts one general-admission pool's places.
 type PoolSummary struct {
-	Code      string `json:"code"`
-	Name      string `json:"name"`
-	Sold      int    `json:"sold"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Total     int    `json:"total"`
+	Code      string
+	Name      string
+	Sold      int
+	Held      int
+	Available int
+	Total     int
 }
 
 // Sales are an event's orders so far.
 type Sales struct {
-	RevenueCents  int64 `json:"revenue_cents"`
-	OrdersPaid    int64 `json:"orders_paid"`
-	TicketsSold   int64 `json:"tickets_sold"`
-	OrdersPending int64 `json:"orders_pending"`
-	Refunded      int64 `json:"orders_refunded"`
-	RefundedCents int64 `json:"refunded_cents"`
+	RevenueCents  int64
+	OrdersPaid    int64
+	TicketsSold   int64
+	OrdersPending int64
+	Refunded      int64
+	RefundedCents int64
 }
 
 // InFlight are an event's payments in flight: queued behind the PSP's rate
 // limit, waiting on the fan at the PSP's page, or processing at the bank.
 type InFlight struct {
-	Queued         int64 `json:"queued"`
-	RequiresAction int64 `json:"requires_action"`
-	Processing     int64 `json:"processing"`
+	Queued         int64
+	RequiresAction int64
+	Processing     int64
 }
 
 const (
