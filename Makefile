@@ -86,7 +86,7 @@ synth: build $(CDK) ## synthesize the CloudFormation templates into cdk.out (off
 	$(CDK) synth --quiet $(SYNTH_CONTEXT)
 	@echo "templates in cdk.out/"
 
-bootstrap: $(CDK) ## prepare your account for CDK in your region and in us-east-1 (once; see docs/deploy.md)
+bootstrap: build $(CDK) ## prepare your account for CDK in your region and in us-east-1 (once; see docs/deploy.md)
 	$(CDK) bootstrap
 
 deploy: build $(CDK) ## deploy every stack to the AWS account of your credentials (see docs/deploy.md)
