@@ -14,8 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+		"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -92,7 +91,6 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	// their HMAC signature (shared/psp), checked before anything is read.
 	a.WebhookURL = a.Functions["pspwebhook"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType: awslambda.FunctionUrlAuthType_NONE, InvokeMode: awslambda.InvokeMode_BUFFERED})
-	a.schedules(props)
 	return a
 }
 
@@ -301,34 +299,11 @@ func (a *AppStack) concurrency(props *AppStackProps) {
 	}
 }
 
-// schedules invokes admit, sweep, fulfil and reconcile with EventBridge
-// Scheduler; failed invocations land in the dead-letter queue.
-func (a *AppStack) schedules(props *AppStackProps) {
-	role := awsiam.NewRole(a.Stack, jsii.String("SchedulerRole"), &awsiam.RoleProps{
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil)})
-	props.Async.FailedInvocations.GrantSendMessages(role)
-	for name, rate := range map[string]string{"admit": "rate(1 minute)", "sweep": "rate(1 minute)", "fulfil": "rate(1 minute)", "reconcile": "rate(5 minutes)"} {
-		fn := a.Functions[name]
-		fn.GrantInvoke(role)
-		suppress(role, "GrantInvoke's <function>:* covers the function's versions and aliases, of these four functions only", "AwsSolutions-IAM5")
-		awsscheduler.NewCfnSchedule(a.Stack, jsii.String(title(name)+"Schedule"), &awsscheduler.CfnScheduleProps{
-			ScheduleExpression: jsii.String(rate),
-			FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
-			Target: &awsscheduler.CfnSchedule_TargetProperty{
-				Arn: fn.FunctionArn(), RoleArn: role.RoleArn(),
-				RetryPolicy:      &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(2), MaximumEventAgeInSeconds: jsii.Number(120)},
-				DeadLetterConfig: &awsscheduler.CfnSchedule_DeadLetterConfigProperty{Arn: props.Async.FailedInvocations.QueueArn()},
-			},
-		})
-	}
-}
-
 // deadLetters is where the scheduled functions' failed runs go once
 // Lambda's asynchronous retries are spent (the others are invoked
 // synchronously: their callers see failures).
 func deadLetters(name string, q awssqs.IQueue) awssqs.IQueue {
-	switch name {
-	case "admit", "sweep", "fulfil", "reconcile":
+	if _, ok := Scheduled[name]; ok {
 		return q
 	}
 	return nil
