@@ -33,6 +33,12 @@ func TestFirstDeploy(t *testing.T) {
 		require.Equal(t, 1, shields, "the API's origin is shielded")
 	})
 
+	t.Run("every cluster runs the engine version make preflight checks", func(t *testing.T) {
+		require.Equal(t, 1+testShards, each(all, "AWS::RDS::DBCluster", func(_, id string, r resource) {
+			require.Equal(t, AuroraPostgresVersion, r.Properties["EngineVersion"], id)
+		}))
+	})
+
 	t.Run("scheduled functions start once every database is migrated", func(t *testing.T) {
 		ops := all["test-ops"]
 		var migrations []string
