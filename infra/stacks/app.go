@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -60,6 +61,8 @@ type AppStack struct {
 	// EdgeKeys is the store the viewer-request function reads; the admit
 	// function keeps it in sync (signing keys, gated events).
 	EdgeKeys awscloudfront.KeyValueStore
+	// SearchSnapshots holds the search index's snapshot (search.go).
+	SearchSnapshots awss3.Bucket
 }
 
 // Functions are the folders of functions/, each built to dist/<name>/bootstrap.
@@ -78,11 +81,13 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	a.secrets()
 	a.EdgeKeys = awscloudfront.NewKeyValueStore(st, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
 		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
+	a.searchSnapshots()
 	values := a.settings(props)
 	for _, name := range Functions {
 		env := environment(name, a.override(name, values))
 		a.Functions[name] = a.function(props, name, env)
 		a.grant(props, a.Functions[name], env)
+		a.grantSearchSnapshots(name, a.Functions[name], env)
 	}
 	a.concurrency(props)
 	a.APIURL = a.Functions["api"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
@@ -187,6 +192,7 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 		"CATRACA_ADMISSION_KEYS":      key("admission"),
 		"CATRACA_TICKET_KEY":          key("ticket"),
 		"CATRACA_EDGE_KVS_ARN":        *a.EdgeKeys.KeyValueStoreArn(),
+		"CATRACA_SEARCH_SNAPSHOT":     a.searchSnapshotURL(),
 	}
 	if props.PublicURL != "" {
 		v["CATRACA_PUBLIC_URL"] = props.PublicURL

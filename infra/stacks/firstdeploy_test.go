@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,33 @@ func TestFirstDeploy(t *testing.T) {
 		require.Equal(t, 1+testShards, each(all, "AWS::RDS::DBCluster", func(_, id string, r resource) {
 			require.Equal(t, AuroraPostgresVersion, r.Properties["EngineVersion"], id)
 		}))
+	})
+
+	t.Run("the API reads the search snapshot, only sweep writes it", func(t *testing.T) {
+		access := map[string][]string{} // function → actions on the snapshot
+		each(all, "AWS::IAM::Policy", func(_, id string, r resource) {
+			fn, ok := "", false
+			for _, name := range Functions {
+				if strings.HasPrefix(id, title(name)+"ServiceRoleDefaultPolicy") {
+					fn, ok = name, true
+				}
+			}
+			for _, st := range r.Properties["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				st := st.(map[string]any)
+				if !strings.Contains(fmt.Sprint(st["Resource"]), "SearchSnapshots") {
+					continue
+				}
+				require.True(t, ok, "%s: only functions reach the snapshot", id)
+				require.Contains(t, fmt.Sprint(st["Resource"]), "/"+SearchSnapshotKey, "%s: the one key, not the bucket", id)
+				access[fn] = append(access[fn], fmt.Sprint(st["Action"]))
+			}
+		})
+		require.Equal(t, map[string][]string{"api": {"s3:GetObject"}, "sweep": {"[s3:GetObject s3:PutObject]"}}, access)
+		vars := variables(t, all)
+		for name, v := range vars {
+			_, set := v["CATRACA_SEARCH_SNAPSHOT"]
+			require.Equal(t, name == "api" || name == "sweep", set, name)
+		}
 	})
 
 	t.Run("scheduled functions start once every database is migrated", func(t *testing.T) {
