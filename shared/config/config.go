@@ -241,12 +241,18 @@ type Webhooks struct {
 }
 
 func (p *Webhooks) read(r *reader) {
-	v := r.required("CATRACA_PSP_WEBHOOK_SECRETS") // a secret: no default anywhere
+	p.PSPWebhookSecrets = SplitList(r.required("CATRACA_PSP_WEBHOOK_SECRETS")) // a secret: no default anywhere
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(v string) []string {
+	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			p.PSPWebhookSecrets = append(p.PSPWebhookSecrets, s)
+			out = append(out, s)
 		}
 	}
+	return out
 }
 
 // Mail sends ticket and transfer emails.

@@ -58,3 +58,21 @@ func TestPlaceholderKey(t *testing.T) {
 	require.True(t, psp.Placeholder("", "Qx7uV9bW1mN3pL5kJ8hG2fD4sA6zX0cV9bN1mQ3wE5rT"), `"" is Stripe's own API`)
 	require.False(t, psp.Placeholder("http://127.0.0.1:8090", "anything"), "the simulator takes any key it was given")
 }
+
+// TestWebhooksFollowARotatedSecret: the signing secret is rolled at
+// Stripe and in Secrets Manager while pspwebhook stays warm; the first
+// delivery signed with the new secret reads the list again and verifies.
+func TestWebhooksFollowARotatedSecret(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stored := "whsec_old"
+	w := psp.NewWebhooks(secret.New("whsec_old", func(context.Context) (string, error) { return stored, nil }, time.Hour, nil))
+	body := event("checkout.session.expired", `{"id":"cs_1","object":"checkout.session","status":"expired"}`)
+	_, err := w.Parse(ctx, body, pspsim.Sign("whsec_old", time.Now(), body))
+	require.NoError(t, err)
+	stored = "whsec_new, whsec_old"
+	_, err = w.Parse(ctx, body, pspsim.Sign("whsec_new", time.Now(), body))
+	require.NoError(t, err, "verified with the list read again")
+	_, err = w.Parse(ctx, body, pspsim.Sign("whsec_forged", time.Now(), body))
+	require.ErrorIs(t, err, psp.ErrBadSignature)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/webhook"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/secret"
 )
 
@@ -410,4 +411,27 @@ func Placeholder(baseURL, key string) bool {
 		return false
 	}
 	return !strings.HasPrefix(key, "sk_") && !strings.HasPrefix(key, "rk_")
+}
+
+// Webhooks verifies deliveries with signing secrets that may rotate while
+// the function stays warm: secrets is the comma-separated list, as
+// CATRACA_PSP_WEBHOOK_SECRETS holds it.
+type Webhooks struct{ secrets *secret.Value }
+
+// NewWebhooks returns a verifier over secrets.
+func NewWebhooks(secrets *secret.Value) *Webhooks { return &Webhooks{secrets: secrets} }
+
+// Parse is ParseWebhook with the current secrets; a delivery that none of
+// them verifies is tried once more with the list read again (the secret
+// was rolled at Stripe and in Secrets Manager since the list was read).
+func (w *Webhooks) Parse(ctx context.Context, body []byte, header string) (Event, error) {
+	used := w.secrets.Get(ctx)
+	ev, err := ParseWebhook(config.SplitList(used), body, header)
+	if !errors.Is(err, ErrBadSignature) {
+		return ev, err
+	}
+	if fresh, changed, _ := w.secrets.Refresh(ctx, used); changed {
+		return ParseWebhook(config.SplitList(fresh), body, header)
+	}
+	return ev, err
 }
