@@ -74,33 +74,33 @@ type Deps struct {
 
 // Server holds the dependencies of the handlers.
 type Server struct {
-	cfg            config.Config
-	log            *slog.Logger
-	catalog        *pgxpool.Pool
-	shards         *shard.Router
-	redis          redis.UniversalClient
-	accounts       *account.Service
-	sessions       *token.Signer
-	events         *event.Directory
-	eventCache     *event.Cache
-	inventory      *inventory.Service
-	organizer      *organizer.Service
-	gate           Gate
-	room           *queue.Room
-	admissions     *token.Signer
-	tickets        *token.Signer
-	venues         *venue.Store
-	availability   *availability.Service
-	live           *live.Hub
-	readCache      *cache.Cache
-	orders         *order.Service
-	ticketSigner   *order.Signer
-	entry          *entry.Service
-	control        *controlroom.Service
-	webhooks       *psp.Webhooks
-	limiter        *ratelimit.Limiter
-	gzip           gzipMemo
-	mux            *http.ServeMux
+	cfg          config.Config
+	log          *slog.Logger
+	catalog      *pgxpool.Pool
+	shards       *shard.Router
+	redis        redis.UniversalClient
+	accounts     *account.Service
+	sessions     *token.Signer
+	events       *event.Directory
+	eventCache   *event.Cache
+	inventory    *inventory.Service
+	organizer    *organizer.Service
+	gate         Gate
+	room         *queue.Room
+	admissions   *token.Signer
+	tickets      *token.Signer
+	venues       *venue.Store
+	availability *availability.Service
+	live         *live.Hub
+	readCache    *cache.Cache
+	orders       *order.Service
+	ticketSigner *order.Signer
+	entry        *entry.Service
+	control      *controlroom.Service
+	webhooks     *psp.Webhooks
+	limiter      *ratelimit.Limiter
+	gzip         gzipMemo
+	mux          *http.ServeMux
 	// patterns are the registered routes, for Routes.
 	patterns []string
 }
