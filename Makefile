@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: fuzz onsale dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap
+.PHONY: fuzz onsale dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap preflight
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./infra/devstack
@@ -86,8 +86,12 @@ synth: build $(CDK) ## synthesize the CloudFormation templates into cdk.out (off
 	$(CDK) synth --quiet $(SYNTH_CONTEXT)
 	@echo "templates in cdk.out/"
 
-bootstrap: $(CDK) ## prepare your account for CDK in your region and in us-east-1 (once; see docs/deploy.md)
+bootstrap: build $(CDK) ## prepare your account for CDK in your region and in us-east-1 (once; see docs/deploy.md)
 	$(CDK) bootstrap
+
+# Read-only AWS calls; settings as for cdk (cdk.json, ARGS="-c apiConcurrency=900").
+preflight: ## say what in your AWS account would make a deployment fail (concurrency quota, SES sandbox, Aurora version, Origin Shield)
+	$(GO) run ./infra/preflight $(ARGS)
 
 deploy: build $(CDK) ## deploy every stack to the AWS account of your credentials (see docs/deploy.md)
 	$(CDK) deploy --all --require-approval broadening --outputs-file cdk.out/outputs.json

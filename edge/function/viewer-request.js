@@ -21,6 +21,11 @@ const GATED = /^POST \/api\/events\/([^\/]+)\/holds$/;
 async function handler(event) {
   const r = event.request;
   r.querystring = cleanQuery(r.querystring);
+  // OAC signs each API request in Authorization, replacing a client's
+  // bearer: the token travels on in X-Catraca-Token, set only here.
+  delete r.headers['x-catraca-token'];
+  const auth = r.headers.authorization;
+  if (auth && /^bearer /i.test(auth.value)) r.headers['x-catraca-token'] = { value: auth.value.slice(7).trim() };
   const uri = r.uri;
   // Problems made here name the request as the API's do (RFC 9457).
   const at = { instance: uri, request_id: event.context.requestId };

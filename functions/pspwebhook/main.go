@@ -19,6 +19,7 @@ import (
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/psp"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	// the orders (whose PSP key confirms each new event) and the webhook
 	// secrets: no session key here.
 	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Orders: orders, WebhookSecrets: cfg.PSPWebhookSecrets})
+		Redis: rdb, Orders: orders, Webhooks: psp.NewWebhooks(app.Secret("CATRACA_PSP_WEBHOOK_SECRETS", strings.Join(cfg.PSPWebhookSecrets, ",")))})
 	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 

@@ -1,6 +1,7 @@
 // Command sweep is the scheduled Lambda that releases expired holds on every
 // shard (holds also expire lazily; this returns GA places and cancels the
-// orders of fans who walked away).
+// orders of fans who walked away), and every 10 minutes builds the search
+// index's snapshot that new API instances start from.
 package main
 
 import (
@@ -17,8 +18,11 @@ func main() {
 	ctx := context.Background()
 	cfg := app.MustLoad[config.Sweep](ctx)
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
-	inv := app.NewInventory(db, live.New(app.OpenRedis(cfg.Redis), cfg.RedisPrefix), app.NewLogger())
+	log := app.NewLogger()
+	inv := app.NewInventory(db, live.New(app.OpenRedis(cfg.Redis), cfg.RedisPrefix), log)
+	snapshots := app.Must(app.SearchSnapshotBuilder(ctx, cfg.SearchSnapshots, db.Catalog, log))
 	lambda.Start(func(ctx context.Context) (map[int]int, error) {
+		snapshots(ctx)
 		return inv.SweepAll(ctx, 500)
 	})
 }

@@ -225,6 +225,8 @@ func environment(env localenv.Env, addr string) (map[string]string, error) {
 		"CATRACA_REDIS_ADDR":  env.RedisAddr(),
 		"CATRACA_PSP_URL":     "http://127.0.0.1:8090",
 		"CATRACA_MAILBOX":     filepath.Join(env.Dir, "mailbox"),
+		// The search snapshot as the S3 store keeps it in AWS.
+		"CATRACA_SEARCH_SNAPSHOT": filepath.Join(env.Dir, "search"),
 	}
 	for k, v := range keys {
 		vars[k] = v

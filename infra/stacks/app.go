@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -61,6 +61,8 @@ type AppStack struct {
 	// EdgeKeys is the store the viewer-request function reads; the admit
 	// function keeps it in sync (signing keys, gated events).
 	EdgeKeys awscloudfront.KeyValueStore
+	// SearchSnapshots holds the search index's snapshot (search.go).
+	SearchSnapshots awss3.Bucket
 }
 
 // Functions are the folders of functions/, each built to dist/<name>/bootstrap.
@@ -79,11 +81,13 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	a.secrets()
 	a.EdgeKeys = awscloudfront.NewKeyValueStore(st, jsii.String("EdgeKeys"), &awscloudfront.KeyValueStoreProps{
 		Comment: jsii.String("catraca edge: signing keys (s:<kid>, a:<kid>) and gated events (room:<id>)")})
+	a.searchSnapshots()
 	values := a.settings(props)
 	for _, name := range Functions {
 		env := environment(name, a.override(name, values))
 		a.Functions[name] = a.function(props, name, env)
 		a.grant(props, a.Functions[name], env)
+		a.grantSearchSnapshots(name, a.Functions[name], env)
 	}
 	a.concurrency(props)
 	a.APIURL = a.Functions["api"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
@@ -92,7 +96,6 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	// their HMAC signature (shared/psp), checked before anything is read.
 	a.WebhookURL = a.Functions["pspwebhook"].AddFunctionUrl(&awslambda.FunctionUrlOptions{
 		AuthType: awslambda.FunctionUrlAuthType_NONE, InvokeMode: awslambda.InvokeMode_BUFFERED})
-	a.schedules(props)
 	return a
 }
 
@@ -189,6 +192,7 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 		"CATRACA_ADMISSION_KEYS":      key("admission"),
 		"CATRACA_TICKET_KEY":          key("ticket"),
 		"CATRACA_EDGE_KVS_ARN":        *a.EdgeKeys.KeyValueStoreArn(),
+		"CATRACA_SEARCH_SNAPSHOT":     a.searchSnapshotURL(),
 	}
 	if props.PublicURL != "" {
 		v["CATRACA_PUBLIC_URL"] = props.PublicURL
@@ -301,34 +305,11 @@ func (a *AppStack) concurrency(props *AppStackProps) {
 	}
 }
 
-// schedules invokes admit, sweep, fulfil and reconcile with EventBridge
-// Scheduler; failed invocations land in the dead-letter queue.
-func (a *AppStack) schedules(props *AppStackProps) {
-	role := awsiam.NewRole(a.Stack, jsii.String("SchedulerRole"), &awsiam.RoleProps{
-		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil)})
-	props.Async.FailedInvocations.GrantSendMessages(role)
-	for name, rate := range map[string]string{"admit": "rate(1 minute)", "sweep": "rate(1 minute)", "fulfil": "rate(1 minute)", "reconcile": "rate(5 minutes)"} {
-		fn := a.Functions[name]
-		fn.GrantInvoke(role)
-		suppress(role, "GrantInvoke's <function>:* covers the function's versions and aliases, of these four functions only", "AwsSolutions-IAM5")
-		awsscheduler.NewCfnSchedule(a.Stack, jsii.String(title(name)+"Schedule"), &awsscheduler.CfnScheduleProps{
-			ScheduleExpression: jsii.String(rate),
-			FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
-			Target: &awsscheduler.CfnSchedule_TargetProperty{
-				Arn: fn.FunctionArn(), RoleArn: role.RoleArn(),
-				RetryPolicy:      &awsscheduler.CfnSchedule_RetryPolicyProperty{MaximumRetryAttempts: jsii.Number(2), MaximumEventAgeInSeconds: jsii.Number(120)},
-				DeadLetterConfig: &awsscheduler.CfnSchedule_DeadLetterConfigProperty{Arn: props.Async.FailedInvocations.QueueArn()},
-			},
-		})
-	}
-}
-
 // deadLetters is where the scheduled functions' failed runs go once
 // Lambda's asynchronous retries are spent (the others are invoked
 // synchronously: their callers see failures).
 func deadLetters(name string, q awssqs.IQueue) awssqs.IQueue {
-	switch name {
-	case "admit", "sweep", "fulfil", "reconcile":
+	if _, ok := Scheduled[name]; ok {
 		return q
 	}
 	return nil

@@ -96,7 +96,7 @@ func Build(scope constructs.Construct, c Config) *Deployment {
 		cert = d.Global.Certificate.CertificateArn()
 	}
 	d.Edge = NewEdgeStack(scope, c.Name+"-edge", &EdgeStackProps{StackProps: props(), APIURL: d.App.APIURL, WebhookURL: d.App.WebhookURL,
-		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: c.Region, Production: c.Production, SiteDir: c.Site,
+		Keys: d.App.EdgeKeys, WebACLArn: d.Global.WebACL.AttrArn(), Domain: c.Domain, CertificateArn: cert, OriginShieldRegion: shieldFor(c.Region), Production: c.Production, SiteDir: c.Site,
 		PublicURLParameter: publicURLParameter})
 	checkRules(scope)
 	d.Ops = NewOpsStack(scope, c.Name+"-ops", &OpsStackProps{StackProps: props(), App: d.App, Async: d.Async, Data: d.Data, Shards: c.Shards, Migrations: c.Migrations,

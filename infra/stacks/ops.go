@@ -45,12 +45,15 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	catalog := awscdk.NewCustomResource(st, jsii.String("MigrateCatalog"), &awscdk.CustomResourceProps{
 		ServiceToken: migrate, ResourceType: jsii.String("Custom::CatracaMigration"),
 		Properties: &map[string]any{"Kind": "catalog", "Version": version}})
+	migrations := []constructs.IConstruct{catalog}
 	for i := 1; i <= props.Shards; i++ {
 		r := awscdk.NewCustomResource(st, jsii.String(fmt.Sprintf("MigrateShard%d", i)), &awscdk.CustomResourceProps{
 			ServiceToken: migrate, ResourceType: jsii.String("Custom::CatracaMigration"),
 			Properties: &map[string]any{"Kind": "shard", "ShardId": fmt.Sprint(i), "Version": version}})
 		r.Node().AddDependency(catalog)
+		migrations = append(migrations, r)
 	}
+	schedule(st, props.App, props.Async, migrations)
 
 	metric := func(name, stat string) awscloudwatch.Metric {
 		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
@@ -58,6 +61,15 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	}
 	depth := func(q awssqs.Queue) awscloudwatch.Metric {
 		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})
+	}
+	// arrivals counts the messages a dead-letter queue gained in a minute.
+	// Its depth would stay above the threshold for the 14 days messages
+	// are kept: the alarm would never go back to OK and a second failure
+	// would notify nobody. NumberOfMessagesSent misses what SQS moves by
+	// a redrive policy, so the alarm watches the depth's rise instead.
+	arrivals := func(q awssqs.Queue) awscloudwatch.IMetric {
+		return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{Expression: jsii.String("DIFF(depth)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{"depth": depth(q)}, Period: awscdk.Duration_Minutes(jsii.Number(1))})
 	}
 	var throttles []awscloudwatch.IMetric
 	for _, name := range Functions {
@@ -96,11 +108,11 @@ func NewOpsStack(scope constructs.Construct, id string, props *OpsStackProps) aw
 	}
 	alarm("FiveXX", metric(metrics.HTTP5xx, "Sum"), 50, 3, "The API answers 5xx: check the dashboard and the function logs")
 	alarm("PSPErrors", metric(metrics.PSPErrors, "Sum"), 20, 3, "The PSP is failing calls: payments are queued and retried")
-	alarm("PSPDeadLetters", depth(props.Async.PSPCallsDLQ), 1, 1, "A PSP call failed five times: redrive after checking the order")
+	alarm("PSPDeadLetters", arrivals(props.Async.PSPCallsDLQ), 1, 1, "A PSP call failed five times: redrive after checking the order")
 	alarm("OutboxDead", metric(metrics.OutboxDead, "Sum"), 1, 1, "An outbox message (ticket mail, payment cancel) failed every try and was set aside: find its 'outbox message dead' log line, fix the cause, redrive it (docs/payments.md)")
 	alarm("RefundsFailed", metric(metrics.RefundsFailed, "Sum"), 1, 1, "The PSP refused a refund or never answered it: money is still owed. The console lists it (refund failures, GET /api/organizer/refund-failures); fix the cause, refund again (docs/payments.md)")
-	alarm("FailedInvocations", depth(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
-	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(nil), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
+	alarm("FailedInvocations", arrivals(props.Async.FailedInvocations), 1, 1, "A scheduled function (admit, sweep, fulfil, reconcile) failed all retries")
+	alarm("APIThrottles", props.App.Functions["api"].MetricThrottles(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1))}), 1, 2, "The API function is throttled: raise account concurrency before the on-sale")
 	for _, db := range props.Data.Databases() {
 		alarm("SessionsPinned"+db.Name, db.PinnedSessions(), 1, PinnedMinutes, "RDS Proxy of "+db.Name+" holds database connections pinned to client sessions: a statement keeps session state (SET, a named prepared statement, a session advisory lock…), so the proxy stopped multiplexing; find it in the proxy's log and docs/database.md")
 	}

@@ -23,6 +23,7 @@ import (
 type resource struct {
 	Type       string         `json:"Type"`
 	Properties map[string]any `json:"Properties"`
+	DependsOn  any            `json:"DependsOn"`
 }
 
 // template is one synthesized stack.

@@ -31,9 +31,11 @@ import (
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/secret"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
@@ -65,37 +67,40 @@ type Deps struct {
 	Entry        *entry.Service
 	// WebhookSecrets verify PSP webhooks (several during rotation).
 	WebhookSecrets []string
+	// Webhooks, when set, verifies them instead, with secrets re-read
+	// when they rotate (pspwebhook on AWS).
+	Webhooks *psp.Webhooks
 }
 
 // Server holds the dependencies of the handlers.
 type Server struct {
-	cfg            config.Config
-	log            *slog.Logger
-	catalog        *pgxpool.Pool
-	shards         *shard.Router
-	redis          redis.UniversalClient
-	accounts       *account.Service
-	sessions       *token.Signer
-	events         *event.Directory
-	eventCache     *event.Cache
-	inventory      *inventory.Service
-	organizer      *organizer.Service
-	gate           Gate
-	room           *queue.Room
-	admissions     *token.Signer
-	tickets        *token.Signer
-	venues         *venue.Store
-	availability   *availability.Service
-	live           *live.Hub
-	readCache      *cache.Cache
-	orders         *order.Service
-	ticketSigner   *order.Signer
-	entry          *entry.Service
-	control        *controlroom.Service
-	webhookSecrets []string
-	limiter        *ratelimit.Limiter
-	gzip           gzipMemo
-	mux            *http.ServeMux
+	cfg          config.Config
+	log          *slog.Logger
+	catalog      *pgxpool.Pool
+	shards       *shard.Router
+	redis        redis.UniversalClient
+	accounts     *account.Service
+	sessions     *token.Signer
+	events       *event.Directory
+	eventCache   *event.Cache
+	inventory    *inventory.Service
+	organizer    *organizer.Service
+	gate         Gate
+	room         *queue.Room
+	admissions   *token.Signer
+	tickets      *token.Signer
+	venues       *venue.Store
+	availability *availability.Service
+	live         *live.Hub
+	readCache    *cache.Cache
+	orders       *order.Service
+	ticketSigner *order.Signer
+	entry        *entry.Service
+	control      *controlroom.Service
+	webhooks     *psp.Webhooks
+	limiter      *ratelimit.Limiter
+	gzip         gzipMemo
+	mux          *http.ServeMux
 	// patterns are the registered routes, for Routes.
 	patterns []string
 }
@@ -123,8 +128,11 @@ func newServer(d Deps) *Server {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhookSecrets: d.WebhookSecrets,
+		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
+	if s.webhooks == nil {
+		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
+	}
 	s.route("GET /healthz", s.health)
 	s.route("GET /api/openapi.json", s.openAPI)
 	s.route("POST /api/accounts", s.signUp)

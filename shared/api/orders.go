@@ -86,7 +86,7 @@ func (s *Server) pspWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return problem.New(http.StatusRequestEntityTooLarge, "body-too-large", "The webhook body is too large.")
 	}
-	ev, err := psp.ParseWebhook(s.webhookSecrets, body, r.Header.Get("Stripe-Signature"))
+	ev, err := s.webhooks.Parse(r.Context(), body, r.Header.Get("Stripe-Signature"))
 	switch {
 	case errors.Is(err, psp.ErrBadSignature):
 		return problem.New(http.StatusBadRequest, "bad-signature", "The Stripe-Signature header is missing, stale or wrong.")

@@ -112,8 +112,22 @@ func isHTTPS(r *http.Request) bool {
 		r.Header.Get("Cloudfront-Forwarded-Proto") == "https" // CloudFront-…, spelled canonically: Get need not build the key
 }
 
-// bearer returns the token of an "Authorization: Bearer" header.
+// TokenHeader carries an API client's bearer token from the edge to the
+// API: CloudFront's OAC signs every origin request in Authorization,
+// overwriting the client's "Authorization: Bearer", so the viewer-request
+// function copies the token here first (edge/function/viewer-request.js).
+const TokenHeader = "X-Catraca-Token"
+
+// BearerToken is the token an API client sent as "Authorization: Bearer".
+func BearerToken(r *http.Request) string { return bearer(r) }
+
+// bearer returns the client's bearer token: the edge's copy when it came
+// through CloudFront, else the Authorization header (the API called
+// directly, as the local tests and tools do).
 func bearer(r *http.Request) string {
+	if t := r.Header.Get(TokenHeader); t != "" {
+		return t
+	}
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])

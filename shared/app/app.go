@@ -30,6 +30,7 @@ import (
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/searchindex"
+	"github.com/catraca/catraca/shared/searchindex/snapstore"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 )
@@ -113,7 +114,13 @@ func (a *App) services(ctx context.Context) error {
 	}
 	a.Events = event.NewDirectory(a.CatalogRO)
 	if cfg.SearchIndex {
-		a.SearchIndex = searchindex.New(a.CatalogRO, searchindex.Options{MaxEvents: cfg.SearchMaxEvents, Log: a.Logger})
+		opt := searchindex.Options{MaxEvents: cfg.SearchMaxEvents, Log: a.Logger}
+		if cfg.SearchSnapshot != "" {
+			if opt.Snapshots, err = snapstore.Open(ctx, cfg.SearchSnapshot); err != nil {
+				return err
+			}
+		}
+		a.SearchIndex = searchindex.New(a.CatalogRO, opt)
 		a.Events = a.Events.WithSearchIndex(a.SearchIndex)
 	}
 	a.Organizer = organizer.New(a.Catalog, a.Shards)
@@ -182,7 +189,8 @@ func newOwnerID() string {
 
 // RunWorkers runs, until ctx ends, what AWS runs as queue consumers and
 // schedules: PSP calls from the queue, fulfilment from the outbox,
-// reconciliation with the PSP and the hold sweeper.
+// reconciliation with the PSP and the hold sweeper (with the search
+// snapshot's builder, as the sweep function runs it).
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
 	logErr := func(what string, err error) {
@@ -198,7 +206,12 @@ func (a *App) RunWorkers(ctx context.Context) {
 		_, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
 		logErr("reconcile", err)
 	})
+	snapshots, err := SearchSnapshotBuilder(ctx, a.Config.SearchSnapshots, a.CatalogRO, a.Logger)
+	logErr("search snapshots", err)
 	go Every(ctx, 5*time.Second, func(ctx context.Context) {
+		if snapshots != nil {
+			snapshots(ctx)
+		}
 		_, err := a.Inventory.SweepAll(ctx, 500)
 		logErr("sweep", err)
 	})

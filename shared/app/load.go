@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -12,11 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/secret"
 )
 
 // Load reads configuration T (one function's, e.g. config.Sweep) for a
 // Lambda: {{secret:…}} and {{ssm:…}} placeholders in the environment are
-// filled from Secrets Manager and Parameter Store first, once per cold start.
+// filled from Secrets Manager and Parameter Store first, once per cold start
+// (Secret keeps one that rotates current).
 func Load[T any](ctx context.Context) (T, error) {
 	if err := resolveSecrets(ctx); err != nil {
 		var zero T
@@ -52,7 +55,7 @@ func resolveSecrets(ctx context.Context) error {
 	}
 	sm := secretsmanager.NewFromConfig(awsCfg)
 	params := ssm.NewFromConfig(awsCfg)
-	vars, err := config.ResolveSecrets(ctx, environ, func(ctx context.Context, store, id string) (string, error) {
+	fetch := func(ctx context.Context, store, id string) (string, error) {
 		if store == "ssm" {
 			out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: &id})
 			if err != nil {
@@ -68,12 +71,47 @@ func resolveSecrets(ctx context.Context) error {
 			return "", fmt.Errorf("secret %s has no string value", id)
 		}
 		return *out.SecretString, nil
-	})
+	}
+	vars, err := config.ResolveSecrets(ctx, environ, fetch)
 	if err != nil {
 		return err
 	}
+	refs.Lock()
+	defer refs.Unlock()
+	refs.fetch = fetch
 	for k, v := range vars {
+		refs.placeholders[k] = os.Getenv(k)
 		os.Setenv(k, v)
 	}
 	return nil
+}
+
+// refs remembers, for each variable Load resolved, the placeholder it
+// held, so a secret that rotates can be read again (Secret).
+var refs = struct {
+	sync.Mutex
+	fetch        config.Fetch
+	placeholders map[string]string
+}{placeholders: map[string]string{}}
+
+// Secret is the value of variable name (value, as its configuration read
+// it) kept current: when the variable was a placeholder, it is read again
+// from its store once older than secret.MaxAge, or when refused (a PSP
+// key rotated while the function stayed warm); otherwise (the local
+// stack) it never changes.
+func Secret(name, value string) *secret.Value {
+	refs.Lock()
+	placeholder, ok := refs.placeholders[name]
+	fetch := refs.fetch
+	refs.Unlock()
+	if !ok {
+		return secret.Static(value)
+	}
+	return secret.New(value, func(ctx context.Context) (string, error) {
+		vars, err := config.ResolveSecrets(ctx, []string{name + "=" + placeholder}, fetch)
+		if err != nil {
+			return "", err
+		}
+		return vars[name], nil
+	}, secret.MaxAge, nil)
 }

@@ -64,7 +64,7 @@ func NewOrders(o Orders) *order.Service {
 	}
 	room, hub := queue.New(o.Redis, o.Prefix), live.New(o.Redis, o.Prefix)
 	catalog := event.NewDirectory(o.DB.Catalog)
-	return order.New(order.Config{Shards: o.DB.Shards, Catalog: o.DB.Catalog, PSP: psp.NewStripe(o.PSP.PSPURL, o.PSP.PSPAPIKey),
+	return order.New(order.Config{Shards: o.DB.Shards, Catalog: o.DB.Catalog, PSP: psp.NewStripeKey(o.PSP.PSPURL, Secret("CATRACA_PSP_API_KEY", o.PSP.PSPAPIKey)),
 		Limiter: ratelimit.New(o.Redis, o.Prefix), Queue: o.Queue, Rate: o.PSP.PSPRate, PublicURL: o.PublicURL,
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,

@@ -20,6 +20,7 @@ type Config struct {
 	HTTP
 	Database
 	Readers
+	SearchSnapshots
 	Redis
 	Sessions
 	Passwords
@@ -118,6 +119,22 @@ func (p *Readers) read(r *reader) {
 	p.ShardReads = r.idMap("CATRACA_SHARD_READ_DSNS", false)
 	p.SearchIndex = r.boolean("CATRACA_SEARCH_INDEX", true)
 	p.SearchMaxEvents = r.integer("CATRACA_SEARCH_MAX_EVENTS", 0)
+}
+
+// SearchSnapshots is where the search index's snapshot is kept: the
+// sweep function builds it from the catalog every SearchSnapshotEvery, a
+// new API instance starts its index from it instead of reading the whole
+// catalog (docs/read-path.md, searchindex/snapshot.go).
+type SearchSnapshots struct {
+	// SearchSnapshot is s3://bucket/key in AWS, a directory locally ("":
+	// none, every instance reads the catalog).
+	SearchSnapshot      string
+	SearchSnapshotEvery time.Duration
+}
+
+func (p *SearchSnapshots) read(r *reader) {
+	p.SearchSnapshot = r.str("CATRACA_SEARCH_SNAPSHOT", "")
+	p.SearchSnapshotEvery = r.duration("CATRACA_SEARCH_SNAPSHOT_EVERY", 10*time.Minute)
 }
 
 // Redis is the waiting room's, the caches' and the limiters' store.
@@ -229,12 +246,18 @@ type Webhooks struct {
 }
 
 func (p *Webhooks) read(r *reader) {
-	v := r.required("CATRACA_PSP_WEBHOOK_SECRETS") // a secret: no default anywhere
+	p.PSPWebhookSecrets = SplitList(r.required("CATRACA_PSP_WEBHOOK_SECRETS")) // a secret: no default anywhere
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(v string) []string {
+	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			p.PSPWebhookSecrets = append(p.PSPWebhookSecrets, s)
+			out = append(out, s)
 		}
 	}
+	return out
 }
 
 // Mail sends ticket and transfer emails.

@@ -11,6 +11,7 @@ type (
 		HTTP
 		Database
 		Readers
+		SearchSnapshots
 		Redis
 		Sessions
 		Passwords
@@ -30,10 +31,11 @@ type (
 		Room
 		Edge
 	}
-	// Sweep releases expired holds.
+	// Sweep releases expired holds and builds the search snapshot.
 	Sweep struct {
 		Database
 		Redis
+		SearchSnapshots
 	}
 	// PSPWebhook applies the PSP's signed webhooks.
 	PSPWebhook struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/secret"
 )
 
 // FailureExpired is the failure of a payment attempt that expired unpaid
@@ -49,22 +53,24 @@ func EventTypes() []string {
 // Stripe is the PSP port on Stripe's API (or the simulator at another
 // base URL), through the official SDK.
 type Stripe struct {
-	c *stripe.Client
+	c    *stripe.Client
+	http *http.Client // the SDK's: NewStripeKey sets its transport
 }
 
 // NewStripe returns an adapter for the API at baseURL ("" for Stripe's
 // own) with a secret key. The SDK's own retries are off: every call counts
 // against our quota, and our callers retry.
 func NewStripe(baseURL, key string) *Stripe {
+	hc := &http.Client{Timeout: 10 * time.Second}
 	cfg := &stripe.BackendConfig{
-		HTTPClient:        &http.Client{Timeout: 10 * time.Second},
+		HTTPClient:        hc,
 		MaxNetworkRetries: stripe.Int64(0),
 		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
 	}
 	if baseURL != "" {
 		cfg.URL = stripe.String(baseURL)
 	}
-	return &Stripe{c: stripe.NewClient(key, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))}
+	return &Stripe{c: stripe.NewClient(key, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg))), http: hc}
 }
 
 // wrap maps the SDK's errors onto the port's.
@@ -382,4 +388,81 @@ func fromIntent(pi *stripe.PaymentIntent) Payment {
 func fromMeta(m map[string]string) (order int64, reference string) {
 	order, _ = strconv.ParseInt(m[MetaOrder], 10, 64)
 	return order, m[MetaReference]
+}
+
+// NewStripeKey is NewStripe with a key that may rotate while the function
+// stays warm: every request carries the key's current value (re-read
+// once older than secret.MaxAge), and a request refused with 401 is sent
+// again once with the key read anew. A refused request changed nothing at
+// the PSP, so sending it again is safe (and keeps its idempotency key).
+func NewStripeKey(baseURL string, key *secret.Value) *Stripe {
+	s := NewStripe(baseURL, "set-per-request")
+	s.http.Transport = rotatingKey{key: key, next: http.DefaultTransport}
+	return s
+}
+
+// rotatingKey sets each request's key from a secret that may rotate.
+type rotatingKey struct {
+	key  *secret.Value
+	next http.RoundTripper
+}
+
+func (t rotatingKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	used := t.key.Get(r.Context())
+	resp, err := t.send(r, r.Body, used)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	fresh, changed, _ := t.key.Refresh(r.Context(), used)
+	if !changed || (r.Body != nil && r.Body != http.NoBody && r.GetBody == nil) {
+		return resp, nil
+	}
+	body := r.Body
+	if r.GetBody != nil {
+		if body, err = r.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	resp.Body.Close()
+	return t.send(r, body, fresh)
+}
+
+func (t rotatingKey) send(r *http.Request, body io.ReadCloser, key string) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Body = body
+	r.Header.Set("Authorization", "Bearer "+key)
+	return t.next.RoundTrip(r)
+}
+
+// Placeholder tells whether key is not a Stripe key at all for Stripe's
+// API (baseURL "" or api.stripe.com): the value the deployment generated
+// for the secret, before anyone replaced it with Stripe's (docs/deploy.md).
+func Placeholder(baseURL, key string) bool {
+	if baseURL != "" && !strings.HasPrefix(baseURL, "https://api.stripe.com") {
+		return false
+	}
+	return !strings.HasPrefix(key, "sk_") && !strings.HasPrefix(key, "rk_")
+}
+
+// Webhooks verifies deliveries with signing secrets that may rotate while
+// the function stays warm: secrets is the comma-separated list, as
+// CATRACA_PSP_WEBHOOK_SECRETS holds it.
+type Webhooks struct{ secrets *secret.Value }
+
+// NewWebhooks returns a verifier over secrets.
+func NewWebhooks(secrets *secret.Value) *Webhooks { return &Webhooks{secrets: secrets} }
+
+// Parse is ParseWebhook with the current secrets; a delivery that none of
+// them verifies is tried once more with the list read again (the secret
+// was rolled at Stripe and in Secrets Manager since the list was read).
+func (w *Webhooks) Parse(ctx context.Context, body []byte, header string) (Event, error) {
+	used := w.secrets.Get(ctx)
+	ev, err := ParseWebhook(config.SplitList(used), body, header)
+	if !errors.Is(err, ErrBadSignature) {
+		return ev, err
+	}
+	if fresh, changed, _ := w.secrets.Refresh(ctx, used); changed {
+		return ParseWebhook(config.SplitList(fresh), body, header)
+	}
+	return ev, err
 }

@@ -44,6 +44,12 @@ type Options struct {
 	// and PostgreSQL keeps answering (500,000: about 190 MB at the
 	// benchmark's ~0.38 KB per event, within a 512 MB API Lambda).
 	MaxEvents int
+	// Snapshots, when set, is where a new instance first looks for the
+	// catalog (snapshot.go); nil reads the catalog.
+	Snapshots SnapshotStore
+	// MaxSnapshotAge: an older snapshot is ignored (30 minutes; the
+	// builder writes one every 10).
+	MaxSnapshotAge time.Duration
 	// Now is the clock (time.Now).
 	Now func() time.Time
 	// Log receives failed refreshes (slog.Default()).
@@ -78,6 +84,9 @@ func New(db Querier, opt Options) *Index {
 	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = 500_000
+	}
+	if opt.MaxSnapshotAge <= 0 {
+		opt.MaxSnapshotAge = 30 * time.Minute
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -155,6 +164,11 @@ func (x *Index) Refresh(ctx context.Context) error {
 	x.mu.RLock()
 	st, since := x.st, x.watermark.Add(-x.opt.Overlap)
 	x.mu.RUnlock()
+	if st == nil && x.opt.Snapshots != nil && x.fromSnapshot(ctx) {
+		x.mu.RLock()
+		st, since = x.st, x.watermark.Add(-x.opt.Overlap)
+		x.mu.RUnlock()
+	}
 	if st == nil {
 		return x.load(ctx, began)
 	}
@@ -216,46 +230,43 @@ func (x *Index) advance(updated int64) {
 
 // load reads every event and swaps in a new state.
 func (x *Index) load(ctx context.Context, began time.Time) error {
-	f, err := x.folder(ctx)
+	c, err := x.readCatalog(ctx)
 	if err != nil {
 		return err
 	}
-	st := newState(f)
-	vocab, err := x.db.Query(ctx, `SELECT word FROM search_words`)
-	if err != nil {
-		return fmt.Errorf("search index vocabulary: %w", err)
-	}
-	known, err := pgx.CollectRows(vocab, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("search index vocabulary: %w", err)
-	}
-	for _, w := range known {
-		st.wordID(w, true)
-	}
-	rows, err := x.read(ctx, ``)
-	if err != nil {
-		return err
-	}
-	if len(rows) > x.opt.MaxEvents {
+	if len(c.rows) > x.opt.MaxEvents {
 		x.tooBig.Store(true)
 		return ErrTooBig
 	}
-	// In search order, every posting list is built by appending.
-	sort.Slice(rows, func(i, j int) bool {
-		return rows[i].starts < rows[j].starts || rows[i].starts == rows[j].starts && rows[i].id < rows[j].id
-	})
 	var watermark time.Time
-	for _, r := range rows {
-		st.put(r, true)
+	for _, r := range c.rows {
 		if t := time.UnixMicro(r.updated); t.After(watermark) {
 			watermark = t
 		}
 	}
-	st.sortWords()
+	st := x.build(c)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.st, x.fresh, x.watermark = st, began, watermark
 	return nil
+}
+
+// build makes a state of a catalog read (sorting its rows).
+func (x *Index) build(c catalog) *state {
+	st := newState(c.fold)
+	for _, w := range c.words {
+		st.wordID(w, true)
+	}
+	rows := c.rows
+	// In search order, every posting list is built by appending.
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].starts < rows[j].starts || rows[i].starts == rows[j].starts && rows[i].id < rows[j].id
+	})
+	for _, r := range rows {
+		st.put(r, true)
+	}
+	st.sortWords()
+	return st
 }
 
 // folder reads how the catalog folds each code point of foldRanges,

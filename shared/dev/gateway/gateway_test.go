@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/edgekeys"
 	"github.com/catraca/catraca/shared/token"
@@ -258,4 +259,33 @@ func TestGatewayTellsTheOriginTheViewerAddress(t *testing.T) {
 	r.Header.Set("CloudFront-Viewer-Address", "10.0.0.1:1") // a viewer cannot choose it
 	f.gw.ServeHTTP(httptest.NewRecorder(), r)
 	require.Equal(t, "198.51.100.7:5555", f.last.Load().(*http.Request).Header.Get("CloudFront-Viewer-Address"))
+}
+
+// TestBearerClientsKeepTheirTokenThroughOAC: CloudFront signs every API
+// origin request for OAC, overwriting Authorization, so a script's
+// "Authorization: Bearer" never reaches the API as sent. The edge
+// function carries the token in a header OAC leaves alone, where the API
+// reads it; a token a viewer puts in that header itself is not trusted
+// over its bearer.
+func TestBearerClientsKeepTheirTokenThroughOAC(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Value
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(api.BearerToken(r))
+		require.True(t, strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 "), "the origin sees OAC's signature")
+		ok(w, r)
+	})
+	sess, _, err := f.session.Issue(token.Claims{Account: 42, Role: "fan"}, time.Hour)
+	require.NoError(t, err)
+	r := httptest.NewRequest("GET", "/api/me/orders", nil)
+	r.Header.Set("Authorization", "Bearer "+sess)
+	w := httptest.NewRecorder()
+	f.gw.ServeHTTP(w, r)
+	require.Equal(t, http.StatusOK, w.Code, "the edge accepts the bearer")
+	require.Equal(t, sess, seen.Load(), "the API gets the bearer token past OAC")
+
+	r = httptest.NewRequest("GET", "/api/events", nil)
+	r.Header.Set("X-Catraca-Token", "forged")
+	f.gw.ServeHTTP(httptest.NewRecorder(), r)
+	require.Equal(t, "", seen.Load(), "a viewer's own X-Catraca-Token is dropped at the edge")
 }
