@@ -176,9 +176,10 @@ async function book(main, id, e, loading) {
     if (!sel.length) chosen.append(h('li', { class: 'muted' }, 'No seats selected.'));
     const total = sel.reduce((a, t) => a + cost(t.level), 0);
     const tooMany = sel.length > e.max_per_hold;
-    // The bar names the seats (short: section, row and number).
+    // The bar names every seat, by section and row (it wraps rather than
+    // cut the selection off on a phone).
     summary.textContent = sel.length
-      ? `${sel.map((t) => `${t.section} ${t.row}-${t.number}`).join(', ')}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
+      ? `${grouped(sel)}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
       : 'No seats yet';
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
@@ -402,6 +403,17 @@ function showHolds(id, map, el) {
     stopped = true;
     clearInterval(timer);
   };
+}
+
+// grouped names seats short, a row at a time: "101 row A: 3, 4 · 102 row B: 7".
+function grouped(seats) {
+  const rows = new Map();
+  for (const t of [...seats].sort((a, b) => a.number - b.number)) {
+    const key = `${t.section} row ${t.row}`;
+    if (!rows.has(key)) rows.set(key, []);
+    rows.get(key).push(t.number);
+  }
+  return [...rows].map(([key, numbers]) => `${key}: ${numbers.join(', ')}`).join(' · ');
 }
 
 // names lists seats for a sentence.
