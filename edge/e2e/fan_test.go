@@ -335,3 +335,44 @@ func TestPageChangeStartsAtTheTop(t *testing.T) {
 	require.Equal(t, before, evaluate[int](t, ctx, `history.length`), "the skip link is no page change")
 	accessible(t, ctx, "my orders")
 }
+
+// TestReleaseKeepsTheTurn: a fan on a phone who releases seats at checkout
+// is back on the seat map with the turn's end in the bar, not on the event
+// page's "Join the waiting room"; the slot stays theirs (the next fan still
+// waits) and they hold other seats in the same turn.
+func TestReleaseKeepsTheTurn(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Second Thoughts", true, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+	))
+	next := newAPIFan(t, s.st.URL)
+	next.join(t, s.st, id) // waits behind the only shopping slot (ceiling 1)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+		chromedp.Click(`//button[. = "Release these seats"]`),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+	))
+	require.Equal(t, fmt.Sprintf("/events/%d/book", id), evaluate[string](t, ctx, `location.pathname`), "back on the map")
+	require.NotContains(t, text(t, ctx, "main"), "Join the waiting room")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"turn") and contains(., "Your turn to buy ends at")]`)))
+	accessible(t, ctx, "booking after a release (phone)")
+
+	p, err := s.st.App.Room.Progress(context.Background(), id)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Active, "the slot is still the fan's")
+	st, err := next.Status(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, "waiting", st.State, "the next fan is not let in early")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	), "other seats held in the same turn")
+}
