@@ -376,3 +376,27 @@ func TestReleaseKeepsTheTurn(t *testing.T) {
 		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
 	), "other seats held in the same turn")
 }
+
+// TestHomeListsWhatOpensSoonNext: an event whose sale opens within days
+// comes right after what is on sale now, before events dated earlier whose
+// sales open later.
+func TestHomeListsWhatOpensSoonNext(t *testing.T) {
+	s := newSite(t)
+	now := time.Now().UTC()
+	s.eventWith(t, "Far Sale Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(20*24*time.Hour), now.Add(10*24*time.Hour), now.Add(19*24*time.Hour)
+	})
+	s.eventWith(t, "Opens Tomorrow Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(40*24*time.Hour), now.Add(26*time.Hour), now.Add(39*24*time.Hour)
+	})
+	s.event(t, "Selling Now Night", false, 480)
+	ctx := s.tab(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+"/"),
+		chromedp.WaitVisible(`//a[. = "Far Sale Night"]`),
+	))
+	names := evaluate[[]string](t, ctx, `[...document.querySelectorAll('.events h2 a')].map((a) => a.textContent)`)
+	require.Equal(t, []string{"Selling Now Night", "Opens Tomorrow Night", "Far Sale Night"}, names, "on sale, then opening soon, each once")
+	require.Contains(t, text(t, ctx, "main"), "Opening soon")
+	accessible(t, ctx, "home")
+}
