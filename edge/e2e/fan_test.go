@@ -400,3 +400,22 @@ func TestHomeListsWhatOpensSoonNext(t *testing.T) {
 	require.Contains(t, text(t, ctx, "main"), "Opening soon")
 	accessible(t, ctx, "home")
 }
+
+// TestDesktopMapFitsAboveTheBar: on a 1280×768 screen the whole venue fits
+// between the top of the window and the sticky bar once the map is
+// scrolled to, so no section hides under the bar.
+func TestDesktopMapFitsAboveTheBar(t *testing.T) {
+	s, ctx := booking(t, "Short Screen", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 768),
+		chromedp.Reload(),
+		chromedp.WaitVisible(`//p[contains(., "Live")]`),
+	))
+	hidden := evaluate[[]string](t, ctx, `(() => { document.querySelector('svg.seatmap').scrollIntoView({ block: 'start' });
+		const bar = document.querySelector('.actionbar').getBoundingClientRect();
+		return [...document.querySelectorAll('svg.seatmap g[data-section]')].filter((g) => g.getBoundingClientRect().bottom > bar.top)
+			.map((g) => g.dataset.section); })()`)
+	require.Empty(t, hidden, "sections under the sticky bar at 768 px")
+	s.shot(t, ctx, "desktop-768")
+	accessible(t, ctx, "booking (1280×768)")
+}

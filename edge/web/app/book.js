@@ -290,6 +290,9 @@ async function book(main, id, e, loading) {
   map.reset();
   const resized = new ResizeObserver(() => map.setView(map.view));
   resized.observe(map.el);
+  const bar = main.querySelector('.actionbar');
+  const barResized = new ResizeObserver(() => document.body.style.setProperty('--bar', `${bar.offsetHeight}px`));
+  barResized.observe(bar);
   showSelection();
 
   let etag = '';
@@ -363,7 +366,9 @@ async function book(main, id, e, loading) {
     clearInterval(poll);
     if (stream) stream.close();
     resized.disconnect();
+    barResized.disconnect();
     document.body.classList.remove('has-bar');
+    document.body.style.removeProperty('--bar');
   };
 }
 
