@@ -26,6 +26,7 @@ const routes = [
   [/^\/orders\/(\d+)$/, () => import('./order.js')],
   [/^\/tickets$/, () => import('./tickets.js')],
   [/^\/events\/(\d+)\/door$/, () => import('./door.js')],
+  [/^\/door$/, () => import('./doors.js')],
   [/^\/login$/, page(() => import('./auth.js'), 'login')],
   [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
   [/^\/not-an-organizer$/, page(() => import('./auth.js'), 'notOrganizer')],
