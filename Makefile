@@ -41,7 +41,7 @@ edge/node_modules/axe-core/axe.min.js: edge/package.json edge/package-lock.json
 	cd edge && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-edge: ## the CloudFront Function's unit tests (Node's test runner)
+test-edge: ## the CloudFront Function's unit tests and the web app's import-circle check (Node's test runner)
 	cd edge && node --test test/
 
 browser: ## install Debian's Chromium for the browser tests when missing

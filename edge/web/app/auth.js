@@ -2,7 +2,7 @@
 // account's name to show it.
 import { api, session } from './api.js';
 import { field, h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 
 function next(query) {

@@ -5,7 +5,7 @@
 // button. A hold turns into an order and the fan moves on to pay.
 import { api, clockTime, eventWhen, layoutOf, money, newKey } from './api.js';
 import { h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 import { SeatMap } from './seatmap.js';
 

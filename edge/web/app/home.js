@@ -4,7 +4,7 @@
 // before it.
 import { api, when } from './api.js';
 import { h } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 
 const CATEGORIES = ['', 'music', 'sports', 'comedy', 'classical', 'theatre'];
 

@@ -2,7 +2,8 @@
 // (router.js) started over it.
 import { api, session } from './api.js';
 import { h, toast } from './dom.js';
-import { navigate, start } from './router.js';
+import { navigate } from './nav.js';
+import { start } from './router.js';
 
 let doorsAsked = null; // the account asked for
 

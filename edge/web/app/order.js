@@ -3,7 +3,7 @@
 // the fan returns, so a paying order is re-read until it settles.
 import { api, clockTime, eventInfo, eventLine, money, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { liveTickets } from './tickets.js';
 import { explain, paymentFailure } from './messages.js';
 

@@ -4,7 +4,7 @@
 // status that admits the fan; then the page moves on to the booking page.
 import { api, layoutOf, when } from './api.js';
 import { h } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 
 export async function render(main, [id]) {
