@@ -51,7 +51,7 @@ browser: ## install Debian's Chromium for the browser tests when missing
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 screenshots: browser edge/node_modules/axe-core/axe.min.js ## refresh the screenshots in docs/screenshots from the browser tests
-	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent|TestPhoneOnSale|TestImportVenueFromCSV|TestCreateEventAndOpenItsSale|TestControlRoomFollowsASaleAndPausesTheLine|TestOrganizerFindsAndRefundsAnOrder' ./edge/e2e -update-docs
+	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent|TestPhoneOnSale|TestImportVenueFromCSV|TestCreateEventAndOpenItsSale|TestControlRoomFollowsASaleAndPausesTheLine|TestOrganizerFindsAndRefundsAnOrder|TestPhoneSectionShowsRowsAndSeats|TestReleaseKeepsTheTurn|TestPausedLineSaysSo|TestCeilingChangeShowsOldAndNew' ./edge/e2e -update-docs
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

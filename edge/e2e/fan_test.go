@@ -150,6 +150,8 @@ func TestPausedLineSaysSo(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and contains(., "Entry is paused by the organizer; your place is kept")]`),
 	), "the line says entry is paused")
 	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait", "no estimate while nobody gets in")
+	require.NotContains(t, text(t, ctx, "p.lead"), "in a moment", "no promise of the map while entry is paused")
+	s.consoleShot(t, ctx, "waiting-room-paused")
 	accessible(t, ctx, "waiting room (paused)")
 
 	paused = false
@@ -375,6 +377,13 @@ func TestReleaseKeepsTheTurn(t *testing.T) {
 		chromedp.Click(`//button[. = "Find best seats"]`),
 		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
 	), "other seats held in the same turn")
+	// Back on the map: the bar carries both deadlines, the turn's and the hold's.
+	evaluate[bool](t, ctx, `history.back(), true`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "continue to pay")]`),
+		chromedp.WaitVisible(`//p[contains(@class,"turn") and contains(., "Your turn to buy ends at")]`),
+	))
+	s.shot(t, ctx, "phone-hold-bar")
 }
 
 // TestHomeListsWhatOpensSoonNext: an event whose sale opens within days
