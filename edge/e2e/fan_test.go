@@ -384,6 +384,14 @@ func TestReleaseKeepsTheTurn(t *testing.T) {
 		chromedp.WaitVisible(`//p[contains(@class,"turn") and contains(., "Your turn to buy ends at")]`),
 	))
 	s.shot(t, ctx, "phone-hold-bar")
+
+	// Done buying: the fan hands the slot on at once instead of at the
+	// turn's end.
+	soon, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon, chromedp.Click(`//button[. = "Let the next fan in"]`), chromedp.WaitVisible(`//h1[. = "Second Thoughts"]`)),
+		"the map offers to hand the slot on")
+	next.waitAdmitted(t, id)
 }
 
 // TestHomeListsWhatOpensSoonNext: an event whose sale opens within days

@@ -35,13 +35,13 @@ async function book(main, id, e, loading) {
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
     'Sold out: every ticket is held or sold right now. Unpaid holds come back on sale within minutes; this map updates by itself. ');
-  if (e.waiting_room.enabled) {
-    // Done here: hand the shopping slot to the next fan in line.
-    soldOut.append(h('button', { type: 'button', class: 'link', onclick: async () => {
-      await api('DELETE', `/api/events/${id}/queue`).catch(() => {});
-      navigate(`/events/${id}`);
-    } }, 'Leave and let the next fan in'));
-  }
+  // Done here: hand the shopping slot to the next fan in line (a release
+  // keeps it for the rest of the turn).
+  const leave = (label) => h('button', { type: 'button', class: 'link', onclick: async () => {
+    await api('DELETE', `/api/events/${id}/queue`).catch(() => {});
+    navigate(`/events/${id}`);
+  } }, label);
+  if (e.waiting_room.enabled) soldOut.append(leave('Leave and let the next fan in'));
 
   const seated = layout.sections.filter((s) => s.kind !== 'standing');
   const standing = layout.sections.filter((s) => s.kind === 'standing');
@@ -284,7 +284,8 @@ async function book(main, id, e, loading) {
         h('p', { class: 'field' }, h('label', { for: 'pick-s' }, 'Section'), secSelect),
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
-        standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
+        standing.length ? h('h2', {}, 'Standing') : '', gaForms,
+        e.waiting_room.enabled ? h('p', { class: 'small muted' }, 'Done buying? ', leave('Let the next fan in')) : '')),
     h('div', { class: 'actionbar' }, raceNotice, turn, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');
   map.reset();
