@@ -41,7 +41,7 @@ edge/node_modules/axe-core/axe.min.js: edge/package.json edge/package-lock.json
 	cd edge && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-edge: ## the CloudFront Function's unit tests (Node's test runner)
+test-edge: ## the CloudFront Function's unit tests and the web app's import-circle check (Node's test runner)
 	cd edge && node --test test/
 
 browser: ## install Debian's Chromium for the browser tests when missing
@@ -51,7 +51,7 @@ browser: ## install Debian's Chromium for the browser tests when missing
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 screenshots: browser edge/node_modules/axe-core/axe.min.js ## refresh the screenshots in docs/screenshots from the browser tests
-	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent|TestPhoneOnSale|TestImportVenueFromCSV|TestCreateEventAndOpenItsSale|TestControlRoomFollowsASaleAndPausesTheLine|TestOrganizerFindsAndRefundsAnOrder' ./edge/e2e -update-docs
+	$(GO) test -count=1 -run 'TestBuyReservedSeatsFromTheMap|TestWaitingRoomAdmitsThenSells|TestSoldOutEvent|TestPhoneOnSale|TestImportVenueFromCSV|TestCreateEventAndOpenItsSale|TestControlRoomFollowsASaleAndPausesTheLine|TestOrganizerFindsAndRefundsAnOrder|TestPhoneSectionShowsRowsAndSeats|TestReleaseKeepsTheTurn|TestPausedLineSaysSo|TestCeilingChangeShowsOldAndNew' ./edge/e2e -update-docs
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

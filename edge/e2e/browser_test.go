@@ -28,7 +28,8 @@ var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the READM
 var inDocs = map[string]bool{"seat-map": true, "waiting-room": true, "reserved-checkout": true, "reserved-tickets": true,
 	"phone-seat-map": true, "phone-seat-map-section": true, "sold-out": true,
 	"console-venue-errors": true, "console-venue-preview": true, "console-event-new": true, "console-event": true, "console-refunds": true,
-	"control-room": true, "orders": true}
+	"control-room": true, "orders": true,
+	"phone-seat-map-rows": true, "phone-hold-bar": true, "waiting-room-paused": true, "control-room-ceiling": true}
 
 // site is one running stack with a browser beside it.
 type site struct {
@@ -155,7 +156,20 @@ func (s *site) shot(t *testing.T, ctx context.Context, name string) {
 	if evaluate[int](t, ctx, `window.innerWidth`) < 800 {
 		whole = chromedp.CaptureScreenshot()
 	}
-	png, err := chromedp.Run(ctx, whole)
+	s.save(t, ctx, name, whole)
+}
+
+// screen saves what the window shows (a dialog over its page), without
+// the last notice.
+func (s *site) screen(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	evaluate[bool](t, ctx, `((n) => (n.style.transition = 'none', n.className = '', true))(document.getElementById('toast'))`)
+	s.save(t, ctx, name, chromedp.CaptureScreenshot())
+}
+
+func (s *site) save(t *testing.T, ctx context.Context, name string, capture chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, capture)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(s.shots, name+".png"), png, 0o644))
 	if *updateDocs && inDocs[name] {

@@ -233,6 +233,7 @@ func TestCeilingChangeShowsOldAndNew(t *testing.T) {
 	require.Equal(t, "Check the number: 200150 is 1001 times the ceiling set now (200).", text(t, org, `dialog[open] .notice.bad`))
 	require.Contains(t, evaluate[string](t, org, `document.querySelector('dialog[open]').getAttribute('aria-describedby')`), "-w",
 		"the warning is read with the question")
+	s.screen(t, org, "control-room-ceiling")
 	accessible(t, org, "ceiling confirmation")
 	pressInDialog(t, org, "Cancel")
 	e, err := s.org.Event(ctx, s.organizer, id)

@@ -460,3 +460,28 @@ func TestDoorSpeaksPlainly(t *testing.T) {
 	answer := scan(t, ctx, forge(d.code(t, 1)), "bad", "Invalid code")
 	require.NotContains(t, answer, "null")
 }
+
+// TestDoorStaffFindTheirDoorPage: door staff signing in find a "My door
+// events" link in the account menu, listing their event, whose link opens
+// its door page; a fan's menu has no such link.
+func TestDoorStaffFindTheirDoorPage(t *testing.T) {
+	d := newDoor(t, 1)
+	ctx := d.s.tab(t)
+	d.logIn(t, ctx, d.email, "door-staff-password", "/")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//nav//a[. = "My door events"]`),
+		chromedp.Click(`//nav//a[. = "My door events"]`),
+		chromedp.WaitVisible(`//h1[. = "My door events"]`),
+	))
+	require.Contains(t, text(t, ctx, "main"), "Arena Teste, Rio de Janeiro")
+	accessible(t, ctx, "my door events")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//a[. = "Door: Doors Open"]`),
+		chromedp.WaitVisible(`//h1[. = "Door: Doors Open"]`),
+	))
+
+	fan := d.s.tabOf(t, d.s.newBrowser(t))
+	d.logIn(t, fan, d.fanEmail, "a-long-password", "/tickets")
+	require.NoError(t, chromedp.Do(fan, chromedp.WaitVisible(`//h1[. = "My tickets"]`)))
+	require.NotContains(t, text(t, fan, "nav"), "My door events")
+}

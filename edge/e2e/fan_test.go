@@ -150,6 +150,8 @@ func TestPausedLineSaysSo(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and contains(., "Entry is paused by the organizer; your place is kept")]`),
 	), "the line says entry is paused")
 	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait", "no estimate while nobody gets in")
+	require.NotContains(t, text(t, ctx, "p.lead"), "in a moment", "no promise of the map while entry is paused")
+	s.consoleShot(t, ctx, "waiting-room-paused")
 	accessible(t, ctx, "waiting room (paused)")
 
 	paused = false
@@ -334,4 +336,103 @@ func TestPageChangeStartsAtTheTop(t *testing.T) {
 	within(t, ctx, `document.activeElement.id === 'main'`, 5*time.Second, "the skip link moves focus to the content")
 	require.Equal(t, before, evaluate[int](t, ctx, `history.length`), "the skip link is no page change")
 	accessible(t, ctx, "my orders")
+}
+
+// TestReleaseKeepsTheTurn: a fan on a phone who releases seats at checkout
+// is back on the seat map with the turn's end in the bar, not on the event
+// page's "Join the waiting room"; the slot stays theirs (the next fan still
+// waits) and they hold other seats in the same turn.
+func TestReleaseKeepsTheTurn(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Second Thoughts", true, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, "/")
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
+		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+	))
+	next := newAPIFan(t, s.st.URL)
+	next.join(t, s.st, id) // waits behind the only shopping slot (ceiling 1)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+		chromedp.Click(`//button[. = "Release these seats"]`),
+		chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`)),
+	))
+	require.Equal(t, fmt.Sprintf("/events/%d/book", id), evaluate[string](t, ctx, `location.pathname`), "back on the map")
+	require.NotContains(t, text(t, ctx, "main"), "Join the waiting room")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"turn") and contains(., "Your turn to buy ends at")]`)))
+	accessible(t, ctx, "booking after a release (phone)")
+
+	p, err := s.st.App.Room.Progress(context.Background(), id)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Active, "the slot is still the fan's")
+	st, err := next.Status(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, "waiting", st.State, "the next fan is not let in early")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+	), "other seats held in the same turn")
+	// Back on the map: the bar carries both deadlines, the turn's and the hold's.
+	evaluate[bool](t, ctx, `history.back(), true`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "continue to pay")]`),
+		chromedp.WaitVisible(`//p[contains(@class,"turn") and contains(., "Your turn to buy ends at")]`),
+	))
+	s.shot(t, ctx, "phone-hold-bar")
+
+	// Done buying: the fan hands the slot on at once instead of at the
+	// turn's end.
+	soon, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon, chromedp.Click(`//button[. = "Let the next fan in"]`), chromedp.WaitVisible(`//h1[. = "Second Thoughts"]`)),
+		"the map offers to hand the slot on")
+	next.waitAdmitted(t, id)
+}
+
+// TestHomeListsWhatOpensSoonNext: an event whose sale opens within days
+// comes right after what is on sale now, before events dated earlier whose
+// sales open later.
+func TestHomeListsWhatOpensSoonNext(t *testing.T) {
+	s := newSite(t)
+	now := time.Now().UTC()
+	s.eventWith(t, "Far Sale Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(20*24*time.Hour), now.Add(10*24*time.Hour), now.Add(19*24*time.Hour)
+	})
+	s.eventWith(t, "Opens Tomorrow Night", false, 480, func(e *organizer.EventSpec) {
+		e.StartsAt, e.SaleStartsAt, e.SaleEndsAt = now.Add(40*24*time.Hour), now.Add(26*time.Hour), now.Add(39*24*time.Hour)
+	})
+	s.event(t, "Selling Now Night", false, 480)
+	ctx := s.tab(t)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(s.st.URL+"/"),
+		chromedp.WaitVisible(`//a[. = "Far Sale Night"]`),
+	))
+	names := evaluate[[]string](t, ctx, `[...document.querySelectorAll('.events h2 a')].map((a) => a.textContent)`)
+	require.Equal(t, []string{"Selling Now Night", "Opens Tomorrow Night", "Far Sale Night"}, names, "on sale, then opening soon, each once")
+	require.Contains(t, text(t, ctx, "main"), "Opening soon")
+	accessible(t, ctx, "home")
+}
+
+// TestDesktopMapFitsAboveTheBar: on a 1280×768 screen the whole venue fits
+// between the top of the window and the sticky bar once the map is
+// scrolled to, so no section hides under the bar.
+func TestDesktopMapFitsAboveTheBar(t *testing.T) {
+	s, ctx := booking(t, "Short Screen", 480)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 768),
+		chromedp.Reload(),
+		chromedp.WaitVisible(`//p[contains(., "Live")]`),
+	))
+	hidden := evaluate[[]string](t, ctx, `(() => { document.querySelector('svg.seatmap').scrollIntoView({ block: 'start' });
+		const bar = document.querySelector('.actionbar').getBoundingClientRect();
+		return [...document.querySelectorAll('svg.seatmap g[data-section]')].filter((g) => g.getBoundingClientRect().bottom > bar.top)
+			.map((g) => g.dataset.section); })()`)
+	require.Empty(t, hidden, "sections under the sticky bar at 768 px")
+	s.shot(t, ctx, "desktop-768")
+	accessible(t, ctx, "booking (1280×768)")
 }

@@ -44,14 +44,15 @@ func (f apiFan) waitAdmitted(t *testing.T, event int64) {
 	t.Fatalf("fan %d was not admitted to event %d", f.Account, event)
 }
 
-// buyAndLeave holds a standing place and releases it, which frees the
-// fan's shopping slot for the next in line.
+// buyAndLeave holds a standing place, releases it (the turn goes on) and
+// leaves the room, which frees the fan's shopping slot for the next in line.
 func (f apiFan) buyAndLeave(t *testing.T, event int64) {
 	t.Helper()
 	ctx := context.Background()
 	h, err := f.HoldGA(ctx, event, "FLOOR", 1)
 	require.NoError(t, err)
 	require.NoError(t, f.Release(ctx, h.HoldID))
+	require.NoError(t, f.Leave(ctx, event))
 }
 
 // sellEverything puts the whole inventory of an event out of sale, as a

@@ -212,3 +212,62 @@ func TestPhoneOnSale(t *testing.T) {
 	require.NotContains(t, text(t, ctx, "#toast"), "taken", "no alarm about the fan's own seats")
 	accessible(t, ctx, "checkout (phone)")
 }
+
+// freeSeatsInView returns the centres of up to n free seats of a section
+// that lie on the map and above the sticky bar.
+func freeSeatsInView(t *testing.T, ctx context.Context, section string, n int) [][]float64 {
+	t.Helper()
+	return evaluate[[][]float64](t, ctx, fmt.Sprintf(`(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
+		const bar = document.querySelector('.actionbar').getBoundingClientRect(); const out = [];
+		for (const c of document.querySelectorAll('g[data-section="%s"] circle.seat:not(.taken):not(.selected)')) {
+			const r = c.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;
+			if (x > m.left + 20 && x < m.right - 20 && y > m.top + 20 && y < Math.min(m.bottom, bar.top) - 20) out.push([x, y]);
+			if (out.length === %d) break;
+		} return out; })()`, section, n))
+}
+
+// An opened section on a phone says which row is which and numbers its
+// seats (a corner section's rows run diagonally), and the sticky bar names
+// every seat chosen instead of cutting the list off ("113 M-5,…").
+func TestPhoneSectionShowsRowsAndSeats(t *testing.T) {
+	s, ctx := booking(t, "Rows Night", 480)
+	asPhone(t, ctx)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
+	visible := func(sel string) []string {
+		return evaluate[[]string](t, ctx, fmt.Sprintf(`(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
+			return [...document.querySelectorAll(%q)].filter((e) => { const r = e.getBoundingClientRect();
+				return getComputedStyle(e).display !== 'none' && r.width > 0 && r.left >= m.left && r.right <= m.right && r.top >= m.top && r.bottom <= m.bottom; })
+				.map((e) => e.textContent); })()`, sel))
+	}
+	require.Empty(t, visible(`text.seat-number`), "the whole venue shows no seat numbers")
+
+	x, y := at(t, ctx, `g[data-section="101"] polygon`) // a corner section, beside the stage
+	tap(t, ctx, x, y)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`))))
+	rows := visible(`g[data-section="101"] text.row-label`)
+	require.Contains(t, rows, "A", "row labels of the opened section: %v", rows)
+	require.Contains(t, rows, "B", "row labels of the opened section: %v", rows)
+	numbers := visible(`g[data-section="101"] text.seat-number`)
+	require.Contains(t, numbers, "1", "seat numbers of the opened section: %v", numbers)
+	require.Contains(t, numbers, "2", "seat numbers of the opened section: %v", numbers)
+	size := evaluate[float64](t, ctx, `document.querySelector('g[data-section="101"] text.seat-number').getBoundingClientRect().height`)
+	require.GreaterOrEqual(t, size, 9.0, "a seat number is readable")
+
+	for range 4 {
+		free := freeSeatsInView(t, ctx, "101", 1)
+		require.Len(t, free, 1, "a free seat of section 101 in view")
+		tap(t, ctx, free[0][0], free[0][1])
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[starts-with(., "Hold 4 seats")]`)))
+	s.shot(t, ctx, "phone-seat-map-rows")
+	chosen := evaluate[[]string](t, ctx, `[...document.querySelectorAll('circle.seat.selected')].map((c) => c.nextElementSibling.textContent)`)
+	require.Len(t, chosen, 4)
+	summary := text(t, ctx, ".bar-summary")
+	require.Contains(t, summary, "101 row ")
+	for _, n := range chosen {
+		require.Regexp(t, `\b`+n+`\b`, summary, "the bar names seat %s", n)
+	}
+	clipped := evaluate[bool](t, ctx, `(() => { const e = document.querySelector('.bar-summary'); return e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1; })()`)
+	require.False(t, clipped, "the bar shows the whole selection: %q", summary)
+	accessible(t, ctx, "opened section (phone)")
+}

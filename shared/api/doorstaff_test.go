@@ -146,3 +146,35 @@ func TestDoorStaffRefusesHostileInput(t *testing.T) {
 	}
 	requireProblem(t, org.do(http.MethodDelete, "/api/events/99999999999999999999/door-staff/1", nil), http.StatusNotFound, "not-found")
 }
+
+// Door staff find the events whose doors they keep (GET
+// /api/me/door-events, across shards); others find none, and a revoked
+// grant leaves the list.
+func TestDoorStaffListTheirEvents(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	staff := s.doorStaff(t, "gate@example.com")
+	ana := newFan(t, s.srv)
+	ana.signUp("ana@example.com")
+
+	mine := func(f *fan) []any {
+		t.Helper()
+		r := f.do(http.MethodGet, "/api/me/door-events", nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+		return r.Body["events"].([]any)
+	}
+	events := mine(staff)
+	require.Len(t, events, 1)
+	ev := events[0].(map[string]any)
+	require.EqualValues(t, s.eventID, ev["id"])
+	require.NotEmpty(t, ev["name"])
+	require.NotEmpty(t, ev["venue_name"])
+	require.Empty(t, mine(ana), "a fan keeps no doors")
+	requireProblem(t, newFan(t, s.srv).do(http.MethodGet, "/api/me/door-events", nil), http.StatusUnauthorized, "unauthenticated")
+
+	grants := org.do(http.MethodGet, "/api/events/"+itoa(s.eventID)+"/door-staff", nil).Body["staff"].([]any)
+	id := int64(grants[0].(map[string]any)["id"].(float64))
+	require.Equal(t, http.StatusNoContent, org.do(http.MethodDelete, "/api/events/"+itoa(s.eventID)+"/door-staff/"+itoa(id), nil).Status)
+	require.Empty(t, mine(staff), "a revoked grant leaves the list")
+}

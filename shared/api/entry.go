@@ -19,6 +19,7 @@ import (
 func (s *Server) entryRoutes() {
 	s.route("GET /api/me/tickets", s.myTickets)
 	s.route("GET /api/me/tickets/{id}", s.myTicket)
+	s.route("GET /api/me/door-events", s.myDoorEvents)
 	s.route("POST /api/tickets/{id}/transfer", s.transferTicket)
 	s.route("PUT /api/events/{id}/entry", s.setEntrySettings)
 	s.route("GET /api/events/{id}/door-staff", s.listDoorStaff)
@@ -64,6 +65,21 @@ func viewTicket(t entry.Ticket) (ticketView, error) {
 		v.Static = &c
 	}
 	return v, nil
+}
+
+// myDoorEvents serves GET /api/me/door-events: the events whose doors the
+// caller was granted, for the door staff's link to their door pages.
+func (s *Server) myDoorEvents(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	events, err := s.entry.DoorEvents(r.Context(), sess.Account)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	return nil
 }
 
 // myTickets serves GET /api/me/tickets: a page of the caller's tickets,

@@ -22,6 +22,12 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 			return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter on_sale must be true or false.")
 		}
 	}
+	if v := q.Get("opens_soon"); v != "" {
+		var err error
+		if f.OpensSoon, err = strconv.ParseBool(v); err != nil {
+			return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter opens_soon must be true or false.")
+		}
+	}
 	var err error
 	if f.From, err = queryTime(r, "from"); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // venues' zones for export times, where the host has no zoneinfo (Lambda)
 
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
@@ -23,20 +24,23 @@ var (
 		"holder_email", "holder_name", "order_status", "void"}
 )
 
+// exportOrders's times are the event's local times with their offset
+// (2026-12-07T11:30:00-03:00): what the box office's clock read, and still
+// one instant.
 func (s *Server) exportOrders(w http.ResponseWriter, r *http.Request) error {
-	return s.export(w, r, "orders", ordersHeader, false, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string {
+	return s.export(w, r, "orders", ordersHeader, false, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, zone *time.Location) [][]string {
 		b := people[o.UserID]
 		paid := ""
 		if o.PaidAt != nil {
-			paid = o.PaidAt.UTC().Format(time.RFC3339)
+			paid = o.PaidAt.In(zone).Format(time.RFC3339)
 		}
 		return [][]string{{itoa(o.ID), string(o.Status), b.Email, b.Name, strconv.Itoa(o.Tickets), money(o.TotalCents), o.Currency,
-			o.CreatedAt.UTC().Format(time.RFC3339), paid}}
+			o.CreatedAt.In(zone).Format(time.RFC3339), paid}}
 	})
 }
 
 func (s *Server) exportAttendees(w http.ResponseWriter, r *http.Request) error {
-	return s.export(w, r, "attendees", attendeesHeader, true, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string {
+	return s.export(w, r, "attendees", attendeesHeader, true, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, _ *time.Location) [][]string {
 		var rows [][]string
 		b := people[o.UserID]
 		for _, a := range o.Attendees {
@@ -69,7 +73,7 @@ const (
 
 // export answers one page of a CSV of an event the caller organizes.
 func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, header []string, tickets bool,
-	rows func(o shardstore.ExportOrder, people map[int64]organizer.Buyer) [][]string) error {
+	rows func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, zone *time.Location) [][]string) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
@@ -95,6 +99,10 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 	if err != nil {
 		return err
 	}
+	zone, err := s.organizer.Zone(r.Context(), e.ID)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	out := csv.NewWriter(&buf)
 	if after == 0 {
@@ -108,7 +116,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 	next, n := after, 0
 	for _, o := range page {
 		mark := buf.Len()
-		for _, row := range rows(o, people) {
+		for _, row := range rows(o, people, zone) {
 			for i := range row {
 				row[i] = safeCell(row[i])
 			}

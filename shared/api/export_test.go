@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -208,4 +209,31 @@ func TestAttendeesNameTheHolder(t *testing.T) {
 		itoa(ids[0]): {"ana@example.com", "Fan", "bia@example.com", "'=Bia"},
 		itoa(ids[1]): {"ana@example.com", "Fan", "ana@example.com", "Fan"},
 	}, people)
+}
+
+// An export's times are the event's local times with their offset (the
+// venue's time zone), so a box office reads them as its clock does; the
+// instants are the orders' own.
+func TestExportTimesInTheEventsZone(t *testing.T) {
+	t.Parallel()
+	s := newExportShop(t)
+	_, err := s.app.Catalog.Exec(context.Background(),
+		`UPDATE venues SET timezone = 'Asia/Kolkata' WHERE id = (SELECT venue_id FROM events WHERE id = $1)`, s.event)
+	require.NoError(t, err)
+	s.sell(t, 1, 1)
+	pool, err := s.app.Shards.ForEvent(context.Background(), s.event)
+	require.NoError(t, err)
+	var created, paid time.Time
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT created_at, paid_at FROM orders WHERE event_id = $1`, s.event).Scan(&created, &paid))
+
+	all, _ := s.exportAll(t, "/api/events/"+itoa(s.event)+"/orders.csv")
+	rows := parseCSV(t, all)
+	require.Equal(t, []string{"created_at", "paid_at"}, rows[0][7:9])
+	for i, want := range []time.Time{created, paid} {
+		cell := rows[1][7+i]
+		require.True(t, strings.HasSuffix(cell, "+05:30"), "%s in the venue's zone with its offset: %q", rows[0][7+i], cell)
+		got, err := time.Parse(time.RFC3339, cell)
+		require.NoError(t, err)
+		require.True(t, want.Truncate(time.Second).Equal(got), "%s is the order's instant: %s, want %s", rows[0][7+i], got, want)
+	}
 }

@@ -163,12 +163,9 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// Releasing ends the shopping turn (the web app sends the fan back to
-	// the event page). Done before answering, so a re-join right after it
-	// cannot find the old turn still open.
-	if err := s.room.Leave(r.Context(), h.EventID, sess.Account); err != nil {
-		s.log.Warn("release: leave the waiting room", "event", h.EventID, "err", err)
-	}
+	// Releasing keeps the shopping turn: the fan goes back to the map for
+	// the time the turn has left (docs/waiting-room.md, "A release keeps the
+	// turn"). Leaving the room, paying or the turn's end frees the slot.
 	if h.Released {
 		s.publishHold(h, "available")
 	}

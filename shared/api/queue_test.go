@@ -295,7 +295,7 @@ func TestJoinOfARoomThatIsNotOpeningIsRefused(t *testing.T) {
 
 // TestRoomSequencesAnAttackerWouldTry drives the waiting room over HTTP as
 // an attacker would: leave then re-join with the kept queue ticket, release
-// a hold then re-join, reuse the admission token after leaving, and fire
+// a hold (the turn goes on), leave, then re-join, reuse the admission token after leaving, and fire
 // holds in a burst. Nobody jumps the line, and active shoppers never exceed
 // the ceiling.
 func TestRoomSequencesAnAttackerWouldTry(t *testing.T) {
@@ -349,11 +349,20 @@ func TestRoomSequencesAnAttackerWouldTry(t *testing.T) {
 	requireProblem(t, ana.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "a2", "X-Admission-Token", anaToken),
 		http.StatusForbidden, "admission-required")
 
-	// Bia holds, releases, and the page re-joins on load with her ticket cookie.
+	// Bia holds and releases: her turn goes on (she picks other seats in
+	// the time it has left) and her slot stays hers, so Carol still waits.
 	r = bia.do(http.MethodPost, holds, map[string]any{"seats": seats[:1]}, "Idempotency-Key", "b1")
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	require.Equal(t, http.StatusOK, bia.do(http.MethodDelete, "/api/holds/"+itoa(int64(r.Body["hold_id"].(float64))), nil).Status)
-	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": seats[1:2]}, "Idempotency-Key", "b2"),
+	tick()
+	st, _ = state(carol)
+	require.Equal(t, "waiting", st, "a release does not give Bia's slot away")
+	r = bia.do(http.MethodPost, holds, map[string]any{"seats": seats[1:2]}, "Idempotency-Key", "b2")
+	require.Equal(t, http.StatusCreated, r.Status, "a release keeps the turn: %s", r.Raw)
+	require.Equal(t, http.StatusOK, bia.do(http.MethodDelete, "/api/holds/"+itoa(int64(r.Body["hold_id"].(float64))), nil).Status)
+	// Then she leaves, and the page re-joins on load with her ticket cookie.
+	require.Equal(t, http.StatusNoContent, bia.do(http.MethodDelete, queueURL, nil).Status)
+	requireProblem(t, bia.do(http.MethodPost, holds, map[string]any{"seats": seats[1:2]}, "Idempotency-Key", "b3"),
 		http.StatusForbidden, "admission-required")
 	require.Equal(t, "waiting", bia.do(http.MethodPost, queueURL, nil).Body["state"])
 	st, pos = state(bia)

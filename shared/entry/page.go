@@ -216,3 +216,43 @@ func byStore(events []int64, stores map[int64]*shardstore.Store) map[*shardstore
 	}
 	return out
 }
+
+// DoorEvent is an event whose doors an account keeps, as its door staff's
+// list shows it.
+type DoorEvent struct {
+	ID       int64     `json:"id"`
+	Name     string    `json:"name"`
+	StartsAt time.Time `json:"starts_at"`
+	Venue    string    `json:"venue_name"`
+	City     string    `json:"city"`
+}
+
+// DoorEvents lists the events an account was granted the doors of that
+// have not ended (started at most a day ago) and are not cancelled,
+// soonest first. Grants live on each event's shard, so it asks every
+// shard once (one small table read each) and the catalog once; the web app
+// asks once per sign-in, not per page.
+func (s *Service) DoorEvents(ctx context.Context, account int64) ([]DoorEvent, error) {
+	var ids []int64
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id) // a grant just made is there
+		if err != nil {
+			return nil, err
+		}
+		found, err := st.DoorEventsOf(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, found...)
+	}
+	out := []DoorEvent{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.catalog.Query(ctx, `SELECT e.id, e.name, e.starts_at, v.name, v.city FROM events e JOIN venues v ON v.id = e.venue_id
+		WHERE e.id = ANY($1) AND e.status <> 'cancelled' AND e.starts_at > $2 ORDER BY e.starts_at, e.id`, ids, s.Now().Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[DoorEvent])
+}

@@ -165,6 +165,9 @@ type Filter struct {
 	To       time.Time
 	// OnSaleNow keeps events whose sales are open at this moment.
 	OnSaleNow bool
+	// OpensSoon keeps events (scheduled or on sale) whose sales open
+	// within searchindex.OpensSoonWithin.
+	OpensSoon bool
 	Cursor    string
 	Limit     int
 }
@@ -202,6 +205,10 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	if f.OnSaleNow {
 		where = append(where, "e.status = 'on_sale' AND now() >= e.sale_starts_at AND now() < e.sale_ends_at")
+	}
+	if f.OpensSoon {
+		where = append(where, "e.status IN ('scheduled', 'on_sale') AND e.sale_starts_at > now() AND e.sale_starts_at < now() + make_interval(secs => "+
+			arg(searchindex.OpensSoonWithin.Seconds())+")")
 	}
 	query := strings.TrimSpace(f.Query)
 	if query != "" {
@@ -256,7 +263,7 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 	}
 	if d.index != nil {
 		ids, ok := d.index.Search(searchindex.Query{Text: query, City: f.City, Category: f.Category, From: f.From, To: f.To,
-			OnSaleNow: f.OnSaleNow, Offset: offset, Limit: f.Limit})
+			OnSaleNow: f.OnSaleNow, OpensSoon: f.OpensSoon, Offset: offset, Limit: f.Limit})
 		if ok {
 			return d.byIDs(ctx, ids, offset, f.Limit)
 		}

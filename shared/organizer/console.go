@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -90,4 +91,20 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (id int64, f
 		return 0, false, nil
 	}
 	return id, err == nil, err
+}
+
+// Zone is the time zone of an event's venue, in which organizers read the
+// event's times (CSV exports). A zone this build does not know reads as
+// UTC rather than failing an export.
+func (s *Service) Zone(ctx context.Context, eventID int64) (*time.Location, error) {
+	var name string
+	err := s.catalog.QueryRow(ctx, `SELECT v.timezone FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, eventID).Scan(&name)
+	if err != nil {
+		return nil, fmt.Errorf("time zone of event %d: %w", eventID, err)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.UTC, nil
+	}
+	return loc, nil
 }

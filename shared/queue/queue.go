@@ -338,8 +338,9 @@ func (r *Room) Progress(ctx context.Context, eventID int64) (Progress, error) {
 	return p, nil
 }
 
-// Leave takes a fan out of the room at once (purchase completed, hold
-// released, or the fan gave up): its active slot goes to the next fan.
+// Leave takes a fan out of the room at once (purchase completed, or the
+// fan is done or gave up): its active slot goes to the next fan. Releasing
+// a hold does not leave: the turn goes on.
 func (r *Room) Leave(ctx context.Context, eventID, account int64) error {
 	return unavailable(leaveScript.run(ctx, r, eventID, account, account).Err())
 }

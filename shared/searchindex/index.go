@@ -106,8 +106,13 @@ type Query struct {
 	City, Category string // City is compared folded, Category exactly
 	From, To       time.Time
 	OnSaleNow      bool
+	OpensSoon      bool // sale opens within OpensSoonWithin (scheduled or on sale)
 	Offset, Limit  int
 }
+
+// OpensSoonWithin is how soon a sale opens for its event to be listed as
+// opening soon (the home page shows those right after what is on sale).
+const OpensSoonWithin = 7 * 24 * time.Hour
 
 // Search returns the ids of the matching events from Offset, at most
 // Limit+1 of them (one more tells there is a next page): events holding
@@ -411,12 +416,14 @@ func (s *state) filter(q Query, now time.Time) (func(*doc) bool, bool) {
 		}
 	}
 	from, to, at := q.From.UnixMicro(), q.To.UnixMicro(), now.UnixMicro()
+	soon := now.Add(OpensSoonWithin).UnixMicro()
 	return func(d *doc) bool {
 		return d.status != "draft" &&
 			(q.City == "" || d.city == city) &&
 			(q.Category == "" || d.category == category) &&
 			(q.From.IsZero() || d.starts >= from) &&
 			(q.To.IsZero() || d.starts < to) &&
-			(!q.OnSaleNow || d.status == "on_sale" && at >= d.saleStarts && at < d.saleEnds)
+			(!q.OnSaleNow || d.status == "on_sale" && at >= d.saleStarts && at < d.saleEnds) &&
+			(!q.OpensSoon || (d.status == "scheduled" || d.status == "on_sale") && d.saleStarts > at && d.saleStarts < soon)
 	}, true
 }

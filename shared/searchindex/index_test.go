@@ -125,6 +125,7 @@ func drawFilter(t *rapid.T, q string) event.Filter {
 		f.Category = rapid.SampledFrom(categories).Draw(t, "categoryFilter")
 	}
 	f.OnSaleNow = rapid.IntRange(0, 4).Draw(t, "onSale?") == 0
+	f.OpensSoon = rapid.IntRange(0, 4).Draw(t, "opensSoon?") == 0
 	if rapid.IntRange(0, 4).Draw(t, "window?") == 0 {
 		base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 		f.From = base.Add(time.Duration(rapid.IntRange(0, 10).Draw(t, "from")) * time.Minute)

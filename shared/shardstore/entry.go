@@ -45,6 +45,18 @@ func (r reads) IsDoorStaff(ctx context.Context, eventID, account int64) (bool, e
 	return granted, err
 }
 
+// DoorEventsOf lists the events of this shard whose doors an account was
+// granted. door_staff holds a few rows per event and no index leads with
+// the account: this reads the table whole, which stays cheap while grants
+// number in the thousands per shard (docs/entry.md, "My door events").
+func (r reads) DoorEventsOf(ctx context.Context, account int64) ([]int64, error) {
+	rows, err := r.q.Query(ctx, `SELECT event_id FROM door_staff WHERE account_id = $1`, account)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
 // DoorGrant is an account's right to an event's doors as its organizer
 // sees it: the email they typed, never the account's name or id.
 type DoorGrant struct {

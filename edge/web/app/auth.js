@@ -2,7 +2,7 @@
 // account's name to show it.
 import { api, session } from './api.js';
 import { field, h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 
 function next(query) {
@@ -28,8 +28,9 @@ function form(title, fields, submit, footer) {
   return [h('h1', {}, title), f, footer];
 }
 
-function signedIn(res, query) {
-  session.set(res.account, res.expires_at);
+// signedIn keeps the session; a new account has no door events to ask for.
+function signedIn(res, query, { fresh = false } = {}) {
+  session.set(fresh ? { ...res.account, doors: 0 } : res.account, res.expires_at);
   toast(`Welcome, ${res.account.name}.`, 'info', 2000);
   navigate(next(query), { replace: true });
 }
@@ -48,7 +49,7 @@ export function signup(main, _p, query) {
     field('Email', { name: 'email', type: 'email', autocomplete: 'email', required: true }),
     field('Password (10 characters or more)', { name: 'password', type: 'password', autocomplete: 'new-password', minlength: 10, required: true }),
   ], async (v) => {
-    signedIn(await api('POST', '/api/accounts', v), query);
+    signedIn(await api('POST', '/api/accounts', v), query, { fresh: true });
   }, h('p', {}, 'Already have an account? ', h('a', { href: '/login' + location.search }, 'Log in'))));
 }
 

@@ -5,7 +5,7 @@
 // button. A hold turns into an order and the fan moves on to pay.
 import { api, clockTime, eventWhen, layoutOf, money, newKey } from './api.js';
 import { h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 import { SeatMap } from './seatmap.js';
 
@@ -35,13 +35,13 @@ async function book(main, id, e, loading) {
   const gaRemaining = {};
   const soldOut = h('p', { class: 'notice bad', role: 'status', hidden: true },
     'Sold out: every ticket is held or sold right now. Unpaid holds come back on sale within minutes; this map updates by itself. ');
-  if (e.waiting_room.enabled) {
-    // Done here: hand the shopping slot to the next fan in line.
-    soldOut.append(h('button', { type: 'button', class: 'link', onclick: async () => {
-      await api('DELETE', `/api/events/${id}/queue`).catch(() => {});
-      navigate(`/events/${id}`);
-    } }, 'Leave and let the next fan in'));
-  }
+  // Done here: hand the shopping slot to the next fan in line (a release
+  // keeps it for the rest of the turn).
+  const leave = (label) => h('button', { type: 'button', class: 'link', onclick: async () => {
+    await api('DELETE', `/api/events/${id}/queue`).catch(() => {});
+    navigate(`/events/${id}`);
+  } }, label);
+  if (e.waiting_room.enabled) soldOut.append(leave('Leave and let the next fan in'));
 
   const seated = layout.sections.filter((s) => s.kind !== 'standing');
   const standing = layout.sections.filter((s) => s.kind === 'standing');
@@ -176,9 +176,10 @@ async function book(main, id, e, loading) {
     if (!sel.length) chosen.append(h('li', { class: 'muted' }, 'No seats selected.'));
     const total = sel.reduce((a, t) => a + cost(t.level), 0);
     const tooMany = sel.length > e.max_per_hold;
-    // The bar names the seats (short: section, row and number).
+    // The bar names every seat, by section and row (it wraps rather than
+    // cut the selection off on a phone).
     summary.textContent = sel.length
-      ? `${sel.map((t) => `${t.section} ${t.row}-${t.number}`).join(', ')}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
+      ? `${grouped(sel)}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
       : 'No seats yet';
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
@@ -283,12 +284,16 @@ async function book(main, id, e, loading) {
         h('p', { class: 'field' }, h('label', { for: 'pick-s' }, 'Section'), secSelect),
         h('p', { class: 'field' }, h('label', { for: 'pick-r' }, 'Row'), rowSelect),
         seatSet,
-        standing.length ? h('h2', {}, 'Standing') : '', gaForms)),
+        standing.length ? h('h2', {}, 'Standing') : '', gaForms,
+        e.waiting_room.enabled ? h('p', { class: 'small muted' }, 'Done buying? ', leave('Let the next fan in')) : '')),
     h('div', { class: 'actionbar' }, raceNotice, turn, holding, h('div', { class: 'bar-row' }, summary, holdButton)));
   document.body.classList.add('has-bar');
   map.reset();
   const resized = new ResizeObserver(() => map.setView(map.view));
   resized.observe(map.el);
+  const bar = main.querySelector('.actionbar');
+  const barResized = new ResizeObserver(() => document.body.style.setProperty('--bar', `${bar.offsetHeight}px`));
+  barResized.observe(bar);
   showSelection();
 
   let etag = '';
@@ -362,7 +367,9 @@ async function book(main, id, e, loading) {
     clearInterval(poll);
     if (stream) stream.close();
     resized.disconnect();
+    barResized.disconnect();
     document.body.classList.remove('has-bar');
+    document.body.style.removeProperty('--bar');
   };
 }
 
@@ -402,6 +409,17 @@ function showHolds(id, map, el) {
     stopped = true;
     clearInterval(timer);
   };
+}
+
+// grouped names seats short, a row at a time: "101 row A: 3, 4 · 102 row B: 7".
+function grouped(seats) {
+  const rows = new Map();
+  for (const t of [...seats].sort((a, b) => a.number - b.number)) {
+    const key = `${t.section} row ${t.row}`;
+    if (!rows.has(key)) rows.set(key, []);
+    rows.get(key).push(t.number);
+  }
+  return [...rows].map(([key, numbers]) => `${key}: ${numbers.join(', ')}`).join(' · ');
 }
 
 // names lists seats for a sentence.

@@ -1,9 +1,10 @@
 // Home: search and filters over upcoming events, keyset-paginated, with
-// what is on sale now first: a fan arriving for an on-sale finds it at the
-// top, not among events dated before it.
+// what is on sale now first and what opens within a week right after it: a
+// fan arriving for an on-sale finds it at the top, not among events dated
+// before it.
 import { api, when } from './api.js';
 import { h } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 
 const CATEGORIES = ['', 'music', 'sports', 'comedy', 'classical', 'theatre'];
 
@@ -31,14 +32,18 @@ export async function render(main, _params, query) {
 
   const params = new URLSearchParams(query);
   params.delete('cursor');
-  const selling = new URLSearchParams(params);
-  selling.set('on_sale', 'true');
-  selling.set('limit', '6');
-  const now = (await api('GET', '/api/events?' + selling)).events;
-  const shown = new Set(now.map((e) => e.id));
-  if (now.length) {
-    main.append(h('h2', {}, 'On sale now'), h('ul', { class: 'events' }, now.map(card)), h('h2', {}, 'All upcoming events'));
-  }
+  const first = (filter) => {
+    const q = new URLSearchParams(params);
+    q.set(filter, 'true');
+    q.set('limit', '6');
+    return api('GET', '/api/events?' + q).then((res) => res.events);
+  };
+  const [now, soon] = await Promise.all([first('on_sale'), first('opens_soon')]);
+  soon.sort((a, b) => new Date(a.sale_starts_at) - new Date(b.sale_starts_at)); // the next sale first
+  const shown = new Set([...now, ...soon].map((e) => e.id));
+  if (now.length) main.append(h('h2', {}, 'On sale now'), h('ul', { class: 'events' }, now.map(card)));
+  if (soon.length) main.append(h('h2', {}, 'Opening soon'), h('ul', { class: 'events' }, soon.map(card)));
+  if (shown.size) main.append(h('h2', {}, 'All upcoming events'));
   main.append(list, more);
   params.set('limit', '12');
   async function page(cursor) {
@@ -61,6 +66,8 @@ function card(e) {
 
 export function status(e) {
   if (e.status === 'sold_out') return h('span', { class: 'tag bad' }, 'Sold out');
+  const opens = new Date(e.sale_starts_at);
+  if ((e.status === 'on_sale' || e.status === 'scheduled') && opens > Date.now()) return h('span', { class: 'tag' }, 'Sale opens ' + when(e.sale_starts_at));
   if (e.status === 'on_sale') return h('span', { class: 'tag good' }, e.waiting_room.enabled ? 'On sale · waiting room' : 'On sale');
   if (e.status === 'scheduled') return h('span', { class: 'tag' }, 'On sale ' + when(e.sale_starts_at));
   return h('span', { class: 'tag' }, e.status.replace('_', ' '));

@@ -3,7 +3,7 @@
 // the fan returns, so a paying order is re-read until it settles.
 import { api, clockTime, eventInfo, eventLine, money, newKey, when } from './api.js';
 import { h, toast } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { liveTickets } from './tickets.js';
 import { explain, paymentFailure } from './messages.js';
 
@@ -148,8 +148,11 @@ export async function render(main, [id]) {
       release.disabled = true;
       try {
         await api('DELETE', `/api/holds/${o.hold_id}`);
-        toast('Seats released.');
-        navigate(`/events/${o.event_id}`);
+        // Back to the map: a release keeps the fan's turn in a waiting
+        // room (the map says how long it lasts; once over, the edge sends
+        // the fan to the room instead).
+        toast(seated ? 'Seats released.' : 'Tickets released.');
+        navigate(`/events/${o.event_id}/book`);
       } catch (err) {
         toast(explain(err), 'bad');
         release.disabled = false;

@@ -4,7 +4,7 @@
 // status that admits the fan; then the page moves on to the booking page.
 import { api, layoutOf, when } from './api.js';
 import { h } from './dom.js';
-import { navigate } from './router.js';
+import { navigate } from './nav.js';
 import { explain } from './messages.js';
 
 export async function render(main, [id]) {
@@ -76,8 +76,10 @@ export async function render(main, [id]) {
       const eta = rate > 0 ? Math.round((ahead / rate) * 60) : mine.eta_seconds;
       // At the front, "You are next" reads as a wait behind someone: say
       // what happens instead (a free place to shop lets the fan in at once).
-      const then = !progress ? '' : progress.active < progress.ceiling ? ' Taking you to the seat map in a moment…'
-        : ' You go in as soon as a fan who is buying finishes.';
+      // While entry is paused a free place lets nobody in.
+      const then = !progress ? '' : progress.paused ? ' You go in once entry resumes.'
+        : progress.active < progress.ceiling ? ' Taking you to the seat map in a moment…'
+          : ' You go in as soon as a fan who is buying finishes.';
       headline.textContent = ahead > 0 ? `You are in line. ${ahead.toLocaleString('en')} ${ahead === 1 ? 'person is' : 'people are'} ahead of you.`
         : `Nobody is ahead of you.${then}`;
       announce(headline.textContent, `waiting:${step(ahead)}`, ahead <= 3);

@@ -1,7 +1,9 @@
 // The router: History API paths to page modules, each loaded when first
 // shown (CloudFront serves index.html for every page path). Pages import
-// navigate and requireLogin from here, never main.js, so no module imports
-// another in a circle; main.js draws the account menu and calls start().
+// navigate and requireLogin from nav.js, never from here or main.js: the
+// router hands its navigate to nav.js, so no module imports another in a
+// circle (edge/test/imports.test.mjs); main.js draws the account menu and
+// calls start().
 //
 // Organizer console: /organizer/... pages, one module per page under
 // organizer/, each drawn inside the console frame of organizer/shell.js
@@ -13,6 +15,7 @@
 import { session } from './api.js';
 import { h } from './dom.js';
 import { explain } from './messages.js';
+import { navigate, requireLogin, setNavigator } from './nav.js';
 
 // page loads a module and draws it with one of its exports.
 const page = (load, name) => () => load().then((m) => ({ render: m[name] }));
@@ -26,6 +29,7 @@ const routes = [
   [/^\/orders\/(\d+)$/, () => import('./order.js')],
   [/^\/tickets$/, () => import('./tickets.js')],
   [/^\/events\/(\d+)\/door$/, () => import('./door.js')],
+  [/^\/door$/, () => import('./doors.js')],
   [/^\/login$/, page(() => import('./auth.js'), 'login')],
   [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
   [/^\/not-an-organizer$/, page(() => import('./auth.js'), 'notOrganizer')],
@@ -44,15 +48,11 @@ let cleanup = null;
 let shown = 0; // pages drawn: the first is a page load, already at its top
 let beforeRender = () => {};
 
-export function navigate(path, { replace = false } = {}) {
+setNavigator((path, { replace }) => {
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
   render();
-}
-
-export function requireLogin() {
-  navigate('/login?next=' + encodeURIComponent(location.pathname + location.search), { replace: true });
-}
+});
 
 // render draws the page of the current path.
 export async function render() {

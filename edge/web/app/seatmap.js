@@ -4,7 +4,8 @@
 // to open it (seats at least 24 px), pinch or double-tap to zoom around the
 // finger, one finger pans. Mouse: wheel zooms around the pointer, drag pans.
 // Keyboard: arrows pan, + and - zoom; seats themselves are picked from the
-// section → row → seat lists beside the map (book.js).
+// section → row → seat lists beside the map (book.js). Zoomed in far enough
+// to tap seats, each seat shows its number and each row its label.
 import { h, s } from './dom.js';
 
 export const PALETTE = ['#1f6feb', '#8250df', '#bf3989', '#1a7f37', '#bc4c00', '#0a7ea4', '#6e7781'];
@@ -14,6 +15,7 @@ const FINGER_PX = 26; // an opened section shows seats at least 24 px, with room
 const MOUSE_PX = 14; // with a mouse, an opened section fits the map down to this
 const TAP_PX = 12; // smaller seats are not tapped: the tap opens their section
 const MAX_SEAT_PX = 64;
+const LABEL_PX = 16; // seats this big show their numbers, rows their labels
 
 export class SeatMap {
   constructor(layout, levels, { onToggle, onHover = () => {}, onOpen = () => {}, onCounts = () => {} }) {
@@ -121,6 +123,7 @@ export class SeatMap {
     this.labels.style.fontSize = `${12 / scale}px`;
     const px = this.seatPx();
     this.el.classList.toggle('zoomed', px >= 4);
+    this.el.classList.toggle('near', px >= LABEL_PX); // rows and seat numbers readable
     if (px >= 4) this.drawSeatsInView();
   }
 
@@ -195,13 +198,32 @@ export class SeatMap {
     rec.drawn = true;
     const g = s('g', { 'data-section': rec.sec.code });
     const fill = this.color[rec.sec.price_level] || '#999';
+    const rows = new Map(); // row label → its seats, in number order
     for (const i of rec.seats) {
       const seat = this.seats[i];
       seat.el = s('circle', { cx: seat.x, cy: seat.y, r: SEAT_R, class: 'seat', 'data-i': i, fill });
       if (!this.isAvailable(i)) seat.el.classList.add('taken');
       if (this.selected.has(i)) seat.el.classList.add('selected');
       if (this.mine.has(i)) seat.el.classList.add('mine');
-      g.append(seat.el);
+      // The number sits on its seat, right after it, so the seat's state
+      // (a CSS sibling rule) picks a readable colour for it.
+      const n = s('text', { x: seat.x, y: seat.y, class: 'seat-number', 'font-size': String(seat.number).length > 2 ? 1.8 : 2.4 });
+      n.textContent = seat.number;
+      g.append(seat.el, n);
+      if (!rows.has(seat.row)) rows.set(seat.row, []);
+      rows.get(seat.row).push(seat);
+    }
+    // Each row's label at both of its ends, out along the row: a corner
+    // section's rows run diagonally, and the label shows which way.
+    for (const [label, seats] of rows) {
+      seats.sort((a, b) => a.number - b.number);
+      for (const [end, next] of [[seats[0], seats[1]], [seats.at(-1), seats.at(-2)]]) {
+        const [dx, dy] = next ? [end.x - next.x, end.y - next.y] : [-1, 0];
+        const k = (2.6 * SEAT_R) / (Math.hypot(dx, dy) || 1);
+        const t = s('text', { x: end.x + dx * k, y: end.y + dy * k, class: 'row-label' });
+        t.textContent = label;
+        g.append(t);
+      }
     }
     this.seatLayer.append(g);
   }

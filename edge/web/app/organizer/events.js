@@ -5,7 +5,7 @@
 // manages its door staff.
 import { api, money, when } from '../api.js';
 import { field, h, toast } from '../dom.js';
-import { navigate } from '../router.js';
+import { navigate } from '../nav.js';
 import { PALETTE } from '../seatmap.js';
 import { frame, problemText } from './shell.js';
 import { entryRules } from './entry.js';

@@ -3,7 +3,7 @@
 // map, save it as a new venue or a venue's next version; list versions.
 import { api, when } from '../api.js';
 import { field, h, toast } from '../dom.js';
-import { navigate } from '../router.js';
+import { navigate } from '../nav.js';
 import { SeatMap } from '../seatmap.js';
 import { frame, problemText } from './shell.js';
 
