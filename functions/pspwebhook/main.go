@@ -19,6 +19,7 @@ import (
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/queue"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 	// the orders (whose PSP key confirms each new event) and the webhook
 	// secrets: no session key here.
 	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Orders: orders, WebhookSecrets: cfg.PSPWebhookSecrets})
+		Redis: rdb, Room: queue.New(rdb, cfg.RedisPrefix), Orders: orders, WebhookSecrets: cfg.PSPWebhookSecrets})
 	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 

@@ -185,21 +185,26 @@ func newOwnerID() string {
 // reconciliation with the PSP and the hold sweeper.
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
+	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory)
+}
+
+// runWorkers runs the scheduled functions' work on their schedules.
+func runWorkers(ctx context.Context, log *slog.Logger, fulfil, reconcile *order.Service, sweep *inventory.Service) {
 	logErr := func(what string, err error) {
 		if err != nil {
-			a.Logger.Warn(what, "err", err)
+			log.Warn(what, "err", err)
 		}
 	}
 	go Every(ctx, 500*time.Millisecond, func(ctx context.Context) {
-		_, err := a.Orders.Fulfil(ctx)
+		_, err := fulfil.Fulfil(ctx)
 		logErr("fulfil", err)
 	})
 	go Every(ctx, 30*time.Second, func(ctx context.Context) {
-		_, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+		_, err := reconcile.Reconcile(ctx, time.Now().Add(-time.Hour))
 		logErr("reconcile", err)
 	})
 	go Every(ctx, 5*time.Second, func(ctx context.Context) {
-		_, err := a.Inventory.SweepAll(ctx, 500)
+		_, err := sweep.SweepAll(ctx, 500)
 		logErr("sweep", err)
 	})
 }
