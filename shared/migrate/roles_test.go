@@ -75,6 +75,9 @@ func TestFunctionRolesHaveOnlyTheirGrants(t *testing.T) {
 		denied(shard, role, `TRUNCATE holds`)
 		denied(shard, role, `CREATE TABLE t (x INT)`)
 	}
+	// A door grant made again is an upsert (shardstore.GrantDoors).
+	allowed(shard, "catraca_api", `INSERT INTO door_staff (event_id, account_id, email, name, granted_by) VALUES (1, 2, 'a@b', 'A', 3)
+		ON CONFLICT (event_id, account_id) DO UPDATE SET event_id = excluded.event_id RETURNING id`)
 	denied(shard, "catraca_api", `INSERT INTO webhook_events (psp_event_id, type) VALUES ('evt', 'x')`)
 	allowed(shard, "catraca_pspwebhook", `INSERT INTO webhook_events (psp_event_id, type) VALUES ('evt', 'x')`)
 	denied(shard, "catraca_sweep", `SELECT * FROM tickets`)

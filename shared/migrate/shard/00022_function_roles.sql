@@ -37,7 +37,7 @@ GRANT SELECT, INSERT, UPDATE ON event_seats, ga_pools, ga_slots, holds, orders, 
     outbox, entry_settings, ticket_keys, checkins, refunds, cancel_refunds, cancel_refund_counts, event_status
     TO catraca_api;
 GRANT SELECT, INSERT ON checkin_conflicts, ticket_transfers TO catraca_api;
-GRANT SELECT, INSERT, DELETE ON door_staff TO catraca_api;
+GRANT SELECT, INSERT, UPDATE, DELETE ON door_staff TO catraca_api; -- a grant made again updates (ON CONFLICT)
 GRANT SELECT ON webhook_events TO catraca_api;
 GRANT USAGE ON SEQUENCE holds_seq, orders_seq, tickets_seq TO catraca_api;
 
