@@ -20,6 +20,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/shared/queue"
 )
 
 func main() {
@@ -34,7 +35,8 @@ func main() {
 	// the orders (whose PSP key confirms each new event) and the webhook
 	// secrets: no session key here.
 	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Orders: orders, Webhooks: psp.NewWebhooks(app.Secret("CATRACA_PSP_WEBHOOK_SECRETS", strings.Join(cfg.PSPWebhookSecrets, ",")))})
+		Redis: rdb, Room: queue.New(rdb, cfg.RedisPrefix), Orders: orders,
+		Webhooks: psp.NewWebhooks(app.Secret("CATRACA_PSP_WEBHOOK_SECRETS", strings.Join(cfg.PSPWebhookSecrets, ",")))})
 	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 

@@ -84,7 +84,7 @@ func NewAppStack(scope constructs.Construct, id string, props *AppStackProps) *A
 	a.searchSnapshots()
 	values := a.settings(props)
 	for _, name := range Functions {
-		env := environment(name, a.override(name, values))
+		env := environment(name, a.override(props, name, values))
 		a.Functions[name] = a.function(props, name, env)
 		a.grant(props, a.Functions[name], env)
 		a.grantSearchSnapshots(name, a.Functions[name], env)
@@ -171,7 +171,7 @@ func (a *AppStack) function(props *AppStackProps, name string, env map[string]*s
 // reads them); secret values stay in Secrets Manager and are read at cold
 // start. A function gets those its configuration reads (environment).
 func (a *AppStack) settings(props *AppStackProps) map[string]string {
-	topology := func(field string) string { return "{{secret:" + *props.Data.Topology.SecretArn() + "#" + field + "}}" }
+	topology := props.Data.topologyField
 	key := func(name string) string { return "k1:{{secret:" + *a.Secrets[name].SecretArn() + "}}" }
 	v := map[string]string{
 		"CATRACA_CATALOG_DSN":         topology(TopologyCatalog),
@@ -205,14 +205,15 @@ func (a *AppStack) settings(props *AppStackProps) map[string]string {
 	return v
 }
 
-// override is values as function name sees them: pspwebhook reads the
-// PSP with the restricted key (it confirms events, never moves money).
-func (a *AppStack) override(name string, values map[string]string) map[string]string {
-	if name != "pspwebhook" {
-		return values
-	}
+// override is values as function name sees them: its own database
+// login (databaseValues), and pspwebhook reads the PSP with the
+// restricted key (it confirms events, never moves money).
+func (a *AppStack) override(props *AppStackProps, name string, values map[string]string) map[string]string {
 	v := maps.Clone(values)
-	v["CATRACA_PSP_API_KEY"] = "{{secret:" + *a.Secrets["pspread"].SecretArn() + "}}"
+	databaseValues(name, v, props.Data.topologyField)
+	if name == "pspwebhook" {
+		v["CATRACA_PSP_API_KEY"] = "{{secret:" + *a.Secrets["pspread"].SecretArn() + "}}"
+	}
 	return v
 }
 
@@ -231,8 +232,8 @@ func environment(name string, values map[string]string) map[string]*string {
 }
 
 // grant lets fn use what its environment names: each secret it refers to
-// (through the topology, the clusters' secrets of the databases it
-// reaches), the queue it sends to, the sender it mails from, the store it
+// (through the topology, migrate's the clusters' master secrets), the
+// database role it logs in as, the queue it sends to, the sender it mails from, the store it
 // keeps.
 func (a *AppStack) grant(props *AppStackProps, fn awslambda.Function, env map[string]*string) {
 	refers := func(ref string) bool {
@@ -255,14 +256,17 @@ func (a *AppStack) grant(props *AppStackProps, fn awslambda.Function, env map[st
 			read(a.Secrets[name])
 		}
 	}
+	if refers("{{secret:" + *props.Data.Topology.SecretArn() + "#") {
+		read(props.Data.Topology)
+	}
 	for _, field := range slices.Sorted(maps.Keys(props.Data.TopologyUses)) {
-		if refers("{{secret:" + *props.Data.Topology.SecretArn() + "#" + field + "}}") {
-			read(props.Data.Topology)
+		if refers(props.Data.topologyField(field)) {
 			for _, s := range props.Data.TopologyUses[field] {
 				read(s)
 			}
 		}
 	}
+	grantDatabases(props, fn, env)
 	if env["CATRACA_PSP_QUEUE_URL"] != nil {
 		props.Async.PSPCalls.GrantSendMessages(fn)
 	}

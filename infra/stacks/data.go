@@ -113,10 +113,10 @@ func (d *DataStack) Databases() []Database { return append([]Database{d.Catalog}
 
 // PinnedSessions is the most database connections the proxy held pinned to
 // one client session in a minute (AWS/RDS DatabaseConnectionsCurrentlySessionPinned).
-// The functions send nothing that pins (docs/database.md): only the
-// migrate function pins its session, for the seconds a deployment's
-// migrations take, so pinned connections for minutes on end mean a
-// change brought session state in and the proxy stopped multiplexing.
+// The functions send nothing that pins (docs/database.md), and migrate,
+// whose session lock would, reaches the clusters directly: pinned
+// connections for minutes on end mean a change brought session state in
+// and the proxy stopped multiplexing.
 func (db Database) PinnedSessions() awscloudwatch.IMetric {
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/RDS"),
 		MetricName:    jsii.String("DatabaseConnectionsCurrentlySessionPinned"),
@@ -128,36 +128,39 @@ func (db Database) PinnedSessions() awscloudwatch.IMetric {
 // PinnedSessions alarms: longer than any deployment's migrations.
 const PinnedMinutes = 5
 
+// topologyField is a dynamic reference to a field of the Topology secret.
+func (d *DataStack) topologyField(field string) string {
+	return "{{secret:" + *d.Topology.SecretArn() + "#" + field + "}}"
+}
+
 // topology writes every DSN into the Topology secret.
 func (d *DataStack) topology() {
 	var shards, reads []string
 	var shardSecrets []awssecretsmanager.ISecret
+	var owners []string
 	for i, db := range d.Shards {
-		shards = append(shards, fmt.Sprintf("%d=%s", i+1, dsn(db, db.Proxy.Endpoint())))
-		reads = append(reads, fmt.Sprintf("%d=%s", i+1, dsn(db, db.ReadHost)))
+		shards = append(shards, fmt.Sprintf("%d=%s", i+1, functionDSN(db, db.Proxy.Endpoint())))
+		reads = append(reads, fmt.Sprintf("%d=%s", i+1, functionDSN(db, db.ReadHost)))
+		owners = append(owners, fmt.Sprintf("%d=%s", i+1, ownerDSN(db)))
 		shardSecrets = append(shardSecrets, db.Cluster.Secret())
 	}
 	fields, _ := json.Marshal(map[string]string{
-		TopologyCatalog:     dsn(d.Catalog, d.Catalog.Proxy.Endpoint()),
-		TopologyCatalogRead: dsn(d.Catalog, d.Catalog.ReadHost),
-		TopologyShards:      strings.Join(shards, ","),
-		TopologyShardReads:  strings.Join(reads, ","),
+		TopologyCatalog:      functionDSN(d.Catalog, d.Catalog.Proxy.Endpoint()),
+		TopologyCatalogRead:  functionDSN(d.Catalog, d.Catalog.ReadHost),
+		TopologyShards:       strings.Join(shards, ","),
+		TopologyShardReads:   strings.Join(reads, ","),
+		TopologyOwnerCatalog: ownerDSN(d.Catalog),
+		TopologyOwnerShards:  strings.Join(owners, ","),
 	})
-	catalog := []awssecretsmanager.ISecret{d.Catalog.Cluster.Secret()}
-	d.TopologyUses = map[string][]awssecretsmanager.ISecret{TopologyCatalog: catalog, TopologyCatalogRead: catalog,
-		TopologyShards: shardSecrets, TopologyShardReads: shardSecrets}
+	// Only the owner's fields name a secret: the functions' log in by IAM.
+	d.TopologyUses = map[string][]awssecretsmanager.ISecret{
+		TopologyOwnerCatalog: {d.Catalog.Cluster.Secret()}, TopologyOwnerShards: shardSecrets}
 	d.Topology = awssecretsmanager.NewSecret(d.Stack, jsii.String("Topology"), &awssecretsmanager.SecretProps{
-		Description: jsii.String("catraca databases: DSN per database, passwords as placeholders of each cluster's secret"),
+		Description: jsii.String("catraca databases: DSN per database; the owner's passwords as placeholders of each cluster's secret"),
 		// Not a credential: the DSNs hold no password, only references.
 		SecretStringValue: awscdk.SecretValue_UnsafePlainText(jsii.String(string(fields))),
 	})
 	suppress(d.Topology, "not a credential: the DSNs name each cluster's own secret instead of a password, and change with the stack", "AwsSolutions-SMG4")
-}
-
-// dsn is the address of db on host, through TLS; the user name is ours
-// (dbUser), the password a placeholder of the cluster's secret.
-func dsn(db Database, host *string) string {
-	return fmt.Sprintf("postgres://%s:{{secret:%s#password}}@%s:5432/%s?sslmode=require", dbUser, *db.Cluster.Secret().SecretArn(), *host, db.Name)
 }
 
 func (d *DataStack) database(props *DataStackProps, id, name string) Database {
@@ -183,19 +186,20 @@ func (d *DataStack) database(props *DataStackProps, id, name string) Database {
 		Backup:                  &awsrds.BackupProps{Retention: awscdk.Duration_Days(jsii.Number(retention))},
 		DeletionProtection:      jsii.Bool(props.Production),
 		RemovalPolicy:           removal,
-		// Functions log in through the proxy with the generated secret;
-		// IAM authentication is allowed but unused.
+		// The proxies log in by IAM as the functions' roles (dbroles.go);
+		// migrate logs in with the generated secret.
 		IamAuthentication:     jsii.Bool(true),
 		CloudwatchLogsExports: jsii.Strings("postgresql"),
 		MonitoringInterval:    awscdk.Duration_Seconds(jsii.Number(60)),
 	})
 	proxy := cluster.AddProxy(jsii.String("Proxy"), &awsrds.DatabaseProxyOptions{
-		Secrets:        &[]awssecretsmanager.ISecret{cluster.Secret()},
-		Vpc:            props.Vpc,
-		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
-		SecurityGroups: &[]awsec2.ISecurityGroup{d.dataAccess},
-		RequireTLS:     jsii.Bool(true),
-		DbProxyName:    jsii.String(*d.Stack.StackName() + "-" + strings.ToLower(id)),
+		DefaultAuthScheme: proxyAuth,
+		Role:              d.proxyRole(id, cluster),
+		Vpc:               props.Vpc,
+		VpcSubnets:        &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED},
+		SecurityGroups:    &[]awsec2.ISecurityGroup{d.dataAccess},
+		RequireTLS:        jsii.Bool(true),
+		DbProxyName:       jsii.String(*d.Stack.StackName() + "-" + strings.ToLower(id)),
 		// Lambdas keep a small pool each; the proxy multiplexes them onto
 		// at most this share of the cluster's connections.
 		MaxConnectionsPercent: jsii.Number(90),
@@ -207,8 +211,8 @@ func (d *DataStack) database(props *DataStackProps, id, name string) Database {
 		VpcSubnetIds:        anyList(props.Vpc.SelectSubnets(&awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}).SubnetIds),
 		VpcSecurityGroupIds: &[]any{d.dataAccess.SecurityGroupId()},
 	})
-	suppress(cluster, "functions read the password at cold start: an automatic rotation would cut warm functions off, "+
-		"so rotate in a maintenance window and redeploy (docs/deploy.md)", "AwsSolutions-SMG4")
+	suppress(cluster, "the master password is migrate's alone (the functions log in by IAM), read at its cold start: "+
+		"rotate in a maintenance window and redeploy (docs/deploy.md)", "AwsSolutions-SMG4")
 	if !props.Production {
 		suppress(cluster, "a trial deployment (production=false) must be destroyable; production turns deletion protection on", "AwsSolutions-RDS10")
 	}

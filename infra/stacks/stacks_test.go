@@ -111,6 +111,7 @@ func TestTemplates(t *testing.T) {
 	t.Run("the PSP webhook reaches pspwebhook", func(t *testing.T) { webhookReachesPSPWebhook(t, all) })
 	t.Run("the WAF body limits agree with the app", func(t *testing.T) { wafBodyLimitsAgreeWithTheApp(t, all) })
 	t.Run("every proxy alarms on pinned sessions", func(t *testing.T) { proxiesAlarmOnPinnedSessions(t, all) })
+	t.Run("only migrate reads a master secret; the others log in as their roles", func(t *testing.T) { functionsLogInAsTheirRoles(t, all) })
 
 	t.Run("every function is provided.al2023 on arm64", func(t *testing.T) {
 		ours := 0

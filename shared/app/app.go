@@ -193,26 +193,40 @@ func newOwnerID() string {
 // snapshot's builder, as the sweep function runs it).
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
+	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory, a.snapshots(ctx))
+}
+
+// snapshots is the search snapshot's builder over a's catalog reader, as
+// the sweep function runs it (nil without a snapshot location).
+func (a *App) snapshots(ctx context.Context) func(context.Context) {
+	build, err := SearchSnapshotBuilder(ctx, a.Config.SearchSnapshots, a.CatalogRO, a.Logger)
+	if err != nil {
+		a.Logger.Warn("search snapshots", "err", err)
+	}
+	return build
+}
+
+// runWorkers runs the scheduled functions' work on their schedules; the
+// sweeper's schedule also builds the search snapshot (snapshots, if set).
+func runWorkers(ctx context.Context, log *slog.Logger, fulfil, reconcile *order.Service, sweep *inventory.Service, snapshots func(context.Context)) {
 	logErr := func(what string, err error) {
 		if err != nil {
-			a.Logger.Warn(what, "err", err)
+			log.Warn(what, "err", err)
 		}
 	}
 	go Every(ctx, 500*time.Millisecond, func(ctx context.Context) {
-		_, err := a.Orders.Fulfil(ctx)
+		_, err := fulfil.Fulfil(ctx)
 		logErr("fulfil", err)
 	})
 	go Every(ctx, 30*time.Second, func(ctx context.Context) {
-		_, err := a.Orders.Reconcile(ctx, time.Now().Add(-time.Hour))
+		_, err := reconcile.Reconcile(ctx, time.Now().Add(-time.Hour))
 		logErr("reconcile", err)
 	})
-	snapshots, err := SearchSnapshotBuilder(ctx, a.Config.SearchSnapshots, a.CatalogRO, a.Logger)
-	logErr("search snapshots", err)
 	go Every(ctx, 5*time.Second, func(ctx context.Context) {
 		if snapshots != nil {
 			snapshots(ctx)
 		}
-		_, err := a.Inventory.SweepAll(ctx, 500)
+		_, err := sweep.SweepAll(ctx, 500)
 		logErr("sweep", err)
 	})
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/feature/rds/auth"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -21,6 +24,7 @@ type Databases struct {
 	CatalogRO *pgxpool.Pool
 	Shards    *shard.Router
 	pools     []*pgxpool.Pool
+	iam       aws.Config // signs IAM authentication tokens (DBIAMAuth)
 }
 
 // OpenDatabases opens a pool per database of c, and per reader of r.
@@ -28,6 +32,11 @@ type Databases struct {
 func OpenDatabases(ctx context.Context, c config.Database, r config.Readers) (*Databases, error) {
 	d := &Databases{}
 	var err error
+	if c.DBIAMAuth {
+		if d.iam, err = awsconfig.LoadDefaultConfig(ctx); err != nil {
+			return nil, fmt.Errorf("aws config for IAM database authentication: %w", err)
+		}
+	}
 	if d.Catalog, err = d.open(ctx, c, c.CatalogDSN, false); err != nil {
 		return nil, d.fail(err)
 	}
@@ -53,7 +62,7 @@ func OpenDatabases(ctx context.Context, c config.Database, r config.Readers) (*D
 }
 
 func (d *Databases) open(ctx context.Context, c config.Database, dsn string, shard bool) (*pgxpool.Pool, error) {
-	pc, err := poolConfig(c, dsn, shard)
+	pc, err := poolConfig(c, dsn, shard, d.iam)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +80,25 @@ func (d *Databases) open(ctx context.Context, c config.Database, dsn string, sha
 // (QueryExecModeCacheDescribe keeps one round trip per query), because
 // RDS Proxy pins a client connection that creates a named prepared
 // statement to its database connection, which defeats multiplexing.
-func poolConfig(c config.Database, dsn string, shard bool) (*pgxpool.Config, error) {
+func poolConfig(c config.Database, dsn string, shard bool, iam aws.Config) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, errors.New("invalid database DSN") // the DSN may hold a password: do not echo it
+	}
+	if c.DBUser != "" {
+		pc.ConnConfig.User = c.DBUser
+	}
+	if c.DBIAMAuth {
+		if c.DBUser == "" || iam.Credentials == nil {
+			return nil, errors.New("IAM database authentication needs CATRACA_DB_USER and AWS credentials")
+		}
+		// A token is valid for 15 minutes and only for opening a
+		// connection: each new connection signs its own (locally, no call).
+		pc.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
+			token, err := auth.BuildAuthToken(ctx, fmt.Sprintf("%s:%d", cc.Host, cc.Port), iam.Region, cc.User, iam.Credentials)
+			cc.Password = token
+			return err
+		}
 	}
 	pc.MaxConns = c.DBMaxConns
 	pc.MinConns = min(c.DBMinConns, pc.MaxConns)
@@ -82,11 +106,16 @@ func poolConfig(c config.Database, dsn string, shard bool) (*pgxpool.Config, err
 	switch {
 	case c.DBProxy:
 		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	case shard:
+	case shard && holds(c):
 		pc.AfterConnect = shardstore.Warm
 	}
 	return pc, nil
 }
+
+// holds tells whether c's pools take holds: the API's role does, or the
+// owner's (tests, make dev); the other functions' roles may not run the
+// hold path, so warming it up would only fail on their grants.
+func holds(c config.Database) bool { return c.DBUser == "" || c.DBUser == config.DBRole("api") }
 
 // fail closes what was opened before err.
 func (d *Databases) fail(err error) error {

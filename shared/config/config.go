@@ -80,6 +80,15 @@ type Database struct {
 	// no named prepared statements, which would pin each client connection
 	// to one database connection.
 	DBProxy bool
+	// DBUser, when set, is the role every pool logs in as, whatever user
+	// the DSNs name: each deployed function has its own, with only the
+	// grants its code uses (DBRole; docs/database.md).
+	DBUser string
+	// DBIAMAuth logs in with an RDS IAM authentication token for DBUser
+	// (signed with the function's credentials, fresh for each new
+	// connection) instead of a password: RDS Proxy's end-to-end IAM
+	// authentication, so no function but migrate holds a database password.
+	DBIAMAuth bool
 }
 
 func (p *Database) read(r *reader) {
@@ -88,6 +97,8 @@ func (p *Database) read(r *reader) {
 	p.DBMaxConns = int32(r.integer("CATRACA_DB_MAX_CONNS", 8))
 	p.DBMinConns = int32(r.integer("CATRACA_DB_MIN_CONNS", 0))
 	p.DBProxy = r.boolean("CATRACA_DB_PROXY", false)
+	p.DBUser = r.str("CATRACA_DB_USER", "")
+	p.DBIAMAuth = r.boolean("CATRACA_DB_IAM_AUTH", false)
 }
 
 // ShardIDs returns the configured shard ids in ascending order.

@@ -83,3 +83,22 @@ var Functions = map[string]any{
 	"api": API{}, "admit": Admit{}, "sweep": Sweep{}, "pspwebhook": PSPWebhook{},
 	"pspqueue": PSPQueue{}, "fulfil": Fulfil{}, "reconcile": Reconcile{}, "migrate": Migrate{},
 }
+
+// Owner is the function that runs the migrations: it alone logs in as the
+// databases' owner (the clusters' master user).
+const Owner = "migrate"
+
+// DBRole is the database role function fn logs in as (migrations create
+// them with their grants: catalog 00015, shard 00022).
+func DBRole(fn string) string { return "catraca_" + fn }
+
+// DBRoles maps every function but the Owner to its database role.
+func DBRoles() map[string]string {
+	out := map[string]string{}
+	for fn := range Functions {
+		if fn != Owner {
+			out[fn] = DBRole(fn)
+		}
+	}
+	return out
+}

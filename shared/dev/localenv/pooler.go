@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/config"
 )
 
 // DefaultPoolSize is the pooler's server connections per database when
@@ -53,13 +59,67 @@ func (e Env) poolerConfig() string {
 	}, "\n")
 }
 
+// poolerUsers is PgBouncer's auth_file: trust still logs in only the
+// users it lists, postgres and every function's database role (the
+// functions log in as theirs, config.DBRole).
+func poolerUsers() string {
+	users := append([]string{"postgres"}, slices.Sorted(maps.Values(config.DBRoles()))...)
+	var b strings.Builder
+	for _, u := range users {
+		fmt.Fprintf(&b, "%q \"\"\n", u)
+	}
+	return b.String()
+}
+
+// syncPoolerUsers brings a running pooler's auth_file (wherever it was
+// started from) up to poolerUsers and reloads it: a pooler started before
+// a role existed would refuse it. It adds users and stops nothing.
+func (e Env) syncPoolerUsers(ctx context.Context) error {
+	cfg, err := pgx.ParseConfig(e.PoolerDSN("pgbouncer"))
+	if err != nil {
+		return err
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol // the admin console speaks no other
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SHOW CONFIG")
+	if err != nil {
+		return err
+	}
+	settings, err := pgx.CollectRows(rows, pgx.RowToMap)
+	if err != nil {
+		return err
+	}
+	for _, s := range settings {
+		if s["key"] != "auth_file" {
+			continue
+		}
+		path, _ := s["value"].(string)
+		if have, err := os.ReadFile(path); err == nil && string(have) == poolerUsers() {
+			return nil
+		}
+		if err := os.WriteFile(path, []byte(poolerUsers()), 0o644); err != nil {
+			return fmt.Errorf("pooler users: %w", err)
+		}
+		_, err = conn.Exec(ctx, "RELOAD")
+		return err
+	}
+	return errors.New("pooler users: the pooler names no auth_file")
+}
+
 func (e Env) poolerPID() string { return filepath.Join(e.poolerDir(), "pgbouncer.pid") }
 
 // startPooler starts PgBouncer (installing Debian's package if missing), or
 // reuses one on the port, and returns once it passes a query through.
 func (e Env) startPooler(ctx context.Context) error {
 	if listening(e.PoolerPort) {
-		return waitPostgres(ctx, e.PoolerDSN("postgres"))
+		if err := waitPostgres(ctx, e.PoolerDSN("postgres")); err != nil {
+			return err
+		}
+		return e.syncPoolerUsers(ctx)
 	}
 	bin, err := pgbouncerBin()
 	if err != nil {
@@ -70,7 +130,7 @@ func (e Env) startPooler(ctx context.Context) error {
 		return err
 	}
 	ini := filepath.Join(dir, "pgbouncer.ini")
-	for path, text := range map[string]string{ini: e.poolerConfig(), filepath.Join(dir, "userlist.txt"): `"postgres" ""` + "\n"} {
+	for path, text := range map[string]string{ini: e.poolerConfig(), filepath.Join(dir, "userlist.txt"): poolerUsers()} {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			return err
 		}

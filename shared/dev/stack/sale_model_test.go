@@ -153,7 +153,7 @@ func newSale(t *testing.T) *sale {
 		secret: cfg.PSPWebhookSecrets[0], seen: map[string]int{}, tr: &http.Transport{MaxIdleConnsPerHost: 16}}
 	// The simulator's deliveries come to the test, which replays them to
 	// the shop in the order (and as many times) the sequence says.
-	st.App.Room.SetClock(func() time.Time { return time.Unix(0, s.roomNow.Load()) })
+	st.SetRoomClock(func() time.Time { return time.Unix(0, s.roomNow.Load()) })
 	hooks := httptest.NewServer(s.hooks)
 	t.Cleanup(hooks.Close)
 	st.Sim.SetWebhookURL(hooks.URL)
@@ -530,7 +530,7 @@ func (m *model) tick(t *rapid.T) {
 	if err != nil {
 		t.Fatalf("progress: %v", err)
 	}
-	ctl := m.s.st.App.Admission()
+	ctl := m.s.st.Functions.Admission
 	events, err := ctl.Events.WaitingRoomEvents(m.ctx, time.Now())
 	if err != nil {
 		t.Fatalf("waiting-room events: %v", err)
@@ -711,7 +711,7 @@ func (m *model) Expire(t *rapid.T) {
 
 // Sweep is the sweeper Lambda.
 func (m *model) Sweep(t *rapid.T) {
-	if _, err := m.s.st.App.Inventory.SweepAll(m.ctx, 500); err != nil {
+	if _, err := m.s.st.Functions.Sweep.SweepAll(m.ctx, 500); err != nil {
 		m.failures = append(m.failures, "sweep: "+err.Error())
 	}
 }
@@ -901,7 +901,7 @@ func (m *model) deliver(t *rapid.T, body []byte) {
 // Reconcile is the reconciler Lambda.
 func (m *model) Reconcile(t *rapid.T) {
 	defer m.sales(t)()
-	if _, err := m.s.st.App.Orders.Reconcile(m.ctx, m.start); err != nil {
+	if _, err := m.s.st.Functions.Reconcile.Reconcile(m.ctx, m.start); err != nil {
 		m.failures = append(m.failures, "reconcile: "+err.Error())
 	}
 }
@@ -1010,7 +1010,7 @@ func (m *model) Check(t *rapid.T) {
 }
 
 func (m *model) settle(t *rapid.T) {
-	if _, err := m.s.st.App.Orders.Fulfil(m.ctx); err != nil {
+	if _, err := m.s.st.Functions.Fulfil.Fulfil(m.ctx); err != nil {
 		m.failures = append(m.failures, "fulfil: "+err.Error())
 	}
 	deadline := time.Now().Add(15 * time.Second)

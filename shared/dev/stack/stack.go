@@ -47,14 +47,20 @@ const DefaultBodyTimeout = 30 * time.Second
 
 // Stack is a running local catraca.
 type Stack struct {
-	App    *app.App
-	Sim    *pspsim.Sim
-	KVS    *gateway.KVS
-	URL    string // the gateway, as fans see it
-	PSPURL string
-	stop   func()
-	once   sync.Once
-	done   chan struct{}
+	// App logs in as the databases' owner: tests' fixtures and checks
+	// reach past the functions through it.
+	App *app.App
+	// Functions serve and work as AWS runs them, each logged in as its
+	// own database role (docs/database.md): the gateway calls the API
+	// and pspwebhook, the workers and the admission ticker are theirs.
+	Functions *app.Functions
+	Sim       *pspsim.Sim
+	KVS       *gateway.KVS
+	URL       string // the gateway, as fans see it
+	PSPURL    string
+	stop      func()
+	once      sync.Once
+	done      chan struct{}
 }
 
 // Start opens the app on cfg (its public and PSP URLs are set to the
@@ -87,9 +93,16 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s.App = a
-	s.KVS = gateway.NewKVS(nil)
-	gw, err := gateway.New(s.KVS, a.Handler(), a.Logger)
+	fns, err := app.OpenFunctions(ctx, cfg, a)
 	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	s.Functions = fns
+	s.KVS = gateway.NewKVS(nil)
+	gw, err := gateway.New(s.KVS, fns.Handler(), a.Logger)
+	if err != nil {
+		fns.Close()
 		a.Close()
 		return nil, err
 	}
@@ -103,15 +116,15 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
-	ctl := a.Admission()
+	ctl := fns.Admission
 	if o.AdmitInterval > 0 {
 		ctl.Interval = o.AdmitInterval
 	}
 	if o.Manual {
-		a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
+		fns.API.Jobs.Run(ctx, 4, fns.PSPQueue, a.Logger)
 	} else {
 		go ctl.Run(ctx, time.Time{})
-		a.RunWorkers(ctx)
+		fns.RunWorkers(ctx)
 	}
 	go app.Every(ctx, time.Second, s.publishKeys)
 	s.publishKeys(ctx)
@@ -135,6 +148,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 		if s.Sim != nil {
 			s.Sim.Close()
 		}
+		fns.Close()
 		a.Close()
 		close(s.done)
 	}
@@ -159,6 +173,14 @@ func boundBody(h http.Handler, d time.Duration) http.Handler {
 	})
 }
 
+// SetRoomClock replaces the waiting room's clock everywhere it is read
+// (the owner's app, which tests check through, and the functions), before
+// the stack serves: tests step the room's time.
+func (s *Stack) SetRoomClock(now func() time.Time) {
+	s.App.Room.SetClock(now)
+	s.Functions.SetRoomClock(now)
+}
+
 // PublishKeys brings the edge store up to date now (a manual stack's
 // caller does it after creating an event with a waiting room).
 func (s *Stack) PublishKeys(ctx context.Context) { s.publishKeys(ctx) }
@@ -167,7 +189,7 @@ func (s *Stack) PublishKeys(ctx context.Context) { s.publishKeys(ctx) }
 // whose waiting room is on (in AWS the admit function does the same with the
 // real KeyValueStore).
 func (s *Stack) publishKeys(ctx context.Context) {
-	if err := edgekeys.Publish(ctx, s.App.Events, s.KVS, s.App.Config.SessionKeys, s.App.Config.AdmissionKeys, time.Now()); err != nil && ctx.Err() == nil {
+	if err := edgekeys.Publish(ctx, s.Functions.Admission.Events, s.KVS, s.App.Config.SessionKeys, s.App.Config.AdmissionKeys, time.Now()); err != nil && ctx.Err() == nil {
 		s.App.Logger.Warn("publish edge keys", "err", err)
 	}
 }
