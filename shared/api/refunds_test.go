@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/shared/psp"
 )
 
 // Refunds the payment provider refuses or never answers are set aside
@@ -148,6 +150,52 @@ func TestGivenBackChargeIsPendingUntilThePSPConfirms(t *testing.T) {
 	require.Equal(t, "refunded", r.Body["status"])
 	require.Equal(t, 1, s.pspRefunds())
 	require.Empty(t, refundFailures(t, org))
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestRefundPendingWaitsForItsOwnCharge: an order whose charge is being
+// given back (refund_pending) records which charge that is. With two
+// charged pages on one order (a declined card left the first open, the
+// fan checked out again), the refund of the other charge does not finish
+// it: only the refund of the charge it names does.
+func TestRefundPendingWaitsForItsOwnCharge(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana-two@example.com")
+	_, order := s.hold(t, ana, "h", s.seats[0])
+	first := s.checkout(t, ana, order)
+	s.decline(t, first) // the page stays open
+	r := ana.do(http.MethodPost, "/api/orders/"+itoa(order)+"/checkout", nil)
+	require.Less(t, r.Status, 300, string(r.Raw))
+	var second psp.Payment
+	waitUntil(t, 10*time.Second, func() bool { second = s.payment(t, order); return second.ID != first.ID }, "a second page")
+	s.stopWorkers() // refunds wait in the outbox
+	s.catalog(t, `UPDATE events SET status = 'cancelled' WHERE id = $1`)
+
+	_, err := s.sim.Pay(first.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] == "refund_pending" }, "the first charge given back")
+	_, err = s.sim.Pay(second.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool {
+		return s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1 AND status = 'succeeded'`, order) == 2
+	}, "the second charge applied")
+	// The second charge comes back first (its refund, or the dashboard's).
+	_, err = s.sim.RefundAtPSP(second.ID)
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool {
+		return s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1 AND status = 'refunded'`, order) == 1
+	}, "the second charge's refund applied")
+	require.Equal(t, "refund_pending", s.orderStatus(t, ana, order).Body["status"], "the first charge is still owed")
+	require.EqualValues(t, 1, s.count(t, `SELECT count(*) FROM orders o JOIN payments p ON p.id = o.payment_id
+		WHERE o.id = $1 AND p.psp_payment_id = $2`, order, first.ID), "the order names the charge it gives back")
+
+	_, err = s.app.Orders.Fulfil(context.Background()) // the outbox refunds both
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] == "refunded" }, "the first charge's refund to finish it")
+	require.True(t, s.givenBack(first.ID))
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }

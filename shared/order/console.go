@@ -164,7 +164,7 @@ func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64
 		return failed, err
 	}
 	if a.Status == shardstore.RefundPending {
-		return nil, tx.PendRefund(ctx, id)
+		return nil, tx.PendRefund(ctx, id, paymentID)
 	}
 	if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
 		return nil, err

@@ -246,7 +246,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 		return err
 	}
 	if e.Status == event.Cancelled {
-		return c.giveBack(ctx, o.OrderID, "the event was cancelled")
+		return c.giveBack(ctx, o.OrderID, paymentID, "the event was cancelled")
 	}
 	if !o.HoldLive {
 		// Paid after the hold ended (released, expired, or expiring now):
@@ -256,7 +256,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 			return err
 		}
 		if reason != "" {
-			return c.giveBack(ctx, o.OrderID, reason)
+			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
 	}
 	ok, seats, err := c.tx.SellHold(ctx, o.HoldID, o.OrderID)
@@ -264,7 +264,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 		return err
 	}
 	if !ok {
-		return c.giveBack(ctx, o.OrderID, "hold lost: its places went to someone else")
+		return c.giveBack(ctx, o.OrderID, paymentID, "hold lost: its places went to someone else")
 	}
 	if err := c.tx.MarkPaid(ctx, o.OrderID, paymentID); err != nil {
 		return err
@@ -281,10 +281,11 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	return nil
 }
 
-// giveBack refunds an order whose charge cannot be kept: refund_pending
-// until the PSP's refund webhook (moneyBack) confirms it.
-func (c charge) giveBack(ctx context.Context, orderID int64, reason string) error {
-	if err := c.tx.PendRefund(ctx, orderID); err != nil {
+// giveBack refunds an order whose charge (payment attempt paymentID)
+// cannot be kept: refund_pending until the PSP's refund webhook of that
+// charge (moneyBack) confirms it.
+func (c charge) giveBack(ctx context.Context, orderID, paymentID int64, reason string) error {
+	if err := c.tx.PendRefund(ctx, orderID, paymentID); err != nil {
 		return err
 	}
 	return c.refuse(ctx, reason, metrics.ChargesRefunded)

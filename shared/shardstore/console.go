@@ -83,11 +83,10 @@ func (r reads) Refunds(ctx context.Context, orderID int64) ([]RefundRecord, erro
 
 // PaidBy reads the payment attempt whose money an order would give back
 // and its PSP id: the one that paid it, or for a charge the order could
-// not keep (refund_pending, never paid), the charged one.
+// not keep (refund_pending), the one it names (PendRefund).
 func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspID string, found bool, err error) {
-	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.order_id = o.id
-		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL AND (p.id = o.payment_id OR o.payment_id IS NULL AND p.status IN ('succeeded', 'refunded'))
-		ORDER BY p.id DESC LIMIT 1`, orderID), &paymentID, &pspID)
+	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.id = o.payment_id
+		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL`, orderID), &paymentID, &pspID)
 	return paymentID, pspID, found, err
 }
 
