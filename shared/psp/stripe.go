@@ -77,6 +77,11 @@ func wrap(err error) error {
 		return fmt.Errorf("%w: %s", ErrRateLimited, se.Msg)
 	case se.HTTPStatusCode >= 500 || se.HTTPStatusCode == 0:
 		return fmt.Errorf("%w: %d %s", ErrUnavailable, se.HTTPStatusCode, se.Msg)
+	case se.HTTPStatusCode == http.StatusConflict || se.Code == stripe.ErrorCodeIdempotencyKeyInUse:
+		// Another request under the same idempotency key is still being
+		// answered: no answer yet, not a refusal. Ask again under the
+		// same key (a new key could do the thing twice).
+		return fmt.Errorf("%w: %d %s %s: %s", ErrUnavailable, se.HTTPStatusCode, se.Type, se.Code, se.Msg)
 	}
 	return fmt.Errorf("%w: %d %s %s: %s", ErrRejected, se.HTTPStatusCode, se.Type, se.Code, se.Msg)
 }
