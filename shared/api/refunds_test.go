@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -196,6 +197,83 @@ func TestRefundPendingWaitsForItsOwnCharge(t *testing.T) {
 	require.NoError(t, err)
 	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] == "refunded" }, "the first charge's refund to finish it")
 	require.True(t, s.givenBack(first.ID))
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestPendingRefundThatFailsIsSetAside: the PSP accepts a console refund
+// as pending (the order reads refund_pending), then the refund fails at
+// the bank (refund.failed, charge.refund.updated). The order stays
+// refund_pending, the failure is in the organizer's refund failures and
+// counted; the retry asks under a new idempotency key (the PSP would
+// answer the failed refund's key with its old pending answer), and once
+// that refund succeeds the order reads refunded.
+func TestPendingRefundThatFailsIsSetAside(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{RefundsPending: true})
+	org := s.organizerOf(t)
+	ana, order, _ := s.paidOrder(t, "ana-pending@example.com", s.seats[0])
+	refund := "/api/orders/" + itoa(order) + "/refund"
+
+	r := org.do(http.MethodPost, refund, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refund_pending", r.Body["status"])
+	pending := s.sim.PendingRefunds()
+	require.Len(t, pending, 1)
+	require.NoError(t, s.sim.SettleRefund(pending[0], false))
+	waitUntil(t, 10*time.Second, func() bool { return len(refundFailures(t, org)) == 1 }, "the failed refund set aside")
+	f := refundFailures(t, org)[0].(map[string]any)
+	require.EqualValues(t, order, f["order_id"])
+	require.Equal(t, "failed", f["status"])
+	require.Contains(t, f["failure"], "expired_or_canceled_card")
+	require.Equal(t, "refund_pending", s.orderStatus(t, ana, order).Body["status"], "the money is still owed")
+	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
+
+	r = org.do(http.MethodPost, refund, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refund_pending", r.Body["status"])
+	keys := s.keys()
+	require.Len(t, keys, 2)
+	require.NotEqual(t, keys[0], keys[1], "a failed refund's key is not asked again")
+	pending = s.sim.PendingRefunds()
+	require.Len(t, pending, 1)
+	require.NoError(t, s.sim.SettleRefund(pending[0], true))
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] == "refunded" }, "the refund to finish the order")
+	require.Empty(t, refundFailures(t, org))
+	require.Equal(t, 1, s.pspRefunds())
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestRefundKeysNeverReuseARefusal: the console's refunds and a
+// cancellation's share one key scheme: after a refusal, by either, the
+// next attempt asks under a new idempotency key (the PSP replays a
+// refusal under its key forever).
+func TestRefundKeysNeverReuseARefusal(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	ana, order, _ := s.paidOrder(t, "ana-keys@example.com", s.seats[0])
+	refund := "/api/orders/" + itoa(order) + "/refund"
+
+	// The console's refund is refused (another amount than charged).
+	s.exec(t, order, `UPDATE orders SET total_cents = total_cents + 1 WHERE id = $1`)
+	requireProblem(t, org.do(http.MethodPost, refund, nil), http.StatusConflict, "refund-refused")
+	s.exec(t, order, `UPDATE orders SET total_cents = total_cents - 1 WHERE id = $1`)
+	// The cancellation's refund is refused too.
+	s.exec(t, order, `UPDATE payments SET amount_cents = amount_cents + 1 WHERE order_id = $1`)
+	s.cancelEvent(t, org)
+	s.waitRefunds(t, org, 1, 0, 1, 0, nil)
+	s.exec(t, order, `UPDATE payments SET amount_cents = amount_cents - 1 WHERE order_id = $1`)
+
+	r := org.do(http.MethodPost, refund, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refunded", r.Body["status"])
+	keys := s.keys()
+	require.Len(t, keys, 3)
+	require.Len(t, slices.Compact(slices.Sorted(slices.Values(keys))), 3, "every attempt after a refusal asks under a new key: %v", keys)
+	require.Equal(t, "refunded", s.orderStatus(t, ana, order).Body["status"])
+	require.Equal(t, 1, s.pspRefunds())
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }

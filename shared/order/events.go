@@ -93,6 +93,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			return s.charged(ctx, tx, ev.Payment, &out)
 		case psp.KindRefunded, psp.KindDisputed:
 			return s.moneyBack(ctx, tx, ev)
+		case psp.KindRefundFailed:
+			return s.refundFailedAtPSP(ctx, tx, ev)
 		case psp.KindProcessing:
 			_, err := progress(ctx, tx, ev.Payment, shardstore.PaymentProcessing)
 			return err
@@ -339,11 +341,43 @@ func (s *Service) moneyBack(ctx context.Context, tx shardstore.Tx, ev psp.Event)
 	if err := setPayment(ctx, tx, row, ev.Payment, shardstore.PaymentRefunded, ""); err != nil {
 		return err
 	}
+	if err := tx.RefundConfirmed(ctx, row.ID); err != nil {
+		return err
+	}
 	refunded, err := tx.RefundPaid(ctx, row.OrderID, row.ID)
 	if err != nil || !refunded {
 		return err
 	}
 	s.log.Info("order refunded at the PSP", "order", row.OrderID, "payment", ev.Payment.ID, "event", ev.Type)
+	return nil
+}
+
+// refundFailedAtPSP applies a refund the PSP had accepted (pending) and
+// that failed: the attempt is failed (the next asks under a new key), the
+// order stays as it was (paid, or refund_pending: the money is owed),
+// listed among the organizer's refund failures (and, for its own charge,
+// among its cancelled event's failed refunds, which cancelling again asks
+// again), logged and counted. A refund the shop has no pending record of
+// (the dashboard's) changes nothing.
+func (s *Service) refundFailedAtPSP(ctx context.Context, tx shardstore.Tx, ev psp.Event) error {
+	why := "the refund failed at the payment provider"
+	if ev.Refund.Failure != "" {
+		why += ": " + ev.Refund.Failure
+	}
+	a, own, found, err := tx.RefundFailedAtPSP(ctx, ev.Refund.ID, why)
+	if err != nil {
+		return err
+	}
+	if !found {
+		s.log.Warn("a refund the shop has no pending record of failed", "refund", ev.Refund.ID, "intent", ev.Refund.Payment, "order", ev.Payment.OrderID)
+		return nil
+	}
+	if own {
+		if _, err := tx.RefundFailed(ctx, a.OrderID, shardstore.AnyTry, why); err != nil {
+			return err
+		}
+	}
+	s.refundSetAside(ctx, a)
 	return nil
 }
 
