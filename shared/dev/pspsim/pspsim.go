@@ -39,20 +39,20 @@ import (
 
 // Faults are the simulator's switches, changeable at run time.
 type Faults struct {
-	RatePerSecond int           `json:"rate_per_second"` // API operations per second, then 429
-	Outage        bool          `json:"outage"`          // API answers 503
-	WebhookOutage bool          `json:"webhook_outage"`  // deliveries are not attempted (kept for later)
-	RefundOutage  bool          `json:"refund_outage"`   // refunds alone answer 503 (the rest of the API is up)
+	RatePerSecond int  `json:"rate_per_second"` // API operations per second, then 429
+	Outage        bool `json:"outage"`          // API answers 503
+	WebhookOutage bool `json:"webhook_outage"`  // deliveries are not attempted (kept for later)
+	RefundOutage  bool `json:"refund_outage"`   // refunds alone answer 503 (the rest of the API is up)
 	// RefundsPending makes the API's refunds answer status pending, as a
 	// bank that takes days does: the money moves (or the refund fails)
 	// when a test settles it (SettleRefund).
-	RefundsPending bool `json:"refunds_pending"`
-	Duplicates    int           `json:"duplicates"`      // extra copies of each delivery
-	Reorder       time.Duration `json:"reorder"`         // random delay up to this before each delivery
-	Delay         time.Duration `json:"delay"`           // fixed delay before each delivery
-	Latency       time.Duration `json:"latency"`         // added to every API call (slow PSP)
-	RetryBase     time.Duration `json:"retry_base"`      // first retry backoff
-	MaxAttempts   int           `json:"max_attempts"`    // deliveries per event before giving up
+	RefundsPending bool          `json:"refunds_pending"`
+	Duplicates     int           `json:"duplicates"`   // extra copies of each delivery
+	Reorder        time.Duration `json:"reorder"`      // random delay up to this before each delivery
+	Delay          time.Duration `json:"delay"`        // fixed delay before each delivery
+	Latency        time.Duration `json:"latency"`      // added to every API call (slow PSP)
+	RetryBase      time.Duration `json:"retry_base"`   // first retry backoff
+	MaxAttempts    int           `json:"max_attempts"` // deliveries per event before giving up
 }
 
 // Config sets up a simulator.
