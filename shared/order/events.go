@@ -59,7 +59,18 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		s.confirmMu.Lock()
 		defer s.confirmMu.Unlock()
 		var got psp.Event
-		err := s.callPSP(ctx, true, func() error {
+		if err := s.spend(ctx, true); err != nil {
+			// Redis down must not refuse every payment until it is back
+			// (holds expire meanwhile): a confirmation goes without the
+			// quota then. Only confirmations: they follow the PSP's own
+			// deliveries, paced by the PSP and one at a time (confirmMu).
+			var busy *ErrPSPBusy
+			if !errors.As(err, &busy) || !busy.Unknown {
+				return nil, err
+			}
+			s.log.Warn("psp quota unknown: confirming without it", "event", ev.ID, "err", busy.Err)
+		}
+		err := s.call(ctx, func() error {
 			var err error
 			got, err = s.psp.Confirm(ctx, ev)
 			return err
