@@ -277,3 +277,50 @@ func TestRefundKeysNeverReuseARefusal(t *testing.T) {
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }
+
+// TestRefusedLatePaymentRefundIsSetAside: a charge paid after its hold
+// ended, whose places cannot be taken again, is given back through the
+// outbox; the PSP refuses that refund. The order stays refund_pending
+// (never refunded), the refusal is among the organizer's refund failures
+// and counted; the console's retry, under a new key, refunds it.
+func TestRefusedLatePaymentRefundIsSetAside(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	org := s.organizerOf(t)
+	ana := newFan(t, s.srv)
+	ana.signUp("ana-late-refused@example.com")
+	hold, order := s.hold(t, ana, "h", s.seats[0])
+	p := s.checkout(t, ana, order)
+	s.stopWorkers() // the refund waits in the outbox; the page is not expired
+	r := ana.do(http.MethodDelete, "/api/holds/"+itoa(hold), nil)
+	require.Less(t, r.Status, 300, string(r.Raw))
+	s.paidOrder(t, "bia-late-refused@example.com", s.seats[0]) // the place goes to someone else
+
+	_, err := s.sim.Pay(p.ID, pspsim.CardSuccess) // the late charge
+	require.NoError(t, err)
+	waitUntil(t, 10*time.Second, func() bool { return s.orderStatus(t, ana, order).Body["status"] == "refund_pending" }, "the late charge given back")
+	// The PSP refuses the refund (another amount than it charged).
+	s.exec(t, order, `UPDATE outbox SET payload = jsonb_set(payload, '{amount}', to_jsonb((payload->>'amount')::bigint + 1))
+		WHERE topic = 'refund.requested' AND processed_at IS NULL AND (payload->>'order_id')::bigint = $1`)
+	_, err = s.app.Orders.Fulfil(context.Background())
+	require.NoError(t, err)
+
+	require.Equal(t, "refund_pending", s.orderStatus(t, ana, order).Body["status"], "a refused refund is not a refund")
+	failures := refundFailures(t, org)
+	require.Len(t, failures, 1)
+	f := failures[0].(map[string]any)
+	require.EqualValues(t, order, f["order_id"])
+	require.Equal(t, "refused", f["status"])
+	require.Equal(t, "refund_pending", f["order_status"])
+	require.Contains(t, f["failure"], "only whole refunds")
+	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
+	require.False(t, s.givenBack(p.ID))
+
+	r = org.do(http.MethodPost, "/api/orders/"+itoa(order)+"/refund", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refunded", r.Body["status"])
+	require.True(t, s.givenBack(p.ID))
+	require.Empty(t, refundFailures(t, org))
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
