@@ -86,3 +86,27 @@ func TestDeclinesSlowThenBlockCheckout(t *testing.T) {
 	requireDeclines(t, checkout(bia, biaOrder), "address", false, 30*time.Second)
 	require.Zero(t, s.errors5xx.Load())
 }
+
+// TestBlockExpiresOpenPaymentPages (card testing): when an account gets
+// blocked, its payment pages already open stop taking cards (their
+// Checkout Sessions are expired), not only its next checkouts: the card
+// tester's next card is refused, not charged.
+func TestBlockExpiresOpenPaymentPages(t *testing.T) {
+	t.Parallel()
+	s := declineShop(t)
+	tester := newFan(t, s.srv)
+	tester.signUp("tester-pages@example.com")
+	_, order := s.hold(t, tester, "h", s.seats[0])
+	page := s.checkout(t, tester, order)
+	for range 4 { // the 4th blocks the account
+		s.decline(t, page)
+	}
+	waitUntil(t, 10*time.Second, func() bool { return s.simPayment(page.ID).Status == psp.StatusCanceled }, "the open page expired")
+	view, err := s.sim.Pay(page.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	require.Equal(t, psp.StatusCanceled, view.Status, "an expired page takes no card")
+	require.Equal(t, "pending", s.orderStatus(t, tester, order).Body["status"])
+	require.Zero(t, s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1 AND status NOT IN ('canceled')`, order))
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
