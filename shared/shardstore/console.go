@@ -184,13 +184,14 @@ func (t Tx) SettleRefund(ctx context.Context, id int64, a RefundAttempt) error {
 }
 
 // RefundFailedAtPSP records that a refund the PSP had accepted (pending,
-// or asked with no outcome recorded) failed, and returns that attempt and
+// asked with no outcome recorded, or even succeeded: Stripe says a
+// succeeded refund may rarely fail later) failed, and returns that attempt and
 // whether its charge is the one its order is paid by or gives back (own).
 // found is false for a refund the shop has no pending record of.
 func (t Tx) RefundFailedAtPSP(ctx context.Context, pspRefundID, failure string) (a RefundAttempt, own, found bool, err error) {
 	found, err = one(t.tx.QueryRow(ctx, `
 		UPDATE refunds f SET status = 'failed', failure = $2 FROM payments p, orders o
-		WHERE f.psp_refund_id = $1 AND f.status IN ('pending', 'asking') AND p.id = f.payment_id AND o.id = f.order_id
+		WHERE f.psp_refund_id = $1 AND f.status IN ('pending', 'asking', 'succeeded') AND p.id = f.payment_id AND o.id = f.order_id
 		RETURNING f.order_id, p.psp_payment_id, f.requested_by, f.attempt, o.payment_id IS NOT DISTINCT FROM f.payment_id`,
 		pspRefundID, failure), &a.OrderID, &a.Payment, &a.By, &a.Attempt, &own)
 	a.Status, a.PSPRefundID, a.Failure = RefundFailed, pspRefundID, failure

@@ -160,6 +160,9 @@ func (s *Sim) refundJSON(re *refund, expand []string) map[string]any {
 	if re.Failure != "" {
 		out["failure_reason"] = re.Failure
 	}
+	if re.Status == "pending" {
+		out["pending_reason"] = "processing" // since 2025-04-30.basil
+	}
 	return out
 }
 
