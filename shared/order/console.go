@@ -112,10 +112,18 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 	return load(ctx, st, id)
 }
 
+// notRefundable is the refusal of an order never paid.
+func notRefundable(status shardstore.OrderStatus) error {
+	return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
+}
+
 // refundOrder records, asks and settles one refund attempt of an order.
 func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by int64) error {
-	if o, err := load(ctx, st, id); err != nil || o.Status == shardstore.OrderRefunded {
+	switch o, err := load(ctx, st, id); {
+	case err != nil || o.Status == shardstore.OrderRefunded:
 		return err
+	case o.Status != shardstore.OrderPaid && o.Status != shardstore.OrderRefundPending:
+		return notRefundable(o.Status)
 	}
 	// The token of the first call is taken before anything is recorded:
 	// an empty quota asks nothing and says when to come back.
@@ -136,7 +144,7 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by 
 			done = true
 			return nil
 		case status != shardstore.OrderPaid && status != shardstore.OrderRefundPending:
-			return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
+			return notRefundable(status)
 		}
 		var pspID string
 		if paymentID, pspID, found, err = tx.PaidBy(ctx, id); err != nil || !found {
@@ -204,6 +212,14 @@ func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID,
 			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 		}
 		err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+			// Rows are locked in the order the charge's refund webhook
+			// locks them (payment, refund attempts, order), so the two
+			// cannot deadlock.
+			if a.Status == shardstore.RefundSucceeded {
+				if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", a.Payment); err != nil {
+					return err
+				}
+			}
 			if err := tx.SettleRefund(ctx, askID, a); err != nil {
 				return err
 			}
@@ -211,9 +227,6 @@ func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID,
 			case shardstore.RefundPending:
 				return tx.PendRefund(ctx, a.OrderID, paymentID)
 			case shardstore.RefundSucceeded:
-				if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", a.Payment); err != nil {
-					return err
-				}
 				_, err := tx.RefundPaid(ctx, a.OrderID, paymentID)
 				return err
 			}
