@@ -104,6 +104,10 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 		return Order{}, ErrNotFound
 	}
 	_, err, _ = s.refunding.Do(strconv.FormatInt(id, 10), func() (any, error) {
+		// Shared by every caller waiting on it: not ended by the first
+		// caller going away, bounded all the same.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundRunTimeout)
+		defer cancel()
 		return nil, s.refundOrder(ctx, st, id, by)
 	})
 	if err != nil {
@@ -111,6 +115,10 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 	}
 	return load(ctx, st, id)
 }
+
+// refundRunTimeout bounds one console refund: two PSP calls (each with its
+// own timeout), a wait for a quota token, and three short transactions.
+const refundRunTimeout = 30 * time.Second
 
 // notRefundable is the refusal of an order never paid.
 func notRefundable(status shardstore.OrderStatus) error {
