@@ -78,8 +78,12 @@ func TestDeclinesSlowThenBlockCheckout(t *testing.T) {
 	// Another fan on the same address (4 declines, under its 5) pays.
 	ana, anaOrder, _ := s.paidOrder(t, "ana-declines@example.com", s.seats[1])
 	require.Equal(t, "paid", s.orderStatus(t, ana, anaOrder).Body["status"])
-	// The 5th decline from the address slows every checkout from it.
-	s.decline(t, page)
+	// The 5th decline from the address (another fan's card: the blocked
+	// account's page is expired) slows every checkout from it.
+	cai := newFan(t, s.srv)
+	cai.signUp("cai-declines@example.com")
+	_, caiOrder := s.hold(t, cai, "h", s.seats[3])
+	s.decline(t, s.checkout(t, cai, caiOrder))
 	bia := newFan(t, s.srv)
 	bia.signUp("bia-declines@example.com")
 	_, biaOrder := s.hold(t, bia, "h", s.seats[2])
