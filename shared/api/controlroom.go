@@ -288,6 +288,16 @@ func refundError(err error) error {
 	case errors.Is(err, order.ErrRefundRefused):
 		return problem.New(http.StatusConflict, "refund-refused",
 			"The payment provider refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
+	}
+	if busy := (*order.ErrPSPBusy)(nil); errors.As(err, &busy) {
+		if busy.Unknown {
+			return problem.New(http.StatusServiceUnavailable, "psp-unavailable",
+				"The payment provider's quota cannot be read just now; nothing was asked. Ask again in a few seconds.").Wrap(err).RetryIn(busy.Wait)
+		}
+		return problem.New(http.StatusTooManyRequests, "psp-busy",
+			"The payment provider's quota is spent for the moment; nothing was asked. Ask again after Retry-After.").Wrap(err).RetryIn(busy.Wait)
+	}
+	switch {
 	case errors.Is(err, psp.ErrUnavailable), errors.Is(err, psp.ErrRateLimited):
 		p := problem.New(http.StatusServiceUnavailable, "psp-unavailable",
 			"The payment provider did not answer; the order stays as it was and is listed among the refund failures. Ask again in a few seconds: the same refund is asked, never a second one.")

@@ -78,11 +78,39 @@ func TestDeclinesSlowThenBlockCheckout(t *testing.T) {
 	// Another fan on the same address (4 declines, under its 5) pays.
 	ana, anaOrder, _ := s.paidOrder(t, "ana-declines@example.com", s.seats[1])
 	require.Equal(t, "paid", s.orderStatus(t, ana, anaOrder).Body["status"])
-	// The 5th decline from the address slows every checkout from it.
-	s.decline(t, page)
+	// The 5th decline from the address (another fan's card: the blocked
+	// account's page is expired) slows every checkout from it.
+	cai := newFan(t, s.srv)
+	cai.signUp("cai-declines@example.com")
+	_, caiOrder := s.hold(t, cai, "h", s.seats[3])
+	s.decline(t, s.checkout(t, cai, caiOrder))
 	bia := newFan(t, s.srv)
 	bia.signUp("bia-declines@example.com")
 	_, biaOrder := s.hold(t, bia, "h", s.seats[2])
 	requireDeclines(t, checkout(bia, biaOrder), "address", false, 30*time.Second)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestBlockExpiresOpenPaymentPages (card testing): when an account gets
+// blocked, its payment pages already open stop taking cards (their
+// Checkout Sessions are expired), not only its next checkouts: the card
+// tester's next card is refused, not charged.
+func TestBlockExpiresOpenPaymentPages(t *testing.T) {
+	t.Parallel()
+	s := declineShop(t)
+	tester := newFan(t, s.srv)
+	tester.signUp("tester-pages@example.com")
+	_, order := s.hold(t, tester, "h", s.seats[0])
+	page := s.checkout(t, tester, order)
+	for range 4 { // the 4th blocks the account
+		s.decline(t, page)
+	}
+	waitUntil(t, 10*time.Second, func() bool { return s.simPayment(page.ID).Status == psp.StatusCanceled }, "the open page expired")
+	view, err := s.sim.Pay(page.ID, pspsim.CardSuccess)
+	require.NoError(t, err)
+	require.Equal(t, psp.StatusCanceled, view.Status, "an expired page takes no card")
+	require.Equal(t, "pending", s.orderStatus(t, tester, order).Body["status"])
+	require.Zero(t, s.count(t, `SELECT count(*) FROM payments WHERE order_id = $1 AND status NOT IN ('canceled')`, order))
+	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,8 +43,18 @@ type shop struct {
 	errors5xx atomic.Int32
 	// stopWorkers stops the outbox, queue, reconciler and sweeper.
 	stopWorkers func()
-	// refundCalls counts the refunds asked of the PSP (replays included).
+	// refundCalls counts the refunds asked of the PSP (replays included);
+	// refundKeys lists their idempotency keys.
 	refundCalls atomic.Int32
+	keysMu      sync.Mutex
+	refundKeys  []string
+}
+
+// keys returns the idempotency keys of the refunds asked so far.
+func (s *shop) keys() []string {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	return slices.Clone(s.refundKeys)
 }
 
 func newShop(t testing.TB, faults pspsim.Faults) *shop {
@@ -77,6 +88,9 @@ func newShopWith(t testing.TB, faults pspsim.Faults, tune func(*config.Config)) 
 	simSrv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/refunds" {
 			s.refundCalls.Add(1)
+			s.keysMu.Lock()
+			s.refundKeys = append(s.refundKeys, r.Header.Get("Idempotency-Key"))
+			s.keysMu.Unlock()
 		}
 		s.sim.ServeHTTP(w, r)
 	})

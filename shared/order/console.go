@@ -1,10 +1,13 @@
 package order
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/reject"
@@ -88,20 +91,59 @@ var ErrRefundRefused = errors.New("the payment provider refused the refund")
 
 // Refund gives a paid order's money back at the PSP and voids its tickets;
 // it also asks again for an order whose refund is pending (a charge given
-// back whose refund failed). The order's refund lock is held from the
-// check of its status to the record of the refund, so concurrent refunds
-// of one order (a double click, two organizers, retries) take turns: the
-// first asks the PSP and records one refund, the others find the order
-// refunded and answer it as it is. What the PSP said is recorded either
-// way: a refusal or no answer leaves the order as it was, among the
-// organizer's refund failures.
+// back whose refund failed). The PSP is called outside any transaction:
+// the attempt is recorded first (asking, under the order's refund lock),
+// then asked, then its outcome recorded — refunded when the PSP says
+// succeeded, refund_pending when it accepted (its webhook finishes), a
+// refusal (ErrRefundRefused) or no answer (the PSP's error) returned as
+// failed and kept on the order among the organizer's refund failures.
+// Concurrent refunds of one order in a process share one run; across
+// processes they ask under the same idempotency key, so the PSP refunds
+// once. An empty PSP quota is ErrPSPBusy, before anything is recorded.
 func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 	st, err := s.shards.OfRow(id)
 	if err != nil {
 		return Order{}, ErrNotFound
 	}
-	var failed error
-	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+	_, err, _ = s.refunding.Do(strconv.FormatInt(id, 10), func() (any, error) {
+		// Shared by every caller waiting on it: not ended by the first
+		// caller going away, bounded all the same.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundRunTimeout)
+		defer cancel()
+		return nil, s.refundOrder(ctx, st, id, by)
+	})
+	if err != nil {
+		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
+	}
+	return load(ctx, st, id)
+}
+
+// refundRunTimeout bounds one console refund: two PSP calls (each with its
+// own timeout), a wait for a quota token, and three short transactions.
+const refundRunTimeout = 30 * time.Second
+
+// notRefundable is the refusal of an order never paid.
+func notRefundable(status shardstore.OrderStatus) error {
+	return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
+}
+
+// refundOrder records, asks and settles one refund attempt of an order.
+func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by int64) error {
+	switch o, err := load(ctx, st, id); {
+	case err != nil || o.Status == shardstore.OrderRefunded:
+		return err
+	case o.Status != shardstore.OrderPaid && o.Status != shardstore.OrderRefundPending:
+		return notRefundable(o.Status)
+	}
+	// The token of the first call is taken before anything is recorded:
+	// an empty quota asks nothing and says when to come back.
+	if err := s.spendNow(ctx); err != nil {
+		return err
+	}
+	var a shardstore.RefundAttempt
+	var paymentID, askID, amount int64
+	done := false
+	err := st.WithTx(ctx, func(tx shardstore.Tx) error {
 		status, found, err := tx.LockRefunds(ctx, id)
 		switch {
 		case err != nil:
@@ -109,70 +151,103 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 		case !found:
 			return ErrNotFound
 		case status == shardstore.OrderRefunded:
+			done = true
 			return nil
 		case status != shardstore.OrderPaid && status != shardstore.OrderRefundPending:
-			return reject.New(ErrNotRefundable, "", fmt.Sprintf("Only paid orders can be refunded: it is %s.", status))
+			return notRefundable(status)
 		}
-		failed, err = s.refundPaid(ctx, tx, id, by)
+		var pspID string
+		if paymentID, pspID, found, err = tx.PaidBy(ctx, id); err != nil || !found {
+			return fmt.Errorf("its payment is unknown (%v)", err)
+		}
+		o, err := load(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		amount = o.TotalCents
+		a = shardstore.RefundAttempt{OrderID: id, Payment: pspID, By: by}
+		if a.Attempt, err = tx.NextRefundAttempt(ctx, id, pspID); err != nil {
+			return err
+		}
+		askID, err = tx.AskRefund(ctx, a)
 		return err
 	})
-	if err == nil {
-		err = failed
+	if err != nil || done {
+		return err
 	}
-	if err != nil {
-		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
-	}
-	return load(ctx, st, id)
+	refund, err := s.refundAtPSP(ctx, a.Payment, "", amount, refundKey(a.Payment, a.Attempt), true)
+	failed := s.judgeRefund(ctx, &a, refund, err)
+	// The outcome is recorded even if the caller has gone: the money
+	// moved (or not) at the PSP either way.
+	err = s.settleRefund(context.WithoutCancel(ctx), st, askID, paymentID, a)
+	return cmp.Or(err, failed)
 }
 
-// refundPaid asks the PSP for the refund of an order whose refund lock tx
-// holds and records what it said: refunded when it says succeeded,
-// refund_pending when it accepted (its webhook finishes), a refusal
-// (ErrRefundRefused) or no answer (the PSP's error) returned as failed,
-// committed all the same.
-func (s *Service) refundPaid(ctx context.Context, tx shardstore.Tx, id, by int64) (failed error, err error) {
-	paymentID, pspID, found, err := tx.PaidBy(ctx, id)
-	if err != nil || !found {
-		return nil, fmt.Errorf("its payment is unknown (%v)", err)
-	}
-	o, err := load(ctx, tx, id)
-	if err != nil {
-		return nil, err
-	}
-	a := shardstore.RefundAttempt{OrderID: id, Payment: pspID, By: by}
-	if a.Attempt, err = tx.NextRefundAttempt(ctx, id); err != nil {
-		return nil, err
-	}
-	refund, err := s.refundAtPSP(ctx, pspID, "", o.TotalCents, refundKey(pspID, a.Attempt))
+// judgeRefund reads what the PSP said to a refund attempt into a, and
+// returns the attempt's failure, if it failed: a refusal (unless the money
+// was given back already: the dashboard, a dispute, an earlier try whose
+// answer was lost) is ErrRefundRefused, set aside (logged, counted); no
+// answer is the PSP's error.
+func (s *Service) judgeRefund(ctx context.Context, a *shardstore.RefundAttempt, refund psp.Refund, err error) error {
 	if errors.Is(err, psp.ErrRejected) {
-		// Refunded already at the PSP (its dashboard, a dispute, an earlier
-		// try whose answer was lost) is a refund; anything else is refused.
-		if back, _ := s.givenBack(ctx, pspID); back {
+		if back, _ := s.givenBack(ctx, a.Payment); back {
 			err, refund.Status = nil, psp.StatusSucceeded
 		}
 	}
 	switch {
 	case errors.Is(err, psp.ErrRejected):
-		a.Status, a.Failure, failed = shardstore.RefundRefused, err.Error(), fmt.Errorf("%w: %v", ErrRefundRefused, err)
-		s.refundSetAside(ctx, a)
+		a.Status, a.Failure = shardstore.RefundRefused, err.Error()
+		s.refundSetAside(ctx, *a)
+		return fmt.Errorf("%w: %v", ErrRefundRefused, err)
 	case err != nil:
-		a.Status, a.Failure, failed = shardstore.RefundUnanswered, err.Error(), err
+		a.Status, a.Failure = shardstore.RefundUnanswered, err.Error()
+		return err
 	case refund.Status == psp.StatusSucceeded:
 		a.Status, a.PSPRefundID = shardstore.RefundSucceeded, refund.ID
 	default:
 		a.Status, a.PSPRefundID = shardstore.RefundPending, refund.ID
 	}
-	if err := tx.RecordRefund(ctx, a); err != nil || failed != nil {
-		return failed, err
+	return nil
+}
+
+// settleRefund records an asked refund attempt's outcome and what it does
+// to the order: refund_pending while pending, refunded once succeeded. A
+// failed write is tried again a few times: the PSP has answered, and a
+// lost succeeded or pending answer would leave the attempt asking (listed
+// after AskingStale; the charge's webhook finishes the order anyway).
+func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID, paymentID int64, a shardstore.RefundAttempt) error {
+	var err error
+	for try := range 3 {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		}
+		err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+			// Rows are locked in the order the charge's refund webhook
+			// locks them (payment, refund attempts, order), so the two
+			// cannot deadlock.
+			if a.Status == shardstore.RefundSucceeded {
+				if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", a.Payment); err != nil {
+					return err
+				}
+			}
+			if err := tx.SettleRefund(ctx, askID, a); err != nil {
+				return err
+			}
+			switch a.Status {
+			case shardstore.RefundPending:
+				return tx.PendRefund(ctx, a.OrderID, paymentID)
+			case shardstore.RefundSucceeded:
+				_, err := tx.RefundPaid(ctx, a.OrderID, paymentID)
+				return err
+			}
+			return nil
+		})
+		if err == nil {
+			return nil
+		}
 	}
-	if a.Status == shardstore.RefundPending {
-		return nil, tx.PendRefund(ctx, id)
-	}
-	if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", pspID); err != nil {
-		return nil, err
-	}
-	_, err = tx.RefundPaid(ctx, id, paymentID)
-	return nil, err
+	s.log.Error("refund outcome not recorded", "order", a.OrderID, "payment", a.Payment, "status", a.Status, "refund", a.PSPRefundID, "err", err)
+	return err
 }
 
 // RefundFailures lists the latest MaxFailures orders of events whose

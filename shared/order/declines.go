@@ -46,14 +46,42 @@ func (s *Service) countDecline(ctx context.Context, row shardstore.PaymentRow) {
 	if s.strikes == nil {
 		return
 	}
-	if _, err := s.strikes.Add(ctx, accountSubject(row.Account), s.declines.Account); err != nil {
+	n, err := s.strikes.Add(ctx, accountSubject(row.Account), s.declines.Account)
+	if err != nil {
 		s.log.Warn("decline not counted", "account", row.Account, "err", err)
+	} else if blocks(n, s.declines.Account) {
+		s.closePages(ctx, row.Account, "")
 	}
 	if row.Address == "" {
 		return
 	}
-	if _, err := s.strikes.Add(ctx, addressSubject(row.Address), s.declines.Address); err != nil {
+	n, err = s.strikes.Add(ctx, addressSubject(row.Address), s.declines.Address)
+	if err != nil {
 		s.log.Warn("decline not counted", "address", row.Address, "err", err)
+	} else if blocks(n, s.declines.Address) {
+		s.closePages(ctx, 0, row.Address)
+	}
+}
+
+// blocks tells whether n declines block under p.
+func blocks(n int, p ratelimit.Policy) bool { return p.BlockAfter > 0 && n >= p.BlockAfter }
+
+// closePages expires the open payment pages of a blocked account (or
+// address) on every shard: a card tester's page already open would
+// otherwise keep taking cards until its hold ends. Failures are logged:
+// the block itself stands either way.
+func (s *Service) closePages(ctx context.Context, account int64, address string) {
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err == nil {
+			var n int
+			if n, err = st.CancelOpenPayments(ctx, account, address); n > 0 {
+				s.log.Info("blocked for declines: open payment pages expired", "account", account, "address", address, "shard", id, "pages", n)
+			}
+		}
+		if err != nil {
+			s.log.Warn("open payment pages of a blocked payer not expired", "account", account, "address", address, "shard", id, "err", err)
+		}
 	}
 }
 

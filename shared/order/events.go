@@ -59,7 +59,18 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 		s.confirmMu.Lock()
 		defer s.confirmMu.Unlock()
 		var got psp.Event
-		err := s.callPSP(ctx, true, func() error {
+		if err := s.spend(ctx, true); err != nil {
+			// Redis down must not refuse every payment until it is back
+			// (holds expire meanwhile): a confirmation goes without the
+			// quota then. Only confirmations: they follow the PSP's own
+			// deliveries, paced by the PSP and one at a time (confirmMu).
+			var busy *ErrPSPBusy
+			if !errors.As(err, &busy) || !busy.Unknown {
+				return nil, err
+			}
+			s.log.Warn("psp quota unknown: confirming without it", "event", ev.ID, "err", busy.Err)
+		}
+		err := s.call(ctx, func() error {
 			var err error
 			got, err = s.psp.Confirm(ctx, ev)
 			return err
@@ -93,6 +104,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			return s.charged(ctx, tx, ev.Payment, &out)
 		case psp.KindRefunded, psp.KindDisputed:
 			return s.moneyBack(ctx, tx, ev)
+		case psp.KindRefundFailed:
+			return s.refundFailedAtPSP(ctx, tx, ev)
 		case psp.KindProcessing:
 			return s.processing(ctx, tx, ev.Payment)
 		case psp.KindFailed:
@@ -270,7 +283,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 		return err
 	}
 	if e.Status == event.Cancelled {
-		return c.giveBack(ctx, o.OrderID, "the event was cancelled")
+		return c.giveBack(ctx, o.OrderID, paymentID, "the event was cancelled")
 	}
 	if !o.HoldLive {
 		// Paid after the hold ended (released, expired, or expiring now):
@@ -280,7 +293,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 			return err
 		}
 		if reason != "" {
-			return c.giveBack(ctx, o.OrderID, reason)
+			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
 	}
 	ok, seats, err := c.tx.SellHold(ctx, o.HoldID, o.OrderID)
@@ -288,7 +301,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 		return err
 	}
 	if !ok {
-		return c.giveBack(ctx, o.OrderID, "hold lost: its places went to someone else")
+		return c.giveBack(ctx, o.OrderID, paymentID, "hold lost: its places went to someone else")
 	}
 	if err := c.tx.MarkPaid(ctx, o.OrderID, paymentID); err != nil {
 		return err
@@ -305,10 +318,11 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	return nil
 }
 
-// giveBack refunds an order whose charge cannot be kept: refund_pending
-// until the PSP's refund webhook (moneyBack) confirms it.
-func (c charge) giveBack(ctx context.Context, orderID int64, reason string) error {
-	if err := c.tx.PendRefund(ctx, orderID); err != nil {
+// giveBack refunds an order whose charge (payment attempt paymentID)
+// cannot be kept: refund_pending until the PSP's refund webhook of that
+// charge (moneyBack) confirms it.
+func (c charge) giveBack(ctx context.Context, orderID, paymentID int64, reason string) error {
+	if err := c.tx.PendRefund(ctx, orderID, paymentID); err != nil {
 		return err
 	}
 	return c.refuse(ctx, reason, metrics.ChargesRefunded)
@@ -362,11 +376,43 @@ func (s *Service) moneyBack(ctx context.Context, tx shardstore.Tx, ev psp.Event)
 	if err := setPayment(ctx, tx, row, ev.Payment, shardstore.PaymentRefunded, ""); err != nil {
 		return err
 	}
+	if err := tx.RefundConfirmed(ctx, row.ID); err != nil {
+		return err
+	}
 	refunded, err := tx.RefundPaid(ctx, row.OrderID, row.ID)
 	if err != nil || !refunded {
 		return err
 	}
 	s.log.Info("order refunded at the PSP", "order", row.OrderID, "payment", ev.Payment.ID, "event", ev.Type)
+	return nil
+}
+
+// refundFailedAtPSP applies a refund the PSP had accepted (pending) and
+// that failed: the attempt is failed (the next asks under a new key), the
+// order stays as it was (paid, or refund_pending: the money is owed),
+// listed among the organizer's refund failures (and, for its own charge,
+// among its cancelled event's failed refunds, which cancelling again asks
+// again), logged and counted. A refund the shop has no pending record of
+// (the dashboard's) changes nothing.
+func (s *Service) refundFailedAtPSP(ctx context.Context, tx shardstore.Tx, ev psp.Event) error {
+	why := "the refund failed at the payment provider"
+	if ev.Refund.Failure != "" {
+		why += ": " + ev.Refund.Failure
+	}
+	a, own, found, err := tx.RefundFailedAtPSP(ctx, ev.Refund.ID, why)
+	if err != nil {
+		return err
+	}
+	if !found {
+		s.log.Warn("a refund the shop has no pending record of failed", "refund", ev.Refund.ID, "intent", ev.Refund.Payment, "order", ev.Payment.OrderID)
+		return nil
+	}
+	if own {
+		if _, err := tx.RefundFailed(ctx, a.OrderID, shardstore.AnyTry, why); err != nil {
+			return err
+		}
+	}
+	s.refundSetAside(ctx, a)
 	return nil
 }
 

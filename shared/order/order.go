@@ -71,6 +71,9 @@ type Service struct {
 	// deliveries cannot take tokens faster than its calls reach the PSP
 	// and then arrive there bunched, above the quota.
 	confirmMu sync.Mutex
+	// refunding shares one console refund among concurrent requests for
+	// an order (a double click, two organizers).
+	refunding singleflight.Group
 	limiter   *ratelimit.Limiter
 	queue     Queue
 	rate      float64
@@ -147,28 +150,73 @@ func New(c Config) *Service {
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 
-// callPSP spends a PSP quota token: waiting for one when block is set,
-// otherwise failing with errQueued at once. A token bucket of 80 % of the
-// quota plus a 20 % burst never passes the quota in any one second.
-func (s *Service) callPSP(ctx context.Context, block bool, call func() error) error {
+// ErrPSPBusy is a PSP call the shop did not make: the quota is spent for
+// Wait, or unknown (the limiter's Redis is unavailable: Unknown).
+type ErrPSPBusy struct {
+	Wait    time.Duration
+	Unknown bool
+	Err     error // the limiter's, when Unknown
+}
+
+func (e *ErrPSPBusy) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("psp quota unknown: %v", e.Err)
+	}
+	return fmt.Sprintf("psp quota spent for %v", e.Wait)
+}
+
+func (e *ErrPSPBusy) Unwrap() error { return e.Err }
+
+// quotaUnknownWait is when to come back after the quota could not be read.
+const quotaUnknownWait = 5 * time.Second
+
+// spend takes a PSP quota token: waiting for one when block is set,
+// otherwise failing with ErrPSPBusy at once. A token bucket of 80 % of the
+// quota plus a 20 % burst never passes the quota in any one second. An
+// unreadable bucket is ErrPSPBusy (Unknown).
+func (s *Service) spend(ctx context.Context, block bool) error {
 	capacity := max(1, int(s.rate*0.2))
 	rate := s.rate * 0.8
 	if block {
-		if err := s.limiter.Wait(ctx, "psp", capacity, rate); err != nil {
-			return err
+		err := s.limiter.Wait(ctx, "psp", capacity, rate)
+		if err != nil && ctx.Err() == nil {
+			return &ErrPSPBusy{Wait: quotaUnknownWait, Unknown: true, Err: err}
 		}
-	} else {
-		wait, err := s.limiter.Allow(ctx, "psp", capacity, rate)
-		if err != nil {
-			// The quota's bucket is unreadable (Redis down): queue the call;
-			// the consumer waits for quota and retries until it can.
-			s.log.Warn("psp quota unknown, payment queued", "err", err)
-			return errQueued
-		}
-		if wait > 0 {
-			return errQueued
-		}
+		return err
 	}
+	wait, err := s.limiter.Allow(ctx, "psp", capacity, rate)
+	switch {
+	case err != nil:
+		return &ErrPSPBusy{Wait: quotaUnknownWait, Unknown: true, Err: err}
+	case wait > 0:
+		return &ErrPSPBusy{Wait: wait}
+	}
+	return nil
+}
+
+// spendNow takes a PSP quota token now, or says when to come back.
+func (s *Service) spendNow(ctx context.Context) error { return s.spend(ctx, false) }
+
+// callPSP makes one PSP call with a quota token (spend): without block, a
+// call the quota does not allow now is errQueued.
+func (s *Service) callPSP(ctx context.Context, block bool, call func() error) error {
+	if err := s.spend(ctx, block); err != nil {
+		var busy *ErrPSPBusy
+		if !block && errors.As(err, &busy) {
+			if busy.Unknown {
+				// The quota's bucket is unreadable (Redis down): queue the
+				// call; the consumer waits for quota and retries until it can.
+				s.log.Warn("psp quota unknown, payment queued", "err", busy.Err)
+			}
+			return errQueued
+		}
+		return err
+	}
+	return s.call(ctx, call)
+}
+
+// call makes one PSP call whose token is spent, and counts its failure.
+func (s *Service) call(ctx context.Context, call func() error) error {
 	err := call()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// One line per failed PSP call: the dashboard's PSP errors.

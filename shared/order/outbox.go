@@ -118,7 +118,11 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m sh
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
 			return err
 		}
-		if err := s.refundFailed(ctx, tx, p, shardstore.RefundUnanswered, fmt.Sprintf("no answer from the payment provider after %d tries: %v", tries, cause)); err != nil {
+		attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+		if err != nil {
+			return err
+		}
+		if err := s.refundFailed(ctx, tx, p, attempt, shardstore.RefundUnanswered, fmt.Sprintf("no answer from the payment provider after %d tries: %v", tries, cause)); err != nil {
 			return err
 		}
 		return tx.Processed(ctx, m.ID)
@@ -154,7 +158,9 @@ func (s *Service) DeadMessages(ctx context.Context) (int, error) {
 }
 
 // refundRequest is a refund.requested message: Try numbers the requests of
-// a cancellation refund (0 for the refund of a refused charge).
+// a cancellation refund (0 for the refund of a refused charge), for its
+// progress; the idempotency key comes from the order's refund attempts
+// (NextRefundAttempt), as the console's does.
 type refundRequest struct {
 	OrderID int64  `json:"order_id"`
 	Payment string `json:"payment"`
@@ -207,28 +213,46 @@ func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
 	return st.CopyStatus(ctx, shardstore.StatusCopy(c))
 }
 
-// refund asks the PSP to give a payment back; its webhook then refunds the
-// order. A refusal is the refund's outcome, not an error to retry: unless
-// the money went back already (refunded or disputed at the PSP), the
-// refund has failed.
+// refund asks the PSP to give a payment back, under the key of the
+// payment's next refund attempt, and records what it said; its webhook
+// then refunds the order. A refusal is the refund's outcome, not an error
+// to retry: unless the money went back already (refunded or disputed at
+// the PSP), the refund has failed. No answer is an error: retried under
+// the same key.
 func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest) error {
-	_, err := s.refundAtPSP(ctx, p.Payment, p.Intent, p.Amount, refundKey(p.Payment, p.Try))
-	if !errors.Is(err, psp.ErrRejected) {
+	attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+	if err != nil {
+		return err
+	}
+	r, err := s.refundAtPSP(ctx, p.Payment, p.Intent, p.Amount, refundKey(p.Payment, attempt), false)
+	switch {
+	case err == nil:
+		a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: shardstore.RefundPending, PSPRefundID: r.ID}
+		if r.Status == psp.StatusSucceeded {
+			a.Status = shardstore.RefundSucceeded
+		}
+		return tx.RecordRefund(ctx, a)
+	case !errors.Is(err, psp.ErrRejected):
 		return err
 	}
 	back, gerr := s.givenBack(ctx, p.Payment)
 	if gerr != nil || back {
 		return gerr
 	}
-	return s.refundFailed(ctx, tx, p, shardstore.RefundRefused, err.Error())
+	return s.refundFailed(ctx, tx, p, attempt, shardstore.RefundRefused, err.Error())
 }
 
 // refundAtPSP refunds a payment's PaymentIntent, reading it from the
 // payment (a Checkout Session) first when the caller does not know it:
-// each call spends from the quota.
-func (s *Service) refundAtPSP(ctx context.Context, payment, intent string, amount int64, key string) (psp.Refund, error) {
+// each call spends from the quota (spent is set when the caller took the
+// first call's token already).
+func (s *Service) refundAtPSP(ctx context.Context, payment, intent string, amount int64, key string, spent bool) (psp.Refund, error) {
 	if intent == "" {
-		err := s.callPSP(ctx, true, func() error {
+		read := s.callPSP
+		if spent {
+			read = func(ctx context.Context, _ bool, call func() error) error { return s.call(ctx, call) }
+		}
+		err := read(ctx, true, func() error {
 			p, err := s.psp.GetPayment(ctx, payment)
 			intent = p.Intent
 			return err
@@ -249,11 +273,13 @@ func (s *Service) refundAtPSP(ctx context.Context, payment, intent string, amoun
 	return r, err
 }
 
-// refundKey is the PSP idempotency key of a refund: the one every refund of
-// a payment uses (so the console's and the outbox's refund it once), and a
-// new one for each retry of a failed cancellation refund, which the PSP
-// would otherwise answer with its first refusal. A retry cannot refund
-// twice: the PSP refuses to refund a payment given back already.
+// refundKey is the PSP idempotency key of a payment's attempt-th refund
+// attempt (NextRefundAttempt): the same for every asker until the PSP
+// refuses or fails one (so the console's and the outbox's refund it once,
+// and a call whose answer was lost is asked again under its key), a new
+// one after (the PSP would replay the refusal under the old one). A new
+// key cannot refund twice: the PSP refuses to refund a payment given back
+// already.
 func refundKey(payment string, try int) string {
 	if try <= 1 {
 		return "refund-" + payment
@@ -272,11 +298,11 @@ func (s *Service) givenBack(ctx context.Context, payment string) (bool, error) {
 // (the organizer's refund failures) and on the cancellation refund it was
 // (the event's refund progress; cancelling again asks again), and sets it
 // aside: logged and counted.
-func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRequest, status shardstore.RefundStatus, why string) error {
+func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRequest, attempt int, status shardstore.RefundStatus, why string) error {
 	if _, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why); err != nil {
 		return err
 	}
-	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: p.Try, Status: status, Failure: why}
+	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: status, Failure: why}
 	if err := tx.RecordRefund(ctx, a); err != nil {
 		return err
 	}

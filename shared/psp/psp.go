@@ -39,6 +39,9 @@ const (
 	// dashboard); KindDisputed a chargeback: the money went back either way.
 	KindRefunded Kind = "refunded"
 	KindDisputed Kind = "disputed"
+	// KindRefundFailed is a refund the PSP accepted (pending) that failed
+	// later: the money was not given back.
+	KindRefundFailed Kind = "refund_failed"
 )
 
 // Errors a caller can act on.
@@ -91,13 +94,18 @@ type Payment struct {
 	ExpiresAt time.Time
 }
 
-// Refund is a refund of a payment.
+// Refund is a refund of a payment: Status is the provider's (succeeded,
+// pending, failed…), Failure its failure reason once failed.
 type Refund struct {
 	ID      string
 	Payment string
 	Amount  int64
 	Status  string
+	Failure string
 }
+
+// RefundFailed is a refund's status once it failed.
+const RefundFailed = "failed"
 
 // Event is one PSP notification. Payment is what the event's own object
 // says, good enough to route it to the order's shard; what the shop acts on
@@ -108,6 +116,8 @@ type Event struct {
 	Kind    Kind
 	Created time.Time
 	Payment Payment
+	// Refund is the refund a refund event is about (KindRefundFailed).
+	Refund Refund
 }
 
 // PSP is what catraca needs from a payment provider. Each method is one API

@@ -39,6 +39,10 @@ var eventKinds = map[stripe.EventType]Kind{
 	stripe.EventTypePaymentIntentSucceeded:               KindSucceeded, // only for a charge made outside Checkout
 	stripe.EventTypeChargeRefunded:                       KindRefunded,
 	stripe.EventTypeChargeDisputeCreated:                 KindDisputed,
+	// A refund that was pending and failed: both carry the refund object
+	// (charge.refund.updated only matters when its status is failed).
+	stripe.EventTypeRefundFailed:        KindRefundFailed,
+	stripe.EventTypeChargeRefundUpdated: KindRefundFailed,
 }
 
 // EventTypes are the Stripe event types the shop subscribes to.
@@ -87,6 +91,11 @@ func wrap(err error) error {
 		return fmt.Errorf("%w: %s", ErrRateLimited, se.Msg)
 	case se.HTTPStatusCode >= 500 || se.HTTPStatusCode == 0:
 		return fmt.Errorf("%w: %d %s", ErrUnavailable, se.HTTPStatusCode, se.Msg)
+	case se.HTTPStatusCode == http.StatusConflict || se.Code == stripe.ErrorCodeIdempotencyKeyInUse:
+		// Another request under the same idempotency key is still being
+		// answered: no answer yet, not a refusal. Ask again under the
+		// same key (a new key could do the thing twice).
+		return fmt.Errorf("%w: %d %s %s: %s", ErrUnavailable, se.HTTPStatusCode, se.Type, se.Code, se.Msg)
 	}
 	return fmt.Errorf("%w: %d %s %s: %s", ErrRejected, se.HTTPStatusCode, se.Type, se.Code, se.Msg)
 }
@@ -186,7 +195,7 @@ func (s *Stripe) Refund(ctx context.Context, intent string, amount int64, key st
 	if err != nil {
 		return Refund{}, wrap(err)
 	}
-	return Refund{ID: r.ID, Payment: intent, Amount: r.Amount, Status: string(r.Status)}, nil
+	return Refund{ID: r.ID, Payment: intent, Amount: r.Amount, Status: string(r.Status), Failure: string(r.FailureReason)}, nil
 }
 
 // eventPage is how many events one call lists (Stripe's most).
@@ -220,6 +229,9 @@ func (s *Stripe) Confirm(ctx context.Context, ev Event) (Event, error) {
 	if ev.Kind == "" {
 		return ev, nil
 	}
+	if ev.Kind == KindRefundFailed {
+		return s.confirmRefund(ctx, ev)
+	}
 	if strings.HasPrefix(ev.Payment.ID, "cs_") {
 		p, err := s.GetPayment(ctx, ev.Payment.ID)
 		ev.Payment = p
@@ -246,6 +258,27 @@ func (s *Stripe) Confirm(ctx context.Context, ev Event) (Event, error) {
 	p, err := s.GetPayment(ctx, ev.Payment.Intent)
 	ev.Payment = p
 	return ev, err
+}
+
+// confirmRefund reads a failed refund back with its PaymentIntent (one
+// call): the refund must have failed indeed, and the order comes from the
+// PaymentIntent's metadata. An event about a refund that did not fail
+// (another charge.refund.updated) is ignored.
+func (s *Stripe) confirmRefund(ctx context.Context, ev Event) (Event, error) {
+	params := &stripe.RefundRetrieveParams{}
+	params.AddExpand("payment_intent")
+	r, err := s.c.V1Refunds.Retrieve(ctx, ev.Refund.ID, params)
+	if err != nil {
+		return ev, wrap(err)
+	}
+	ev.Refund = Refund{ID: r.ID, Amount: r.Amount, Status: string(r.Status), Failure: string(r.FailureReason)}
+	if r.Status != stripe.RefundStatusFailed || r.PaymentIntent == nil {
+		ev.Kind = ""
+		return ev, nil
+	}
+	ev.Payment = fromIntent(r.PaymentIntent)
+	ev.Refund.Payment = r.PaymentIntent.ID
+	return ev, nil
 }
 
 // ParseWebhook verifies a delivery's Stripe-Signature against each secret
@@ -304,6 +337,15 @@ func fromEvent(e *stripe.Event) Event {
 			ev.Payment = Payment{Intent: ch.PaymentIntent.ID, Amount: ch.Amount, Currency: string(ch.Currency)}
 			if !ch.Refunded {
 				ev.Kind = "" // a partial refund: the shop refunds whole payments only
+			}
+		}
+	case e.Type == stripe.EventTypeRefundFailed || e.Type == stripe.EventTypeChargeRefundUpdated:
+		var r stripe.Refund
+		if json.Unmarshal(raw, &r) == nil && r.PaymentIntent != nil {
+			ev.Payment = Payment{Intent: r.PaymentIntent.ID, Amount: r.Amount, Currency: string(r.Currency)}
+			ev.Refund = Refund{ID: r.ID, Payment: r.PaymentIntent.ID, Amount: r.Amount, Status: string(r.Status), Failure: string(r.FailureReason)}
+			if r.Status != stripe.RefundStatusFailed {
+				ev.Kind = "" // a refund's other updates: charge.refunded tells its success
 			}
 		}
 	case e.Type == stripe.EventTypeChargeDisputeCreated:

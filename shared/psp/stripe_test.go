@@ -60,6 +60,11 @@ func TestEventKinds(t *testing.T) {
 		{"charge.refunded", `{"id":"ch_1","object":"charge","payment_intent":"pi_1","refunded":true}`, psp.KindRefunded},
 		{"charge.refunded", `{"id":"ch_1","object":"charge","payment_intent":"pi_1","refunded":false}`, ""}, // partial
 		{"charge.dispute.created", `{"id":"dp_1","object":"dispute","payment_intent":"pi_1"}`, psp.KindDisputed},
+		{"refund.failed", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"failed","failure_reason":"lost_or_stolen_card"}`, psp.KindRefundFailed},
+		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"failed"}`, psp.KindRefundFailed},
+		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, ""}, // charge.refunded tells it
+		{"refund.failed", `{"id":"re_1","object":"refund","status":"failed"}`, ""},                                    // names no payment
+		{"refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, ""},
 		{"charge.succeeded", `{"id":"ch_1","object":"charge","payment_intent":"pi_1"}`, ""},
 		{"customer.created", `{"id":"cus_1","object":"customer"}`, ""},
 	} {

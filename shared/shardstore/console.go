@@ -83,26 +83,30 @@ func (r reads) Refunds(ctx context.Context, orderID int64) ([]RefundRecord, erro
 
 // PaidBy reads the payment attempt whose money an order would give back
 // and its PSP id: the one that paid it, or for a charge the order could
-// not keep (refund_pending, never paid), the charged one.
+// not keep (refund_pending), the one it names (PendRefund).
 func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspID string, found bool, err error) {
-	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.order_id = o.id
-		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL AND (p.id = o.payment_id OR o.payment_id IS NULL AND p.status IN ('succeeded', 'refunded'))
-		ORDER BY p.id DESC LIMIT 1`, orderID), &paymentID, &pspID)
+	found, err = one(r.q.QueryRow(ctx, `SELECT p.id, p.psp_payment_id FROM orders o JOIN payments p ON p.id = o.payment_id
+		WHERE o.id = $1 AND p.psp_payment_id IS NOT NULL`, orderID), &paymentID, &pspID)
 	return paymentID, pspID, found, err
 }
 
-// NextRefundAttempt numbers an order's next refund attempt: one more than
-// the PSP refused. A refusal is final under its idempotency key (the PSP
-// replays it), so a retry after one asks under a new key; a call the PSP
-// never answered is asked again under its own, so it cannot refund twice.
-func (r reads) NextRefundAttempt(ctx context.Context, orderID int64) (int, error) {
+// NextRefundAttempt numbers the next refund attempt of an order's charge
+// (its PSP payment id), whoever asks (the console, a cancellation, the
+// refund of a charge the order could not keep): one more than the PSP
+// refused or failed. A refusal or a failure is final under its idempotency
+// key (the PSP replays its answer), so the next attempt asks under a new
+// key; a call the PSP never answered (or is still answering) is asked
+// again under its own, so it cannot refund twice.
+func (r reads) NextRefundAttempt(ctx context.Context, orderID int64, payment string) (int, error) {
 	var n int
-	err := r.q.QueryRow(ctx, `SELECT 1 + count(*) FROM refunds WHERE order_id = $1 AND status = 'refused'`, orderID).Scan(&n)
+	err := r.q.QueryRow(ctx, `SELECT 1 + count(*) FROM refunds f JOIN payments p ON p.id = f.payment_id
+		WHERE f.order_id = $1 AND p.psp_payment_id = $2 AND f.status IN ('refused', 'failed')`, orderID, payment).Scan(&n)
 	return n, err
 }
 
-// RefundFailure is an order whose latest refund attempt the PSP refused or
-// never answered, and whose money is still owed (paid or refund_pending).
+// RefundFailure is an order whose latest refund attempt the PSP refused,
+// failed or never answered (or whose outcome was never recorded), and
+// whose money is still owed (paid or refund_pending).
 type RefundFailure struct {
 	OrderID     int64
 	EventID     int64
@@ -129,7 +133,10 @@ func (r reads) RefundFailures(ctx context.Context, events []int64, limit int) ([
 			  -- charge that paid it, not an extra charge given back
 			  AND (o.status = 'refund_pending' OR f.payment_id = o.payment_id)
 			ORDER BY f.order_id, f.id DESC
-		) latest WHERE refund IN ('refused', 'unanswered') ORDER BY created_at DESC LIMIT $2`, events, limit)
+		) latest WHERE refund IN ('refused', 'failed', 'unanswered')
+		  -- asked, and no outcome recorded since (the process died)
+		  OR refund = 'asking' AND created_at < now() - $3::interval
+		ORDER BY created_at DESC LIMIT $2`, events, limit, AskingStale)
 	if err != nil {
 		return nil, fmt.Errorf("refund failures: %w", err)
 	}
@@ -151,6 +158,51 @@ func (t Tx) LockRefunds(ctx context.Context, orderID int64) (status OrderStatus,
 	}
 	found, err = one(t.tx.QueryRow(ctx, `SELECT status FROM orders WHERE id = $1`, orderID), &status)
 	return status, found, err
+}
+
+// AskingStale is how long a refund attempt may stay asking (its PSP call
+// under way) before it is listed among the refund failures: longer than
+// any call, so only an outcome that was never recorded shows.
+const AskingStale = "2 minutes"
+
+// AskRefund records a refund attempt about to be asked of the PSP (status
+// asking), before the call, and returns its id: the call happens outside
+// any transaction, and SettleRefund records its outcome.
+func (t Tx) AskRefund(ctx context.Context, a RefundAttempt) (int64, error) {
+	var id int64
+	err := t.tx.QueryRow(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, attempt)
+		SELECT $1, id, $3, 'asking', $4 FROM payments WHERE order_id = $1 AND psp_payment_id = $2 RETURNING id`,
+		a.OrderID, a.Payment, a.By, max(a.Attempt, 1)).Scan(&id)
+	return id, err
+}
+
+// SettleRefund records the outcome of an asked refund attempt.
+func (t Tx) SettleRefund(ctx context.Context, id int64, a RefundAttempt) error {
+	_, err := t.tx.Exec(ctx, `UPDATE refunds SET status = $2, psp_refund_id = nullif($3, ''), failure = nullif($4, '') WHERE id = $1`,
+		id, a.Status, a.PSPRefundID, a.Failure)
+	return err
+}
+
+// RefundFailedAtPSP records that a refund the PSP had accepted (pending,
+// asked with no outcome recorded, or even succeeded: Stripe says a
+// succeeded refund may rarely fail later) failed, and returns that attempt and
+// whether its charge is the one its order is paid by or gives back (own).
+// found is false for a refund the shop has no pending record of.
+func (t Tx) RefundFailedAtPSP(ctx context.Context, pspRefundID, failure string) (a RefundAttempt, own, found bool, err error) {
+	found, err = one(t.tx.QueryRow(ctx, `
+		UPDATE refunds f SET status = 'failed', failure = $2 FROM payments p, orders o
+		WHERE f.psp_refund_id = $1 AND f.status IN ('pending', 'asking', 'succeeded') AND p.id = f.payment_id AND o.id = f.order_id
+		RETURNING f.order_id, p.psp_payment_id, f.requested_by, f.attempt, o.payment_id IS NOT DISTINCT FROM f.payment_id`,
+		pspRefundID, failure), &a.OrderID, &a.Payment, &a.By, &a.Attempt, &own)
+	a.Status, a.PSPRefundID, a.Failure = RefundFailed, pspRefundID, failure
+	return a, own, found, err
+}
+
+// RefundConfirmed records that a payment attempt's money came back: its
+// refunds pending (or asked, outcome unrecorded) succeeded.
+func (t Tx) RefundConfirmed(ctx context.Context, paymentID int64) error {
+	_, err := t.tx.Exec(ctx, `UPDATE refunds SET status = 'succeeded' WHERE payment_id = $1 AND status IN ('pending', 'asking')`, paymentID)
+	return err
 }
 
 // RefundAttempt is one refund asked of the PSP for an order's payment

@@ -237,3 +237,35 @@ func (s *Store) PaymentCreated(ctx context.Context, orderID, paymentID int64, ps
 		paymentID, pspID, url, cancel, TopicPaymentCancel)
 	return err
 }
+
+// Open payment pages of an account ($1) or of a viewer address ($1): the
+// attempts whose Checkout Session may still take a card (created, or
+// declined: a declined card leaves the page open) on a pending order.
+const (
+	openPagesOfAccount = `UPDATE payments p SET status = 'canceled', updated_at = now() FROM orders o
+		WHERE o.user_id = $1 AND o.status = 'pending' AND p.order_id = o.id
+		  AND p.status IN ('requires_action', 'failed') AND p.psp_payment_id IS NOT NULL
+		RETURNING p.order_id, p.psp_payment_id`
+	openPagesOfAddress = `UPDATE payments p SET status = 'canceled', updated_at = now() FROM orders o
+		WHERE p.client_address = $1 AND p.status IN ('requires_action', 'failed') AND p.psp_payment_id IS NOT NULL
+		  AND o.id = p.order_id AND o.status = 'pending'
+		RETURNING p.order_id, p.psp_payment_id`
+)
+
+// CancelOpenPayments cancels the open payment pages of an account (or,
+// with address set, of a viewer address), at the PSP too through the
+// outbox (payment.cancel expires the Checkout Session): a card-testing
+// block stops the pages already open, not only the next checkouts. It
+// returns how many it cancelled.
+func (s *Store) CancelOpenPayments(ctx context.Context, account int64, address string) (int, error) {
+	q, arg := openPagesOfAccount, any(account)
+	if address != "" {
+		q, arg = openPagesOfAddress, address
+	}
+	var n int
+	err := s.db.QueryRow(ctx, `WITH ended AS (`+q+`), sent AS (
+			INSERT INTO outbox (topic, payload)
+			SELECT $2, jsonb_build_object('order_id', order_id, 'payment', psp_payment_id) FROM ended RETURNING 1
+		) SELECT count(*) FROM sent`, arg, TopicPaymentCancel).Scan(&n)
+	return n, err
+}

@@ -128,18 +128,22 @@ func (t Tx) MarkPaid(ctx context.Context, orderID, paymentID int64) error {
 	return err
 }
 
-// PendRefund records that an order's money is being given back: it reads
-// refund_pending, its tickets void, until the PSP confirms (RefundPaid).
-func (t Tx) PendRefund(ctx context.Context, orderID int64) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refund_pending', updated_at = now() WHERE id = $1`, orderID); err != nil {
+// PendRefund records that an order's money, the charge of payment
+// attempt paymentID, is being given back: it reads refund_pending, its
+// tickets void, until the PSP confirms that charge's refund (RefundPaid).
+// The order names the charge, so the refund of another charge of the same
+// order (a second page paid) cannot finish it.
+func (t Tx) PendRefund(ctx context.Context, orderID, paymentID int64) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refund_pending', payment_id = $2, updated_at = now() WHERE id = $1`,
+		orderID, paymentID); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `UPDATE tickets SET void_at = now() WHERE order_id = $1 AND void_at IS NULL`, orderID)
 	return err
 }
 
-// RefundPaid refunds an order only if it is paid by paymentID (or its
-// refund by that payment is pending), voids its tickets and counts it
+// RefundPaid refunds an order only if it is paid by paymentID or its
+// refund of that payment's charge is pending, voids its tickets and counts it
 // among its event's cancellation refunds (under the event's money lock);
 // refunded tells whether it did.
 func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded bool, err error) {
@@ -151,7 +155,7 @@ func (t Tx) RefundPaid(ctx context.Context, orderID, paymentID int64) (refunded 
 	if err := t.ShareMoneyLock(ctx, eventID); err != nil {
 		return false, err
 	}
-	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND (status = 'paid' AND payment_id = $2 OR status = 'refund_pending' AND coalesce(payment_id, $2) = $2)`,
+	tag, err := t.tx.Exec(ctx, `UPDATE orders SET status = 'refunded', updated_at = now() WHERE id = $1 AND status IN ('paid', 'refund_pending') AND payment_id = $2`,
 		orderID, paymentID)
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err

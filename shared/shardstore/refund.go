@@ -112,9 +112,9 @@ func (t Tx) refunded(ctx context.Context, orderID, eventID int64) error {
 
 // RefundFailed records that the try-th refund a cancellation asked for an
 // order failed, and why: only while the order is still paid (or its refund
-// pending) and that try
-// is the latest (a late answer to an earlier try changes nothing). It
-// tells whether it recorded it.
+// pending) and that try is the latest (a late answer to an earlier try
+// changes nothing); try AnyTry is whichever was asked last (a refund the
+// PSP accepted and that failed later). It tells whether it recorded it.
 func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure string) (bool, error) {
 	var eventID int64
 	var status OrderStatus
@@ -132,7 +132,7 @@ func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure st
 	err = t.tx.QueryRow(ctx, `
 		WITH failed AS (
 			UPDATE cancel_refunds SET status = 'failed', failure = $3, updated_at = now()
-			WHERE order_id = $1 AND status = 'asked' AND asked = $2
+			WHERE order_id = $1 AND status = 'asked' AND (asked = $2 OR $2 = -1)
 			  AND EXISTS (SELECT 1 FROM orders WHERE id = $1 AND status IN ('paid', 'refund_pending'))
 			RETURNING event_id
 		), counted AS (
@@ -141,6 +141,9 @@ func (t Tx) RefundFailed(ctx context.Context, orderID int64, try int, failure st
 		SELECT EXISTS (SELECT 1 FROM failed)`, orderID, try, failure).Scan(&failed)
 	return failed, err
 }
+
+// AnyTry names the latest try of a cancellation refund (RefundFailed).
+const AnyTry = -1
 
 // RefundCounts are a cancelled event's paid orders when it was cancelled
 // (Total), how many of them are refunded, and how many refunds failed

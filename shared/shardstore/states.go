@@ -69,12 +69,16 @@ func EndedOrder(hs HoldStatus) OrderStatus {
 // (refunds.status).
 type RefundStatus string
 
-// Refund outcomes: the PSP gave the money back, accepted to (pending:
-// its webhook will say), refused, or never answered (asked again under
-// the same idempotency key).
+// Refund outcomes: being asked (recorded before the PSP is called, its
+// outcome after), the PSP gave the money back, accepted to (pending: its
+// webhook will say), refused, failed after it was pending (refund.failed),
+// or never answered (asked again under the same idempotency key). After a
+// refusal or a failure the next attempt asks under a new key.
 const (
+	RefundAsking     RefundStatus = "asking"
 	RefundSucceeded  RefundStatus = "succeeded"
 	RefundPending    RefundStatus = "pending"
 	RefundRefused    RefundStatus = "refused"
+	RefundFailed     RefundStatus = "failed"
 	RefundUnanswered RefundStatus = "unanswered"
 )

@@ -64,6 +64,18 @@ type charge struct {
 	Number         string // the card's; "" for a Pix
 	BankTx         string // a Pix's end-to-end id at the central bank
 	Created        int64
+	PendingRefund  string // a refund of it not settled yet
+}
+
+// refund is a refund of a charge: succeeded at once, or pending until
+// SettleRefund makes it succeeded or failed.
+type refund struct {
+	ID, Charge, Intent string
+	Amount             int64
+	Currency           string
+	Status             string
+	Failure            string // failure_reason, once failed
+	Created            int64
 }
 
 // sub returns the expansions below field ("payment_intent.latest_charge"
@@ -169,6 +181,23 @@ func (s *Sim) chargeJSON(ch *charge) map[string]any {
 		"disputed":        ch.Disputed, "livemode": false, "metadata": map[string]string{}, "paid": true, "payment_intent": ch.Intent,
 		"payment_method_details": details,
 		"refunded":               ch.Refunded, "status": "succeeded"}
+}
+
+func (s *Sim) refundJSON(re *refund, expand []string) map[string]any {
+	var pi any = re.Intent
+	if rest, ok := sub(expand, "payment_intent"); ok {
+		pi = s.intentJSON(s.intents[re.Intent], rest)
+	}
+	out := map[string]any{"id": re.ID, "object": "refund", "amount": re.Amount, "balance_transaction": nil, "charge": re.Charge,
+		"created": re.Created, "currency": re.Currency, "metadata": map[string]string{}, "payment_intent": pi, "reason": nil,
+		"receipt_number": nil, "source_transfer_reversal": nil, "status": re.Status, "transfer_reversal": nil}
+	if re.Failure != "" {
+		out["failure_reason"] = re.Failure
+	}
+	if re.Status == "pending" {
+		out["pending_reason"] = "processing" // since 2025-04-30.basil
+	}
+	return out
 }
 
 // viewLocked is a session and its PaymentIntent as the port sees them.

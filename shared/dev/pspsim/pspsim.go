@@ -39,16 +39,20 @@ import (
 
 // Faults are the simulator's switches, changeable at run time.
 type Faults struct {
-	RatePerSecond int           `json:"rate_per_second"` // API operations per second, then 429
-	Outage        bool          `json:"outage"`          // API answers 503
-	WebhookOutage bool          `json:"webhook_outage"`  // deliveries are not attempted (kept for later)
-	RefundOutage  bool          `json:"refund_outage"`   // refunds alone answer 503 (the rest of the API is up)
-	Duplicates    int           `json:"duplicates"`      // extra copies of each delivery
-	Reorder       time.Duration `json:"reorder"`         // random delay up to this before each delivery
-	Delay         time.Duration `json:"delay"`           // fixed delay before each delivery
-	Latency       time.Duration `json:"latency"`         // added to every API call (slow PSP)
-	RetryBase     time.Duration `json:"retry_base"`      // first retry backoff
-	MaxAttempts   int           `json:"max_attempts"`    // deliveries per event before giving up
+	RatePerSecond int  `json:"rate_per_second"` // API operations per second, then 429
+	Outage        bool `json:"outage"`          // API answers 503
+	WebhookOutage bool `json:"webhook_outage"`  // deliveries are not attempted (kept for later)
+	RefundOutage  bool `json:"refund_outage"`   // refunds alone answer 503 (the rest of the API is up)
+	// RefundsPending makes the API's refunds answer status pending, as a
+	// bank that takes days does: the money moves (or the refund fails)
+	// when a test settles it (SettleRefund).
+	RefundsPending bool          `json:"refunds_pending"`
+	Duplicates     int           `json:"duplicates"`   // extra copies of each delivery
+	Reorder        time.Duration `json:"reorder"`      // random delay up to this before each delivery
+	Delay          time.Duration `json:"delay"`        // fixed delay before each delivery
+	Latency        time.Duration `json:"latency"`      // added to every API call (slow PSP)
+	RetryBase      time.Duration `json:"retry_base"`   // first retry backoff
+	MaxAttempts    int           `json:"max_attempts"` // deliveries per event before giving up
 }
 
 // Config sets up a simulator.
@@ -69,6 +73,10 @@ type Sim struct {
 	sessions map[string]*session
 	intents  map[string]*intent
 	charges  map[string]*charge
+	refunds  map[string]*refund
+	// inflight are the idempotency keys of requests being answered: the
+	// same key again meanwhile is a 409, as Stripe answers it.
+	inflight map[string]bool
 	order    []string // session ids in creation order
 	idem     map[string]idemEntry
 	events   []event
@@ -106,7 +114,7 @@ func New(cfg Config) *Sim {
 		cfg.Faults.MaxAttempts = 10
 	}
 	s := &Sim{cfg: cfg, sessions: map[string]*session{}, intents: map[string]*intent{}, charges: map[string]*charge{},
-		idem: map[string]idemEntry{}, opsBySec: map[int64]int{}, paid: map[int64]int{}, givenBack: map[int64]int{},
+		refunds: map[string]*refund{}, inflight: map[string]bool{}, idem: map[string]idemEntry{}, opsBySec: map[int64]int{}, paid: map[int64]int{}, givenBack: map[int64]int{},
 		mux: http.NewServeMux(), stop: make(chan struct{}), client: &http.Client{Timeout: 10 * time.Second}, afterFunc: time.AfterFunc}
 	s.mux.HandleFunc("POST /v1/checkout/sessions", s.api(s.createSession))
 	s.mux.HandleFunc("GET /v1/checkout/sessions", s.api(s.listSessions))
@@ -114,6 +122,7 @@ func New(cfg Config) *Sim {
 	s.mux.HandleFunc("POST /v1/checkout/sessions/{id}/expire", s.api(s.expireSession))
 	s.mux.HandleFunc("GET /v1/payment_intents/{id}", s.api(s.getIntent))
 	s.mux.HandleFunc("POST /v1/refunds", s.api(s.refund))
+	s.mux.HandleFunc("GET /v1/refunds/{id}", s.api(s.getRefund))
 	s.mux.HandleFunc("GET /v1/events", s.api(s.listEvents))
 	s.mux.HandleFunc("GET /c/pay/{id}", s.page)
 	s.mux.HandleFunc("POST /c/pay/{id}", s.submit)
@@ -129,6 +138,8 @@ func New(cfg Config) *Sim {
 	s.mux.HandleFunc("POST /_sim/charges", s.chargeHandler)
 	s.mux.HandleFunc("POST /_sim/payments/{id}/refund", s.dashboardHandler(s.RefundAtPSP))
 	s.mux.HandleFunc("POST /_sim/payments/{id}/dispute", s.dashboardHandler(s.Dispute))
+	s.mux.HandleFunc("POST /_sim/refunds/{id}/succeed", s.settleHandler(true))
+	s.mux.HandleFunc("POST /_sim/refunds/{id}/fail", s.settleHandler(false))
 	return s
 }
 
@@ -245,9 +256,6 @@ func (s *Sim) api(h func(q request) (any, *apiErr)) http.HandlerFunc {
 		s.mu.Lock()
 		f := s.cfg.Faults
 		s.mu.Unlock()
-		if f.Latency > 0 {
-			time.Sleep(f.Latency)
-		}
 		if f.Outage || f.RefundOutage && r.URL.Path == "/v1/refunds" {
 			fail(&apiErr{status: http.StatusServiceUnavailable, Type: "api_error", Message: "The simulator is down (outage fault)."})
 			return
@@ -269,6 +277,9 @@ func (s *Sim) api(h func(q request) (any, *apiErr)) http.HandlerFunc {
 			q.form = form
 		}
 		run := func() (int, []byte) {
+			// A slow PSP is slow while the request is in flight (its
+			// idempotency key taken).
+			time.Sleep(f.Latency)
 			v, e := h(q)
 			if e != nil {
 				b, _ := json.Marshal(e.body())
@@ -286,7 +297,23 @@ func (s *Sim) api(h func(q request) (any, *apiErr)) http.HandlerFunc {
 		hash := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body.Bytes()...))
 		s.mu.Lock()
 		prev, ok := s.idem[key]
+		busy := s.inflight[key]
+		if !busy {
+			s.inflight[key] = true
+			defer func() {
+				s.mu.Lock()
+				delete(s.inflight, key)
+				s.mu.Unlock()
+			}()
+		}
 		s.mu.Unlock()
+		if busy {
+			// Stripe's answer to a second request under a key whose first
+			// is still being answered: no answer yet, try again later.
+			fail(&apiErr{status: http.StatusConflict, Type: "idempotency_error", Code: "idempotency_key_in_use", Message: fmt.Sprintf(
+				"There is currently another in-progress request using this idempotent key (that probably means you submitted twice, and the other request is still going through): %s. Please try again later.", key)})
+			return
+		}
 		if ok && time.Since(prev.created) < 24*time.Hour {
 			if prev.hash != hash {
 				fail(&apiErr{status: http.StatusBadRequest, Type: "idempotency_error", Message: fmt.Sprintf(
@@ -528,11 +555,86 @@ func (s *Sim) refund(q request) (any, *apiErr) {
 	if amount, ok := q.int("amount"); ok && amount != ch.Amount {
 		return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", "amount", "Refund amount %d is not the charge's %d: only whole refunds are simulated.", amount, ch.Amount)
 	}
+	if ch.PendingRefund != "" {
+		return nil, invalid(http.StatusBadRequest, "amount_too_large", "amount",
+			"Refund amount (%d) is greater than unrefunded amount on charge (0): refund %s is pending.", ch.Amount, ch.PendingRefund)
+	}
+	if s.cfg.Faults.RefundsPending && !ch.Refunded && !ch.Disputed {
+		re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: ch.Intent, Amount: ch.Amount, Currency: ch.Currency,
+			Status: "pending", Created: time.Now().Unix()}
+		s.refunds[re.ID], ch.PendingRefund = re, re.ID
+		s.emitLocked("refund.created", s.refundJSON(re, nil))
+		return s.refundJSON(re, nil), nil
+	}
 	re, e := s.giveBackLocked(ch, "refund")
 	if e != nil {
 		return nil, e
 	}
 	return re, nil
+}
+
+// getRefund serves GET /v1/refunds/{id} (expand[]=payment_intent).
+func (s *Sim) getRefund(q request) (any, *apiErr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	re, ok := s.refunds[q.r.PathValue("id")]
+	if !ok {
+		return nil, noSuch("refund", "refund", q.r.PathValue("id"))
+	}
+	return s.refundJSON(re, q.list("expand")), nil
+}
+
+// SettleRefund ends a pending refund (Faults.RefundsPending) as the bank
+// did: succeed moves the money (refund.updated, then charge.refunded, as
+// for any refund); otherwise the refund fails and the charge keeps its
+// money (refund.failed and charge.refund.updated, each with the refund
+// object, status failed and its failure_reason).
+func (s *Sim) SettleRefund(id string, succeed bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	re := s.refunds[id]
+	if re == nil || re.Status != "pending" {
+		return fmt.Errorf("refund %s is not pending", id)
+	}
+	ch := s.charges[re.Charge]
+	ch.PendingRefund = ""
+	if !succeed {
+		re.Status, re.Failure = "failed", "expired_or_canceled_card"
+		s.emitLocked("refund.failed", s.refundJSON(re, nil))
+		s.emitLocked("charge.refund.updated", s.refundJSON(re, nil))
+		return nil
+	}
+	re.Status = "succeeded"
+	s.emitLocked("refund.updated", s.refundJSON(re, nil))
+	s.moveBackLocked(ch, "refund")
+	ch.Refunded, ch.AmountRefunded = true, ch.Amount
+	s.emitLocked("charge.refunded", s.chargeJSON(ch))
+	return nil
+}
+
+// PendingRefunds lists the ids of the refunds waiting to be settled.
+func (s *Sim) PendingRefunds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id, re := range s.refunds {
+		if re.Status == "pending" {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// settleHandler serves POST /_sim/refunds/{id}/succeed and …/fail.
+func (s *Sim) settleHandler(succeed bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.SettleRefund(r.PathValue("id"), succeed); err != nil {
+			simError(w, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 // giveBackLocked returns a charge's money to the card holder, once: kind
@@ -545,10 +647,7 @@ func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) 
 	case ch.Disputed:
 		return nil, invalid(http.StatusBadRequest, "charge_disputed", "", "Charge %s has been charged back; cannot issue a refund.", ch.ID)
 	}
-	pi := s.intents[ch.Intent]
-	view := s.viewLocked(s.sessions[pi.Session], pi)
-	s.givenBack[view.OrderID]++
-	s.recordLocked(kind, view)
+	pi := s.moveBackLocked(ch, kind)
 	now := time.Now().Unix()
 	if kind == "dispute" {
 		ch.Disputed = true
@@ -561,10 +660,20 @@ func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) 
 		return d, nil
 	}
 	ch.Refunded, ch.AmountRefunded = true, ch.Amount
-	re := map[string]any{"id": s.newID("re"), "object": "refund", "amount": ch.Amount, "charge": ch.ID, "created": now,
-		"currency": ch.Currency, "metadata": map[string]string{}, "payment_intent": pi.ID, "reason": nil, "status": "succeeded"}
+	re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: pi.ID, Amount: ch.Amount, Currency: ch.Currency, Status: "succeeded", Created: now}
+	s.refunds[re.ID] = re
 	s.emitLocked("charge.refunded", s.chargeJSON(ch))
-	return re, nil
+	return s.refundJSON(re, nil), nil
+}
+
+// moveBackLocked records a charge's money going back (the ledger, the
+// stats) and returns its PaymentIntent.
+func (s *Sim) moveBackLocked(ch *charge, kind string) *intent {
+	pi := s.intents[ch.Intent]
+	view := s.viewLocked(s.sessions[pi.Session], pi)
+	s.givenBack[view.OrderID]++
+	s.recordLocked(kind, view)
+	return pi
 }
 
 // RefundAtPSP refunds a payment (a session, or a PaymentIntent) from the

@@ -480,3 +480,111 @@ func conform(t *testing.T, where string, v any, typ reflect.Type) {
 		}
 	}
 }
+
+// TestPendingRefundsSettleLater: with RefundsPending, a refund answers
+// pending and moves no money; settled as failed, refund.failed and
+// charge.refund.updated carry the refund (status failed, its
+// failure_reason) and the charge keeps its money; settled as succeeded,
+// charge.refunded follows. Every answer and event object has Stripe's
+// shapes; the adapter reads the refund back with its PaymentIntent.
+func TestPendingRefundsSettleLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, srv := newSim(t, "sk_test_k")
+	c, rec := sdk(srv.URL, "sk_test_k")
+	a := psp.NewStripe(srv.URL, "sk_test_k")
+	s.SetFaults(Faults{RefundsPending: true})
+	start := time.Now().Add(-time.Second)
+
+	cs := newSession(t, c, 900, "")
+	_, err := s.Pay(cs.ID, CardSuccess)
+	require.NoError(t, err)
+	intent := retrieve(t, c, cs.ID).PaymentIntent.ID
+	r, err := a.Refund(ctx, intent, 900, "refund-a")
+	require.NoError(t, err)
+	require.Equal(t, "pending", r.Status)
+	require.Equal(t, []string{r.ID}, s.PendingRefunds())
+	require.Equal(t, map[string]int64{"BRL": 900}, s.Ledger().Net(), "a pending refund moves no money")
+	_, err = a.Refund(ctx, intent, 900, "refund-b")
+	require.ErrorIs(t, err, psp.ErrRejected, "a charge whose refund is pending has nothing left to refund")
+
+	require.NoError(t, s.SettleRefund(r.ID, false))
+	require.Error(t, s.SettleRefund(r.ID, true), "settled once")
+	got, err := c.V1Refunds.Retrieve(ctx, r.ID, &stripe.RefundRetrieveParams{Expand: []*string{stripe.String("payment_intent")}})
+	require.NoError(t, err)
+	require.Equal(t, stripe.RefundStatusFailed, got.Status)
+	require.Equal(t, stripe.RefundFailureReasonExpiredOrCanceledCard, got.FailureReason)
+	require.Equal(t, "7", got.PaymentIntent.Metadata["catraca_order"], "the PaymentIntent expanded")
+	require.False(t, s.simView(cs.ID).Refunded)
+
+	again, err := a.Refund(ctx, intent, 900, "refund-c")
+	require.NoError(t, err)
+	require.NoError(t, s.SettleRefund(again.ID, true))
+	require.True(t, s.simView(cs.ID).Refunded)
+	require.Equal(t, map[string]int64{"BRL": 0}, s.Ledger().Net())
+
+	var types []stripe.EventType
+	params := &stripe.EventListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: start.Unix()}}
+	for e, err := range c.V1Events.List(ctx, params) {
+		require.NoError(t, err)
+		types = append(types, e.Type)
+		if e.Type == stripe.EventTypeRefundFailed || e.Type == stripe.EventTypeChargeRefundUpdated {
+			var re stripe.Refund
+			require.NoError(t, json.Unmarshal(e.Data.Raw, &re))
+			require.Equal(t, r.ID, re.ID)
+			require.Equal(t, stripe.RefundStatusFailed, re.Status)
+		}
+	}
+	require.Subset(t, types, []stripe.EventType{stripe.EventTypeRefundCreated, stripe.EventTypeRefundFailed,
+		stripe.EventTypeChargeRefundUpdated, stripe.EventTypeRefundUpdated, stripe.EventTypeChargeRefunded})
+	requireStripeShapes(t, rec)
+}
+
+// TestIdempotencyKeyInUse: a request under a key whose first request is
+// still being answered gets Stripe's 409 idempotency_key_in_use, which
+// the adapter reads as no answer yet (ErrUnavailable: ask again under the
+// same key), not as a refusal.
+func TestIdempotencyKeyInUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, srv := newSim(t, "sk_test_k")
+	c, rec := sdk(srv.URL, "sk_test_k")
+	a := psp.NewStripe(srv.URL, "sk_test_k")
+	cs := newSession(t, c, 500, "")
+	_, err := s.Pay(cs.ID, CardSuccess)
+	require.NoError(t, err)
+	intent := retrieve(t, c, cs.ID).PaymentIntent.ID
+
+	s.SetFaults(Faults{Latency: 300 * time.Millisecond})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := a.Refund(ctx, intent, 500, "refund-same")
+			errs <- err
+		}()
+	}
+	var failed []error
+	for range 2 {
+		if err := <-errs; err != nil {
+			failed = append(failed, err)
+		}
+	}
+	require.Len(t, failed, 1, "one of the two is answered")
+	require.ErrorIs(t, failed[0], psp.ErrUnavailable)
+	require.NotErrorIs(t, failed[0], psp.ErrRejected)
+	require.Contains(t, failed[0].Error(), "idempotency_key_in_use")
+	s.SetFaults(Faults{})
+	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(intent), Amount: stripe.Int64(500)}
+	p.SetIdempotencyKey("refund-same")
+	_, err = c.V1Refunds.Create(ctx, p)
+	require.NoError(t, err, "the same key again, once answered: the replay")
+	require.Len(t, s.Ledger(), 2, "refunded once")
+	requireStripeShapes(t, rec)
+}
+
+func (s *Sim) simView(id string) psp.Payment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, pi := s.findLocked(id)
+	return s.viewLocked(cs, pi)
+}
