@@ -84,16 +84,17 @@ func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool
 	return c, true, nil
 }
 
-// ticketsKept counts account $1's tickets on event $2 besides order $3; the
-// event is read from the hold, so the plan finds the account's orders
-// through orders_user (see within_limit, migration 00011).
-const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) FROM orders o JOIN holds h ON h.id = o.hold_id
+// ticketsKept counts account $1's tickets on event $2 besides order $3,
+// those transferred in included; the event is read from the hold, so the
+// plan finds the account's orders through orders_user (see within_limit,
+// migrations 00011 and 00023).
+const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) + tickets_transferred_in($1, $2) FROM orders o JOIN holds h ON h.id = o.hold_id
 	WHERE o.user_id = $1 AND h.event_id = $2 AND o.id <> $3
 	  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`
 
 // TicketsKept counts the tickets an account has or holds on an event
-// besides one order, as the hold path's limit check counts them: paid
-// orders and pending ones whose hold is live.
+// besides one order (0: none), as the hold path's limit check counts them:
+// paid orders, pending ones whose hold is live, and tickets transferred in.
 func (t Tx) TicketsKept(ctx context.Context, account, eventID, besides int64) (int, error) {
 	var kept int
 	err := t.tx.QueryRow(ctx, ticketsKept, account, eventID, besides).Scan(&kept)
