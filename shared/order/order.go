@@ -80,19 +80,21 @@ type Service struct {
 	// deliveries cannot take tokens faster than its calls reach the PSP
 	// and then arrive there bunched, above the quota.
 	confirmMu sync.Mutex
-	limiter   *ratelimit.Limiter
-	queue     Queue
-	rate      float64
-	publicURL string
-	tickets   *Signer
-	mailer    Mailer
-	addresses func(ctx context.Context, account int64) (string, error)
-	events    func(ctx context.Context, id int64) (event.Event, error)
-	cancelled func(ctx context.Context, since time.Time) ([]event.Event, error)
-	log       *slog.Logger
-	now       func() time.Time
-	paid      func(eventID, account int64, seats []int)
-	pspFailed func(ctx context.Context)
+	// noCardLimit: see Config.NoCardLimit.
+	noCardLimit bool
+	limiter     *ratelimit.Limiter
+	queue       Queue
+	rate        float64
+	publicURL   string
+	tickets     *Signer
+	mailer      Mailer
+	addresses   func(ctx context.Context, account int64) (string, error)
+	events      func(ctx context.Context, id int64) (event.Event, error)
+	cancelled   func(ctx context.Context, since time.Time) ([]event.Event, error)
+	log         *slog.Logger
+	now         func() time.Time
+	paid        func(eventID, account int64, seats []int)
+	pspFailed   func(ctx context.Context)
 	// outboxTries and refundTries bound the outbox worker's tries.
 	outboxTries, refundTries int
 	strikes                  *ratelimit.Strikes // nil: declines not counted
@@ -133,6 +135,9 @@ type Config struct {
 	// thresholds (card testing).
 	Strikes  *ratelimit.Strikes
 	Declines Declines
+	// NoCardLimit turns the per-card limit off (load tests whose fans all
+	// pay with one test card).
+	NoCardLimit bool
 }
 
 // New returns the service.
@@ -149,7 +154,7 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
-		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines,
+		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noCardLimit: c.NoCardLimit,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 

@@ -77,6 +77,7 @@ type Payment struct {
 	Refunded  bool
 	Disputed  bool
 	Created   time.Time
+	Card      string // the charge's card fingerprint: "" when not paid by card
 }
 
 // Refund is a refund of a payment.

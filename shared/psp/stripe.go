@@ -344,6 +344,9 @@ func fromIntent(pi *stripe.PaymentIntent) Payment {
 	}
 	if ch := pi.LatestCharge; ch != nil {
 		p.Refunded, p.Disputed = ch.Refunded, ch.Disputed
+		if d := ch.PaymentMethodDetails; d != nil && d.Card != nil {
+			p.Card = d.Card.Fingerprint
+		}
 	}
 	return p
 }

@@ -45,9 +45,12 @@ func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p Payment
 }
 
 // SetPayment records a payment attempt's new state, its failure (or none)
-// and the PSP's id if it had none.
+// and the PSP's id if it had none. A refund keeps the failure that caused
+// it (a charge past a limit), so the order still says why.
 func (t Tx) SetPayment(ctx context.Context, id int64, status PaymentStatus, failure, pspID string) error {
-	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2, failure = nullif($3, ''), psp_payment_id = coalesce(psp_payment_id, $4),
+	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2,
+		failure = CASE WHEN $2 = 'refunded' THEN coalesce(nullif($3, ''), failure) ELSE nullif($3, '') END,
+		psp_payment_id = coalesce(psp_payment_id, $4),
 		updated_at = now() WHERE id = $1`, id, status, failure, pspID)
 	return err
 }
