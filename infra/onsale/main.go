@@ -99,6 +99,7 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	cfg.PSPRate = float64(o.PSPRate)
 	cfg.RoomAdmitDelay = admitDelay
 	cfg.DBMinConns = cfg.DBMaxConns
+	onsale.Tune(&cfg)
 	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
 		return err
 	}

@@ -69,6 +69,7 @@ func NewOrders(o Orders) *order.Service {
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
 		Strikes: strikes(o), Declines: declines(o.Declines), NoPix: o.PSP.PSPNoPix,
+		NoCardLimit: o.Declines.NoCardLimit,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			var email string
 			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)

@@ -310,6 +310,10 @@ type Declines struct {
 	DeclineWindow, DeclineSlowDelay, DeclineBlockFor time.Duration
 	AccountSlowAfter, AccountBlockAfter              int
 	AddressSlowAfter, AddressBlockAfter              int
+	// NoCardLimit turns off the per-card limit (each card, by the
+	// provider's fingerprint, limited per event as an account is): for
+	// load tests whose fans all pay with one test card.
+	NoCardLimit bool
 }
 
 func (p *Declines) read(r *reader) {
@@ -320,6 +324,7 @@ func (p *Declines) read(r *reader) {
 	p.AccountBlockAfter = r.integer("CATRACA_ACCOUNT_DECLINES_BLOCK", 6)
 	p.AddressSlowAfter = r.integer("CATRACA_ADDRESS_DECLINES_SLOW", 10)
 	p.AddressBlockAfter = r.integer("CATRACA_ADDRESS_DECLINES_BLOCK", 30)
+	p.NoCardLimit = !r.boolean("CATRACA_CARD_LIMIT", true)
 }
 
 // Edge is the CloudFront KeyValueStore the edge function reads.

@@ -97,6 +97,17 @@ func ownerOf(ctx context.Context, db row, event int64, lock string) (owner int64
 	return owner, cancelled, err
 }
 
+// transferTerms reads what a transfer of a ticket of event depends on in
+// the catalog: whether the event is cancelled (the catalog has a cancel
+// before the shard does) and its per-account limit.
+func transferTerms(ctx context.Context, db row, event int64) (cancelled bool, limit int, err error) {
+	err = db.QueryRow(ctx, `SELECT status = 'cancelled', max_per_account FROM events WHERE id = $1`, event).Scan(&cancelled, &limit)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, 0, shard.ErrUnknownEvent
+	}
+	return cancelled, limit, err
+}
+
 // change runs write, a change of the event's entry rules or staff on its
 // shard, if account created the event and it is not cancelled:
 // ErrNotOwner for another organizer's event and for none at all alike, so

@@ -147,7 +147,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		}
 		// The catalog has a cancel before the shard does (its status copy
 		// and refund step come after, and may fail).
-		_, cancelled, err := ownerOf(ctx, s.catalog, m.EventID, "")
+		cancelled, limit, err := transferTerms(ctx, s.catalog, m.EventID)
 		if err != nil {
 			return err
 		}
@@ -168,6 +168,18 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		}
 		if sent.To.ID == from {
 			return refuseTransfer("the ticket is already yours")
+		}
+		// A ticket transferred in counts against the recipient's limit as
+		// a purchase does, under the lock the recipient's holds take.
+		if err := tx.LockAccount(ctx, sent.To.ID, m.EventID); err != nil {
+			return err
+		}
+		has, err := tx.TicketsKept(ctx, sent.To.ID, m.EventID, 0)
+		if err != nil {
+			return err
+		}
+		if has+1 > limit {
+			return refuseTransfer(fmt.Sprintf("the recipient would have more than the %d tickets one fan may have for this event", limit))
 		}
 		sent.Generation, err = tx.MoveTicket(ctx, ticket, from, sent.To.ID, sent.To.Name, s.ring.Current())
 		return err

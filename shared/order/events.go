@@ -251,6 +251,11 @@ func (s *Service) charged(ctx context.Context, tx shardstore.Tx, p psp.Payment, 
 	if err := setPayment(ctx, tx, row, p, shardstore.PaymentSucceeded, ""); err != nil {
 		return err
 	}
+	if p.Card != "" {
+		if err := tx.SetPaymentCard(ctx, row.ID, p.Card); err != nil {
+			return err
+		}
+	}
 	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefundPending || o.Status == shardstore.OrderRefunded {
 		return c.refuse(ctx, "duplicate charge", metrics.ChargesRefunded)
 	}
@@ -296,6 +301,12 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
 	}
+	if reason, err := c.overCardLimit(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
+		if err == nil {
+			err = c.giveBack(ctx, o.OrderID, paymentID, reason)
+		}
+		return err
+	}
 	ok, seats, err := c.tx.SellHold(ctx, o.HoldID, o.OrderID)
 	if err != nil {
 		return err
@@ -316,6 +327,26 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	}
 	c.out.sold = &sale{eventID: o.EventID, account: o.Account, seats: seats}
 	return nil
+}
+
+// CardLimit is the failure of a payment attempt whose card had already
+// paid for the event's per-fan limit: its money goes back.
+const CardLimit = "card_limit"
+
+// overCardLimit tells why a charge's card may not pay for o's tickets, or
+// "" when it may: a card is limited per event as an account is, so one
+// card paying for a farm of accounts buys no more than one fan. The
+// attempt's failure says so (CardLimit), and the order shows it.
+func (c charge) overCardLimit(ctx context.Context, o shardstore.Charge, paymentID int64, limit int) (string, error) {
+	if c.p.Card == "" || c.s.noCardLimit {
+		return "", nil
+	}
+	paid, err := c.tx.CardTickets(ctx, c.p.Card, o.EventID, o.OrderID)
+	if err != nil || paid+o.Tickets <= limit {
+		return "", err
+	}
+	reason := fmt.Sprintf("the card already paid for %d of the %d tickets one fan may buy for this event", paid, limit)
+	return reason, c.tx.SetPayment(ctx, paymentID, shardstore.PaymentSucceeded, CardLimit, c.p.ID)
 }
 
 // giveBack refunds an order whose charge (payment attempt paymentID)

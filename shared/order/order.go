@@ -71,6 +71,8 @@ type Service struct {
 	// deliveries cannot take tokens faster than its calls reach the PSP
 	// and then arrive there bunched, above the quota.
 	confirmMu sync.Mutex
+	// noCardLimit: see Config.NoCardLimit.
+	noCardLimit bool
 	// refunding shares one console refund among concurrent requests for
 	// an order (a double click, two organizers).
 	refunding singleflight.Group
@@ -130,6 +132,9 @@ type Config struct {
 	Declines Declines
 	// NoPix keeps Pix off the BRL payment pages (an account without it).
 	NoPix bool
+	// NoCardLimit turns the per-card limit off (load tests whose fans all
+	// pay with one test card).
+	NoCardLimit bool
 }
 
 // New returns the service.
@@ -147,6 +152,7 @@ func New(c Config) *Service {
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
+		noCardLimit: c.NoCardLimit,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 

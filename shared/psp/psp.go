@@ -92,6 +92,7 @@ type Payment struct {
 	// ExpiresAt is when the code of a Pix in progress expires (the PSP
 	// fails it then); zero for any other payment.
 	ExpiresAt time.Time
+	Card      string // the charge's card fingerprint: "" when not paid by card
 }
 
 // Refund is a refund of a payment: Status is the provider's (succeeded,

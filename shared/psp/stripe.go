@@ -420,6 +420,9 @@ func fromIntent(pi *stripe.PaymentIntent) Payment {
 	}
 	if ch := pi.LatestCharge; ch != nil {
 		p.Refunded, p.Disputed = ch.Refunded, ch.Disputed
+		if d := ch.PaymentMethodDetails; d != nil && d.Card != nil {
+			p.Card = d.Card.Fingerprint
+		}
 	}
 	if na := pi.NextAction; na != nil && na.PixDisplayQRCode != nil && p.Status == StatusRequiresAction {
 		p.ExpiresAt = time.Unix(na.PixDisplayQRCode.ExpiresAt, 0).UTC()

@@ -45,9 +45,12 @@ func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p Payment
 }
 
 // SetPayment records a payment attempt's new state, its failure (or none)
-// and the PSP's id if it had none.
+// and the PSP's id if it had none. A refund keeps the failure that caused
+// it (a charge past a limit), so the order still says why.
 func (t Tx) SetPayment(ctx context.Context, id int64, status PaymentStatus, failure, pspID string) error {
-	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2, failure = nullif($3, ''), psp_payment_id = coalesce(psp_payment_id, $4),
+	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2,
+		failure = CASE WHEN $2 = 'refunded' THEN coalesce(nullif($3, ''), failure) ELSE nullif($3, '') END,
+		psp_payment_id = coalesce(psp_payment_id, $4),
 		updated_at = now() WHERE id = $1`, id, status, failure, pspID)
 	return err
 }
@@ -84,16 +87,17 @@ func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool
 	return c, true, nil
 }
 
-// ticketsKept counts account $1's tickets on event $2 besides order $3; the
-// event is read from the hold, so the plan finds the account's orders
-// through orders_user (see within_limit, migration 00011).
-const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) FROM orders o JOIN holds h ON h.id = o.hold_id
+// ticketsKept counts account $1's tickets on event $2 besides order $3,
+// those transferred in included; the event is read from the hold, so the
+// plan finds the account's orders through orders_user (see within_limit,
+// migrations 00011 and 00023).
+const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) + tickets_transferred_in($1, $2) FROM orders o JOIN holds h ON h.id = o.hold_id
 	WHERE o.user_id = $1 AND h.event_id = $2 AND o.id <> $3
 	  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`
 
 // TicketsKept counts the tickets an account has or holds on an event
-// besides one order, as the hold path's limit check counts them: paid
-// orders and pending ones whose hold is live.
+// besides one order (0: none), as the hold path's limit check counts them:
+// paid orders, pending ones whose hold is live, and tickets transferred in.
 func (t Tx) TicketsKept(ctx context.Context, account, eventID, besides int64) (int, error) {
 	var kept int
 	err := t.tx.QueryRow(ctx, ticketsKept, account, eventID, besides).Scan(&kept)

@@ -19,6 +19,7 @@ import (
 func TestShortOnSaleWithPSPOutage(t *testing.T) {
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
 	cfg.PSPRate = 100
+	Tune(&cfg)
 	st, err := stack.Start(context.Background(), cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
@@ -54,6 +55,7 @@ func TestOnSaleThroughRedisFailover(t *testing.T) {
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
 	cfg.RedisAddr, cfg.RedisCluster = strings.Join(c.Addrs(), ","), true
 	cfg.PSPRate = 100
+	Tune(&cfg)
 	st, err := stack.Start(context.Background(), cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)

@@ -32,6 +32,7 @@ func TestOnSaleThroughTransactionPooler(t *testing.T) {
 	e := testenv.Env(t)
 	cfg := testenv.Proxied(t, testenv.Config(t, d))
 	cfg.PSPRate = 100
+	Tune(&cfg)
 	st, err := stack.Start(context.Background(), cfg, stack.Options{AdmitInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(st.Close)

@@ -1,0 +1,104 @@
+package api_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/shared/order"
+)
+
+// cardLimit turns on the per-card limit the test shops turn off.
+func cardLimit(c *config.Config) { c.NoCardLimit = false }
+
+// settled waits until an order has left pending and returns it.
+func (s *shop) settled(t *testing.T, f *fan, orderID int64) response {
+	t.Helper()
+	var r response
+	waitUntil(t, 15*time.Second, func() bool {
+		r = s.orderStatus(t, f, orderID)
+		return r.Body["status"] != "pending"
+	}, "order %d to be paid or refused", orderID)
+	return r
+}
+
+// TestOneCardBuysNoMoreThanOneFan: a card is limited per event as an
+// account is, whichever accounts it pays for (the simulator's card
+// fingerprints, like Stripe's, are the same for every account typing one
+// number): the charge that would take a card past the limit is refunded,
+// and the order says why. Another card pays as usual.
+func TestOneCardBuysNoMoreThanOneFan(t *testing.T) {
+	t.Parallel()
+	s := newShopWith(t, pspsim.Faults{}, cardLimit)
+	buy := func(email string, card string, seats ...int64) (*fan, int64, response) {
+		f := newFan(t, s.srv)
+		f.signUp(email)
+		_, orderID := s.hold(t, f, "h-"+email, seats...)
+		p := s.checkout(t, f, orderID)
+		_, err := s.sim.Pay(p.ID, card)
+		require.NoError(t, err)
+		return f, orderID, s.settled(t, f, orderID)
+	}
+	_, _, ana := buy("ana@example.com", pspsim.CardVisa, s.seats[0:4]...)
+	require.Equal(t, "paid", ana.Body["status"], "4 of 6 on the card")
+
+	bia, biaOrder, r := buy("bia@example.com", pspsim.CardVisa, s.seats[4:8]...)
+	require.Contains(t, []any{"refund_pending", "refunded"}, r.Body["status"], "4 more on the same card make 8 of 6")
+	require.Equal(t, order.CardLimit, r.Body["payment"].(map[string]any)["failure"], "the order says why")
+	waitUntil(t, 15*time.Second, func() bool { return s.orderStatus(t, bia, biaOrder).Body["status"] == "refunded" }, "the refund")
+	r = s.orderStatus(t, bia, biaOrder)
+	require.Equal(t, order.CardLimit, r.Body["payment"].(map[string]any)["failure"], "still, once refunded")
+
+	_, _, caio := buy("caio@example.com", pspsim.CardVisa, s.seats[8:10]...)
+	require.Equal(t, "paid", caio.Body["status"], "2 more make 6 of 6 on the card")
+	_, _, dora := buy("dora@example.com", pspsim.CardMastercard, s.seats[10:14]...)
+	require.Equal(t, "paid", dora.Body["status"], "another card")
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestPaymentsOnOneCardRaceForItsLimit: a farm of accounts pays with one
+// card at once; the card's limit lock lets exactly as many tickets through
+// as one fan may buy.
+func TestPaymentsOnOneCardRaceForItsLimit(t *testing.T) {
+	t.Parallel()
+	s := newShopWith(t, pspsim.Faults{}, cardLimit)
+	const farm = 8
+	type bot struct {
+		f     *fan
+		order int64
+		pay   string
+	}
+	bots := make([]bot, farm)
+	for i := range bots {
+		b := &bots[i]
+		b.f = newFan(t, s.srv)
+		b.f.signUp(fmt.Sprintf("bot%d@example.com", i))
+		_, b.order = s.hold(t, b.f, "h", s.seats[2*i:2*i+2]...)
+		b.pay = s.checkout(t, b.f, b.order).ID
+	}
+	var wg sync.WaitGroup
+	for _, b := range bots {
+		wg.Go(func() {
+			_, err := s.sim.Pay(b.pay, pspsim.CardVisa)
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	paid := 0
+	for _, b := range bots {
+		if r := s.settled(t, b.f, b.order); r.Body["status"] == "paid" {
+			paid += 2
+		}
+	}
+	require.Equal(t, 6, paid, "tickets the farm's one card paid for")
+	waitUntil(t, 15*time.Second, func() bool {
+		return s.count(t, `SELECT count(*) FROM orders WHERE status = 'refunded'`) == farm-3
+	}, "the refunds of the charges past the card's limit")
+	s.requireMoneyConserved(t)
+}

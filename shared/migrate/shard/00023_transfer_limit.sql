@@ -1,0 +1,69 @@
+-- +goose Up
+-- Tickets transferred in count against the recipient's per-event limit,
+-- as its own purchases do; a sender's purchases keep counting against the
+-- sender after the tickets leave. Without this, accounts A1…An each buy
+-- the limit and funnel it all into one account.
+-- tickets_transferred_in counts account's paid tickets of event that
+-- someone else bought (ticket_keys_holder finds them).
+CREATE FUNCTION tickets_transferred_in(account BIGINT, event BIGINT) RETURNS BIGINT
+LANGUAGE sql STABLE AS $$
+    SELECT count(*) FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders o ON o.id = t.order_id
+    WHERE k.holder_id = account AND k.event_id = event AND o.user_id <> account AND o.status = 'paid'
+$$;
+
+-- within_limit() as in 00014, same signature, counting tickets transferred in.
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION within_limit(lock_key TEXT, account BIGINT, event BIGINT, want INT, max_tickets INT, seen_version BIGINT)
+RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    locked TEXT; -- a void result; an assignment is evaluated without a query of its own
+    have BIGINT;
+    stopped BOOLEAN;
+BEGIN
+    locked := pg_advisory_xact_lock(hashtextextended(lock_key, 0));
+    SELECT coalesce(sum(o.ticket_count), 0) + tickets_transferred_in(account, event),
+        EXISTS (SELECT 1 FROM event_status s WHERE s.event_id = event AND s.version > seen_version
+            AND (s.status IN ('closed', 'cancelled') OR s.sale_ends_at <= now()))
+    INTO have, stopped
+    FROM orders o JOIN holds h ON h.id = o.hold_id
+    WHERE o.user_id = account AND h.event_id = event
+      AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()));
+    IF stopped THEN
+        RAISE EXCEPTION USING ERRCODE = 'CT004', MESSAGE = 'sales are closed';
+    END IF;
+    IF have + want > max_tickets THEN
+        RAISE EXCEPTION USING ERRCODE = 'CT002', MESSAGE = 'you have ' || have || ' of ' || max_tickets
+            || ' tickets for this event, so ' || CASE WHEN max_tickets > have THEN 'at most ' || (max_tickets - have) || ' more' ELSE 'no more' END;
+    END IF;
+    RETURN true;
+END $$;
+-- +goose StatementEnd
+
+-- +goose Down
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION within_limit(lock_key TEXT, account BIGINT, event BIGINT, want INT, max_tickets INT, seen_version BIGINT)
+RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    locked TEXT; -- a void result; an assignment is evaluated without a query of its own
+    have BIGINT;
+    stopped BOOLEAN;
+BEGIN
+    locked := pg_advisory_xact_lock(hashtextextended(lock_key, 0));
+    SELECT coalesce(sum(o.ticket_count), 0),
+        EXISTS (SELECT 1 FROM event_status s WHERE s.event_id = event AND s.version > seen_version
+            AND (s.status IN ('closed', 'cancelled') OR s.sale_ends_at <= now()))
+    INTO have, stopped
+    FROM orders o JOIN holds h ON h.id = o.hold_id
+    WHERE o.user_id = account AND h.event_id = event
+      AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()));
+    IF stopped THEN
+        RAISE EXCEPTION USING ERRCODE = 'CT004', MESSAGE = 'sales are closed';
+    END IF;
+    IF have + want > max_tickets THEN
+        RAISE EXCEPTION USING ERRCODE = 'CT002', MESSAGE = 'you have ' || have || ' of ' || max_tickets
+            || ' tickets for this event, so ' || CASE WHEN max_tickets > have THEN 'at most ' || (max_tickets - have) || ' more' ELSE 'no more' END;
+    END IF;
+    RETURN true;
+END $$;
+-- +goose StatementEnd
+DROP FUNCTION tickets_transferred_in(BIGINT, BIGINT);

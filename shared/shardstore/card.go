@@ -1,0 +1,27 @@
+package shardstore
+
+import (
+	"context"
+	"strconv"
+)
+
+// SetPaymentCard records the card fingerprint a payment attempt's charge
+// was made on.
+func (t Tx) SetPaymentCard(ctx context.Context, id int64, fingerprint string) error {
+	_, err := t.tx.Exec(ctx, `UPDATE payments SET card_fingerprint = $2 WHERE id = $1`, id, fingerprint)
+	return err
+}
+
+// CardTickets takes card fingerprint's limit lock on an event until the
+// transaction ends, then counts the tickets of the event's paid orders that
+// a charge on that card paid, besides order besides. Under the lock two
+// payments on one card cannot both pass its limit.
+func (t Tx) CardTickets(ctx context.Context, fingerprint string, eventID, besides int64) (int, error) {
+	if err := t.lock(ctx, "card:"+fingerprint+":"+strconv.FormatInt(eventID, 10), false); err != nil {
+		return 0, err
+	}
+	var n int
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(sum(o.ticket_count), 0) FROM payments p JOIN orders o ON o.payment_id = p.id
+		WHERE p.card_fingerprint = $1 AND o.event_id = $2 AND o.status = 'paid' AND o.id <> $3`, fingerprint, eventID, besides).Scan(&n)
+	return n, err
+}
