@@ -69,6 +69,9 @@ GRANT SELECT, INSERT ON webhook_events TO catraca_pspwebhook, catraca_reconcile;
 GRANT SELECT, UPDATE ON payments, orders, order_items, holds, event_seats, ga_slots
     TO catraca_pspwebhook, catraca_reconcile;
 GRANT SELECT, INSERT, UPDATE ON tickets, cancel_refunds, cancel_refund_counts TO catraca_pspwebhook, catraca_reconcile;
+-- A refund's confirmation or failure settles its attempt (refund.failed,
+-- charge.refunded: docs/payments.md).
+GRANT SELECT, UPDATE ON refunds TO catraca_pspwebhook, catraca_reconcile;
 GRANT SELECT ON ga_pools, event_status, ticket_keys, entry_settings TO catraca_pspwebhook, catraca_reconcile;
 GRANT INSERT, SELECT (id) ON outbox TO catraca_pspwebhook, catraca_reconcile;
 GRANT USAGE ON SEQUENCE tickets_seq TO catraca_pspwebhook, catraca_reconcile;
