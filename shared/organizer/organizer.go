@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/reject"
@@ -391,11 +392,16 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 // SetStatus moves an event between draft, scheduled, on_sale, closed,
 // sold_out and cancelled.
 func (s *Service) SetStatus(ctx context.Context, id int64, status event.Status) error {
-	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1`, id, status)
+	return setStatus(ctx, s.catalog, id, status)
+}
+
+// setStatus sets an event's status through db.
+func setStatus(ctx context.Context, db catalogstore.DB, id int64, status event.Status) error {
+	found, err := catalogstore.SetEventStatus(ctx, db, id, string(status))
 	if err != nil {
 		return fmt.Errorf("set status of event %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return fmt.Errorf("event %d: %w", id, event.ErrNotFound)
 	}
 	return nil
@@ -433,31 +439,15 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if !statuses[event.Status(status)] {
 		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
-	var changed event.Event
-	var msg int64
-	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
-		if err != nil {
-			return err
+	return s.locked(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		if e.Status != event.Cancelled {
+			return setStatus(ctx, tx, eventID, event.Status(status))
 		}
-		tag, err := tx.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
-		if err != nil {
-			return fmt.Errorf("set status of event %d: %w", eventID, err)
-		}
-		if tag.RowsAffected() == 0 && event.Status(status) != event.Cancelled {
+		if event.Status(status) != event.Cancelled {
 			return reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 		}
-		if changed, err = event.Read(ctx, tx, eventID); err != nil {
-			return err
-		}
-		msg, err = enqueueCopy(ctx, tx, e, changed)
-		return err
+		return nil // cancelled again: the caller asks its failed refunds again
 	})
-	if err != nil {
-		return event.Event{}, err
-	}
-	s.copyNow(ctx, changed, msg)
-	return changed, nil
 }
 
 // enqueueCopy writes into the catalog's outbox, in the transaction that

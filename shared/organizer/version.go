@@ -57,15 +57,23 @@ var watched = []struct{ column, pointer, label string }{
 // transaction: a write holding its connection and the lock never waits
 // for a second connection (writers would starve a small pool).
 func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
+	return s.locked(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		if e.Status == event.Cancelled {
+			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
+		}
+		return change(tx, e)
+	})
+}
+
+// locked is write without its refusal of a cancelled event: change
+// decides (ChangeStatus cancels a cancelled event again).
+func (s *Service) locked(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
 	var changed event.Event
 	var msg int64
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
 		if err != nil {
 			return err
-		}
-		if e.Status == event.Cancelled {
-			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
 		}
 		if err := change(tx, e); err != nil {
 			return err
