@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/problem"
@@ -129,11 +128,7 @@ func (s *Server) explainSeats(ctx context.Context, err error) error {
 	if !errors.As(err, &se) || !errors.Is(err, inventory.ErrUnknownSeat) {
 		return err
 	}
-	rows, qerr := s.catalog.Query(ctx, `SELECT id FROM layout_seats WHERE id = ANY($1)`, se.Seats)
-	if qerr != nil {
-		return err
-	}
-	elsewhere, qerr := pgx.CollectRows(rows, pgx.RowTo[int64])
+	elsewhere, qerr := catalogstore.ExistingSeats(ctx, s.catalog, se.Seats)
 	if qerr != nil || len(elsewhere) == 0 {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
@@ -70,8 +71,7 @@ func NewOrders(o Orders) *order.Service {
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
 		Strikes: strikes(o), Declines: declines(o.Declines),
 		Addresses: func(ctx context.Context, account int64) (string, error) {
-			var email string
-			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
+			return catalogstore.AccountEmail(ctx, o.DB.CatalogRO, account)
 		},
 		PSPFailed: func(ctx context.Context) { room.CountIncident(ctx, queue.IncidentPSP) }, // the control room's PSP errors
 		Paid: func(eventID, account int64, seats []int) {

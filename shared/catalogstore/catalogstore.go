@@ -18,7 +18,12 @@ import (
 
 // DB is what a step runs on: *pgxpool.Pool, *pgx.Conn or pgx.Tx.
 type DB interface {
+	Reader
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Reader is what a step that only reads runs on.
+type Reader interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
@@ -53,17 +52,11 @@ type eventInfo struct {
 
 // eventInfo reads events' names and start times from the catalog.
 func (s *Service) eventInfo(ctx context.Context, ids []int64) (map[int64]eventInfo, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id, name, starts_at FROM events WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
+	names, err := catalogstore.EventNames(ctx, s.catalog, ids)
+	out := make(map[int64]eventInfo, len(names))
+	for id, e := range names {
+		out[id] = eventInfo{name: e.Name, startsAt: e.StartsAt}
 	}
-	out := make(map[int64]eventInfo, len(ids))
-	var id int64
-	var e eventInfo
-	_, err = pgx.ForEachRow(rows, []any{&id, &e.name, &e.startsAt}, func() error {
-		out[id] = e
-		return nil
-	})
 	return out, err
 }
 

@@ -147,7 +147,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 		}
 		// The catalog has a cancel before the shard does (its status copy
 		// and refund step come after, and may fail).
-		_, cancelled, err := ownerOf(ctx, s.catalog, m.EventID, "")
+		_, cancelled, err := ownerOf(ctx, s.catalog, m.EventID, false)
 		if err != nil {
 			return err
 		}
