@@ -32,6 +32,7 @@ func TestStatesMatchTheSchema(t *testing.T) {
 		{dbs.Shards[1], "cancel_refunds", ".", "CancelRefundStatus"},
 		{dbs.Shards[1], "refunds", ".", "RefundStatus"},
 		{dbs.Catalog, "events", "../event", "Status"},
+		{dbs.Shards[1], "event_status", "../event", "Status"},
 	} {
 		t.Run(c.table, func(t *testing.T) {
 			inGo := constants(t, c.dir, c.typ)
