@@ -10,6 +10,7 @@ import (
 
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
@@ -56,7 +57,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Idempotent-Replayed", "true")
 		status = http.StatusOK
 	} else {
-		s.publishHold(h, "held")
+		s.publishHold(h, live.SeatHeld)
 	}
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
@@ -165,7 +166,7 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 		s.log.Warn("release: leave the waiting room", "event", h.EventID, "err", err)
 	}
 	if h.Released {
-		s.publishHold(h, "available")
+		s.publishHold(h, live.SeatAvailable)
 	}
 	writeJSON(w, http.StatusOK, h)
 	return nil

@@ -26,7 +26,7 @@ func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Servi
 	return inventory.New(db.Shards, inventory.OnFreed(func(f inventory.Freed) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		d := live.Delta{State: "available", GA: f.GA}
+		d := live.Delta{State: live.SeatAvailable, GA: f.GA}
 		if len(f.Seats) > 0 {
 			d.Seats = f.Seats
 		}
@@ -79,7 +79,7 @@ func NewOrders(o Orders) *order.Service {
 			defer cancel()
 			room.Leave(ctx, eventID, account) // the purchase frees the waiting-room slot
 			if len(seats) > 0 {
-				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: "sold"})
+				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: live.SeatSold})
 			}
 		}})
 }

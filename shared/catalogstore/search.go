@@ -36,14 +36,15 @@ func SearchWords(ctx context.Context, db Reader) ([]string, error) {
 type SearchRow struct {
 	ID                                          int64
 	StartsAt, SaleStartsAt, SaleEndsAt, Updated time.Time
-	Status, City, Category                      string
+	Listed, OnSale                              bool // not a draft; status on_sale
+	City, Category                              string
 	Vector                                      string // search_vec as text
 }
 
 // SearchRows calls fn with the events of ids (all events when ids is nil)
 // as search sees them, until fn returns false.
 func SearchRows(ctx context.Context, db Reader, ids []int64, fn func(SearchRow) (bool, error)) error {
-	q := `SELECT e.id, e.starts_at, e.sale_starts_at, e.sale_ends_at, e.updated_at, e.status,
+	q := `SELECT e.id, e.starts_at, e.sale_starts_at, e.sale_ends_at, e.updated_at, e.status <> 'draft', e.status = 'on_sale',
 		e.city, e.category, e.search_vec::text FROM events e`
 	var args []any
 	if ids != nil {
@@ -57,7 +58,7 @@ func SearchRows(ctx context.Context, db Reader, ids []int64, fn func(SearchRow) 
 	defer rows.Close()
 	for rows.Next() {
 		var r SearchRow
-		if err := rows.Scan(&r.ID, &r.StartsAt, &r.SaleStartsAt, &r.SaleEndsAt, &r.Updated, &r.Status, &r.City, &r.Category, &r.Vector); err != nil {
+		if err := rows.Scan(&r.ID, &r.StartsAt, &r.SaleStartsAt, &r.SaleEndsAt, &r.Updated, &r.Listed, &r.OnSale, &r.City, &r.Category, &r.Vector); err != nil {
 			return err
 		}
 		more, err := fn(r)

@@ -281,7 +281,7 @@ func (x *Index) folder(ctx context.Context) (folder, error) {
 func (x *Index) read(ctx context.Context, ids []int64) ([]row, error) {
 	var out []row
 	err := catalogstore.SearchRows(ctx, x.db, ids, func(e catalogstore.SearchRow) (bool, error) {
-		r := row{id: e.ID, status: e.Status, city: e.City, category: e.Category,
+		r := row{id: e.ID, listed: e.Listed, onSale: e.OnSale, city: e.City, category: e.Category,
 			starts: e.StartsAt.UnixMicro(), saleStarts: e.SaleStartsAt.UnixMicro(), saleEnds: e.SaleEndsAt.UnixMicro(), updated: e.Updated.UnixMicro()}
 		var err error
 		if r.name, r.other, err = lexemes(e.Vector); err != nil {
@@ -375,11 +375,11 @@ func (s *state) filter(q Query, now time.Time) (func(*doc) bool, bool) {
 	}
 	from, to, at := q.From.UnixMicro(), q.To.UnixMicro(), now.UnixMicro()
 	return func(d *doc) bool {
-		return d.status != "draft" &&
+		return d.listed &&
 			(q.City == "" || d.city == city) &&
 			(q.Category == "" || d.category == category) &&
 			(q.From.IsZero() || d.starts >= from) &&
 			(q.To.IsZero() || d.starts < to) &&
-			(!q.OnSaleNow || d.status == "on_sale" && at >= d.saleStarts && at < d.saleEnds)
+			(!q.OnSaleNow || d.onSale && at >= d.saleStarts && at < d.saleEnds)
 	}, true
 }
