@@ -137,17 +137,23 @@ func (l Listing) where(arg func(any) string) []string {
 	return where
 }
 
+// Key is where an event stands in a list ordered by start then id.
+type Key struct {
+	StartsAt time.Time
+	ID       int64
+}
+
 // ListEvents returns up to limit listed events ordered by start then id,
-// after the event (afterStart, afterID) when afterID is not 0.
-func ListEvents(ctx context.Context, db DB, l Listing, afterStart time.Time, afterID int64, limit int) ([]Event, error) {
+// after the event at after unless it is nil.
+func ListEvents(ctx context.Context, db DB, l Listing, after *Key, limit int) ([]Event, error) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
 	where := l.where(arg)
-	if afterID != 0 {
-		where = append(where, "(e.starts_at, e.id) > ("+arg(afterStart)+", "+arg(afterID)+")")
+	if after != nil {
+		where = append(where, "(e.starts_at, e.id) > ("+arg(after.StartsAt)+", "+arg(after.ID)+")")
 	}
 	return collectEvents(ctx, db, fromEvents+` WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY e.starts_at, e.id LIMIT `+arg(limit), args...)

@@ -189,15 +189,15 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	if query != "" {
 		return d.search(ctx, f, l, query)
 	}
-	var at time.Time
-	var id int64
+	var after *catalogstore.Key
 	if f.Cursor != "" {
-		var err error
-		if at, id, err = decodeCursor(f.Cursor); err != nil {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
 			return Page{}, err
 		}
+		after = &catalogstore.Key{StartsAt: at, ID: id}
 	}
-	events, err := fromRows(catalogstore.ListEvents(ctx, d.db, l, at, id, f.Limit+1))
+	events, err := fromRows(catalogstore.ListEvents(ctx, d.db, l, after, f.Limit+1))
 	if err != nil {
 		return Page{}, err
 	}
