@@ -82,16 +82,11 @@ type Settings = shardstore.EntrySettings
 
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
-// row reads one row: a pool or a transaction.
-type row interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // ownerOf returns the account that created the event if it is an
 // organizer now (0 if it is not: a demotion takes the event's rules, staff
 // and doors at the next request, as it takes the console's routes), and
-// whether the event is cancelled; lock is appended to the query (a lock of
-// the event's row, or nothing).
+// whether the event is cancelled; lock takes the event row's lock in db,
+// a transaction.
 func ownerOf(ctx context.Context, db catalogstore.DB, event int64, lock bool) (owner int64, cancelled bool, err error) {
 	owner, cancelled, found, err := catalogstore.EventOwner(ctx, db, event, account.RoleOrganizer, lock)
 	if err == nil && !found {
