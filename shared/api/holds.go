@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/inventory"
+	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
@@ -57,7 +57,7 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Idempotent-Replayed", "true")
 		status = http.StatusOK
 	} else {
-		s.publishHold(h, "held")
+		s.publishHold(h, live.SeatHeld)
 	}
 	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
 	writeJSON(w, status, h)
@@ -129,11 +129,7 @@ func (s *Server) explainSeats(ctx context.Context, err error) error {
 	if !errors.As(err, &se) || !errors.Is(err, inventory.ErrUnknownSeat) {
 		return err
 	}
-	rows, qerr := s.catalog.Query(ctx, `SELECT id FROM layout_seats WHERE id = ANY($1)`, se.Seats)
-	if qerr != nil {
-		return err
-	}
-	elsewhere, qerr := pgx.CollectRows(rows, pgx.RowTo[int64])
+	elsewhere, qerr := catalogstore.ExistingSeats(ctx, s.catalog, se.Seats)
 	if qerr != nil || len(elsewhere) == 0 {
 		return err
 	}
@@ -167,7 +163,7 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	// the time the turn has left (docs/waiting-room.md, "A release keeps the
 	// turn"). Leaving the room, paying or the turn's end frees the slot.
 	if h.Released {
-		s.publishHold(h, "available")
+		s.publishHold(h, live.SeatAvailable)
 	}
 	writeJSON(w, http.StatusOK, h)
 	return nil

@@ -49,7 +49,7 @@ func (s *Server) pathEvent(r *http.Request) (event.Event, error) {
 // creation has not finished) does not exist for them.
 func (s *Server) publicEvent(ctx context.Context, id int64) (event.Event, error) {
 	e, err := s.eventCache.Get(ctx, id)
-	if err == nil && e.Status == "draft" {
+	if err == nil && e.Status == event.Draft {
 		return event.Event{}, event.ErrNotFound
 	}
 	return e, err
@@ -270,10 +270,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 }
 
 // publishHold tells watchers what a hold took or a release gave back.
-func (s *Server) publishHold(h inventory.Hold, state string) {
+func (s *Server) publishHold(h inventory.Hold, state live.SeatState) {
 	d := live.Delta{State: state, GA: map[string]int{}}
 	sign := -1
-	if state == "available" {
+	if state == live.SeatAvailable {
 		sign = 1
 	}
 	for _, it := range h.Items {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
@@ -25,7 +26,7 @@ func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Servi
 	return inventory.New(db.Shards, inventory.OnFreed(func(f inventory.Freed) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		d := live.Delta{State: "available", GA: f.GA}
+		d := live.Delta{State: live.SeatAvailable, GA: f.GA}
 		if len(f.Seats) > 0 {
 			d.Seats = f.Seats
 		}
@@ -71,8 +72,7 @@ func NewOrders(o Orders) *order.Service {
 		Strikes: strikes(o), Declines: declines(o.Declines), NoPix: o.PSP.PSPNoPix,
 		NoCardLimit: o.Declines.NoCardLimit,
 		Addresses: func(ctx context.Context, account int64) (string, error) {
-			var email string
-			return email, o.DB.CatalogRO.QueryRow(ctx, `SELECT email FROM accounts WHERE id = $1`, account).Scan(&email)
+			return catalogstore.AccountEmail(ctx, o.DB.CatalogRO, account)
 		},
 		PSPFailed: func(ctx context.Context) { room.CountIncident(ctx, queue.IncidentPSP) }, // the control room's PSP errors
 		Paid: func(eventID, account int64, seats []int) {
@@ -80,7 +80,7 @@ func NewOrders(o Orders) *order.Service {
 			defer cancel()
 			room.Leave(ctx, eventID, account) // the purchase frees the waiting-room slot
 			if len(seats) > 0 {
-				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: "sold"})
+				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: live.SeatSold})
 			}
 		}})
 }

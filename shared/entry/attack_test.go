@@ -151,7 +151,7 @@ func TestCancelledEventsCloseTheDoorAtOnce(t *testing.T) {
 		if !c.copyFails {
 			tk, err := w.svc.Ticket(w.ctx, w.fan, tickets[2])
 			require.NoError(t, err)
-			require.Equal(t, "void", tk.Status, "the ticket page, once the shard has the status copy")
+			require.Equal(t, entry.TicketVoid, tk.Status, "the ticket page, once the shard has the status copy")
 			require.Empty(t, tk.Codes)
 		}
 		letCopiesThrough() // not before: the outbox worker would deliver the copy

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/shardstore"
@@ -78,20 +79,14 @@ func OnSent(fn func(ctx context.Context, s Sent)) Option { return func(s *Servic
 
 var defaults = Settings{TransfersAllowed: true, MaxTransfers: 1}
 
-// row reads one row: a pool or a transaction.
-type row interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // ownerOf returns the account that created the event if it is an
 // organizer now (0 if it is not: a demotion takes the event's rules, staff
 // and doors at the next request, as it takes the console's routes), and
-// whether the event is cancelled; lock is appended to the query (a lock of
-// the event's row, or nothing).
-func ownerOf(ctx context.Context, db row, event int64, lock string) (owner int64, cancelled bool, err error) {
-	err = db.QueryRow(ctx, `SELECT coalesce(a.id, 0), e.status = 'cancelled' FROM events e
-		LEFT JOIN accounts a ON a.id = e.created_by AND a.role = $2 WHERE e.id = $1`+lock, event, account.RoleOrganizer).Scan(&owner, &cancelled)
-	if errors.Is(err, pgx.ErrNoRows) {
+// whether the event is cancelled; lock takes the event row's lock in db,
+// a transaction.
+func ownerOf(ctx context.Context, db catalogstore.DB, event int64, lock bool) (owner int64, cancelled bool, err error) {
+	owner, cancelled, found, err := catalogstore.EventOwner(ctx, db, event, account.RoleOrganizer, lock)
+	if err == nil && !found {
 		return 0, false, shard.ErrUnknownEvent
 	}
 	return owner, cancelled, err
@@ -100,9 +95,9 @@ func ownerOf(ctx context.Context, db row, event int64, lock string) (owner int64
 // transferTerms reads what a transfer of a ticket of event depends on in
 // the catalog: whether the event is cancelled (the catalog has a cancel
 // before the shard does) and its per-account limit.
-func transferTerms(ctx context.Context, db row, event int64) (cancelled bool, limit int, err error) {
-	err = db.QueryRow(ctx, `SELECT status = 'cancelled', max_per_account FROM events WHERE id = $1`, event).Scan(&cancelled, &limit)
-	if errors.Is(err, pgx.ErrNoRows) {
+func transferTerms(ctx context.Context, db catalogstore.DB, event int64) (cancelled bool, limit int, err error) {
+	cancelled, limit, found, err := catalogstore.TransferTerms(ctx, db, event)
+	if err == nil && !found {
 		return false, 0, shard.ErrUnknownEvent
 	}
 	return cancelled, limit, err
@@ -127,7 +122,7 @@ func (s *Service) change(ctx context.Context, event, account int64, write func(t
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		owner, cancelled, err := ownerOf(ctx, tx, event, ` FOR UPDATE OF e`)
+		owner, cancelled, err := ownerOf(ctx, tx, event, true)
 		switch {
 		case errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account:
 			return ErrNotOwner
@@ -144,7 +139,7 @@ func (s *Service) change(ctx context.Context, event, account int64, write func(t
 // for another organizer's event and for none at all alike, so the answer
 // does not tell whether the event exists.
 func (s *Service) requireOwner(ctx context.Context, event, account int64) error {
-	owner, _, err := ownerOf(ctx, s.catalog, event, "")
+	owner, _, err := ownerOf(ctx, s.catalog, event, false)
 	if errors.Is(err, shard.ErrUnknownEvent) || err == nil && owner != account {
 		return ErrNotOwner
 	}
@@ -178,7 +173,7 @@ func (d Door) order(status shardstore.OrderStatus) shardstore.OrderStatus {
 // that does not exist too, so the answer does not tell whether it exists.
 func (s *Service) Staff(ctx context.Context, event, account int64) (Door, error) {
 	d := Door{Event: event, Staff: account}
-	owner, cancelled, err := ownerOf(ctx, s.catalog, event, "")
+	owner, cancelled, err := ownerOf(ctx, s.catalog, event, false)
 	if errors.Is(err, shard.ErrUnknownEvent) {
 		return d, ErrNotStaff
 	}
@@ -296,27 +291,21 @@ type Person struct {
 	Email string `json:"-"`
 }
 
-func byEmail(ctx context.Context, db row, email string) (Person, error) {
-	var p Person
-	err := db.QueryRow(ctx, `SELECT id, name, email FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&p.ID, &p.Name, &p.Email)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, ErrNoAccount
+func byEmail(ctx context.Context, db catalogstore.DB, email string) (Person, error) {
+	a, found, err := catalogstore.AccountByEmail(ctx, db, email)
+	if err == nil && !found {
+		return Person{}, ErrNoAccount
 	}
-	return p, err
+	return Person{ID: a.ID, Name: a.Name, Email: a.Email}, err
 }
 
 // people reads accounts from the catalog.
 func (s *Service) people(ctx context.Context, ids []int64) (map[int64]Person, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id, name, email FROM accounts WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
+	accounts, err := catalogstore.Accounts(ctx, s.catalog, ids)
+	out := make(map[int64]Person, len(accounts))
+	for id, a := range accounts {
+		out[id] = Person{ID: a.ID, Name: a.Name, Email: a.Email}
 	}
-	out := map[int64]Person{}
-	var p Person
-	_, err = pgx.ForEachRow(rows, []any{&p.ID, &p.Name, &p.Email}, func() error {
-		out[p.ID] = p
-		return nil
-	})
 	return out, err
 }
 

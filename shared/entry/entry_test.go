@@ -372,11 +372,11 @@ func TestCancelledEventAdmitsNobody(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, mine.Tickets, 2)
 	for _, tk := range mine.Tickets {
-		require.Equal(t, "void", tk.Status, "the ticket page shows no code")
+		require.Equal(t, entry.TicketVoid, tk.Status, "the ticket page shows no code")
 		require.Empty(t, tk.Codes)
 		tk, err := w.svc.Ticket(w.ctx, w.fan, tk.ID)
 		require.NoError(t, err)
-		require.Equal(t, "void", tk.Status)
+		require.Equal(t, entry.TicketVoid, tk.Status)
 		require.Empty(t, tk.Codes, "nor when the fan opens it")
 	}
 	require.ErrorIs(t, w.svc.Transfer(w.ctx, tickets[1], w.fan, "friend@example.com"), entry.ErrNoTransfer)

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/shardstore"
 )
 
@@ -53,17 +52,11 @@ type eventInfo struct {
 
 // eventInfo reads events' names and start times from the catalog.
 func (s *Service) eventInfo(ctx context.Context, ids []int64) (map[int64]eventInfo, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id, name, starts_at FROM events WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return nil, err
+	names, err := catalogstore.EventNames(ctx, s.catalog, ids)
+	out := make(map[int64]eventInfo, len(names))
+	for id, e := range names {
+		out[id] = eventInfo{name: e.Name, startsAt: e.StartsAt}
 	}
-	out := make(map[int64]eventInfo, len(ids))
-	var id int64
-	var e eventInfo
-	_, err = pgx.ForEachRow(rows, []any{&id, &e.name, &e.startsAt}, func() error {
-		out[id] = e
-		return nil
-	})
 	return out, err
 }
 
@@ -249,10 +242,9 @@ func (s *Service) DoorEvents(ctx context.Context, account int64) ([]DoorEvent, e
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.catalog.Query(ctx, `SELECT e.id, e.name, e.starts_at, v.name, v.city FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE e.id = ANY($1) AND e.status <> 'cancelled' AND e.starts_at > $2 ORDER BY e.starts_at, e.id`, ids, s.Now().Add(-24*time.Hour))
-	if err != nil {
-		return nil, err
+	events, err := catalogstore.UpcomingEvents(ctx, s.catalog, ids, s.Now().Add(-24*time.Hour))
+	for _, e := range events {
+		out = append(out, DoorEvent(e))
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[DoorEvent])
+	return out, err
 }

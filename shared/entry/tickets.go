@@ -13,16 +13,26 @@ import (
 // gets, so the live ticket keeps rotating through a minute without signal.
 const Ahead = 4
 
+// TicketStatus is where a ticket stands, as its page shows it.
+type TicketStatus string
+
+// Ticket states.
+const (
+	TicketValid TicketStatus = "valid" // admits its holder
+	TicketUsed  TicketStatus = "used"  // admitted once already
+	TicketVoid  TicketStatus = "void"  // its order is not paid (refunded, or its event cancelled)
+)
+
 // Ticket is a fan's ticket as the ticket page shows it.
 type Ticket struct {
-	ID          int64      `json:"id"`
-	EventID     int64      `json:"event_id"`
-	EventName   string     `json:"event_name"`
-	StartsAt    time.Time  `json:"starts_at"`
-	Seat        string     `json:"seat"`
-	Holder      string     `json:"holder"`
-	Status      string     `json:"status"` // valid, used or void
-	CheckedInAt *time.Time `json:"checked_in_at,omitempty"`
+	ID          int64        `json:"id"`
+	EventID     int64        `json:"event_id"`
+	EventName   string       `json:"event_name"`
+	StartsAt    time.Time    `json:"starts_at"`
+	Seat        string       `json:"seat"`
+	Holder      string       `json:"holder"`
+	Status      TicketStatus `json:"status"`
+	CheckedInAt *time.Time   `json:"checked_in_at,omitempty"`
 	// LiveFrom is when the list starts to carry a valid ticket's codes:
 	// before it the page asks for them when the fan opens the ticket.
 	LiveFrom    time.Time   `json:"live_from"`
@@ -80,14 +90,14 @@ func (s *Service) keyed(ctx context.Context, st *shardstore.Store, account int64
 // for now and the next Ahead steps when codes is true.
 func (s *Service) show(h shardstore.HeldTicket, ev eventInfo, now time.Time, codes bool) (Ticket, error) {
 	t := Ticket{ID: h.ID, EventID: h.EventID, EventName: ev.name, StartsAt: ev.startsAt, Seat: h.Seat, Holder: h.Holder,
-		Status: "valid", CheckedInAt: h.CheckedInAt, LiveFrom: liveFrom(ev.startsAt, h.Rules.DoorsOpenAt), DoorsOpenAt: h.Rules.DoorsOpenAt}
+		Status: TicketValid, CheckedInAt: h.CheckedInAt, LiveFrom: liveFrom(ev.startsAt, h.Rules.DoorsOpenAt), DoorsOpenAt: h.Rules.DoorsOpenAt}
 	switch {
 	case h.OrderStatus != shardstore.OrderPaid:
-		t.Status = "void"
+		t.Status = TicketVoid
 	case h.CheckedInAt != nil:
-		t.Status = "used"
+		t.Status = TicketUsed
 	}
-	if t.Status != "valid" {
+	if t.Status != TicketValid {
 		return t, nil
 	}
 	if h.Rules.TransfersAllowed {

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/searchindex"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -115,18 +115,31 @@ func (d *Directory) WithSearchIndex(x *searchindex.Index) *Directory {
 	return &Directory{db: d.db, index: x}
 }
 
-const columns = `e.id, e.name, e.category, e.city, e.description, e.venue_id, v.name, e.layout_version,
-	e.starts_at, e.sale_starts_at, e.sale_ends_at, e.status, e.currency, e.max_per_account, e.max_per_hold,
-	e.hold_ttl_seconds, e.hold_cap_seconds, e.shard_id, e.waiting_room, e.prequeue_opens_at, e.queue_ceiling,
-	e.active_ttl_seconds, e.admission_ttl_seconds, e.room_published_at, e.admission_paused, e.version`
+// fromRow is the event of a catalog row.
+func fromRow(r catalogstore.Event) Event {
+	e := Event{ID: r.ID, Name: r.Name, Category: r.Category, City: r.City, Description: r.Description,
+		VenueID: r.VenueID, VenueName: r.VenueName, LayoutVersion: r.LayoutVersion,
+		StartsAt: r.StartsAt, SaleStartsAt: r.SaleStartsAt, SaleEndsAt: r.SaleEndsAt, Status: Status(r.Status),
+		Currency: r.Currency, MaxPerAccount: r.MaxPerAccount, MaxPerHold: r.MaxPerHold, HoldTTL: r.HoldTTL, HoldCap: r.HoldCap,
+		Shard: r.Shard, Version: r.Version,
+		WaitingRoom: WaitingRoom{Enabled: r.WaitingRoom, PrequeueOpensAt: r.PrequeueOpensAt, PublishedAt: r.RoomPublishedAt,
+			Ceiling: r.QueueCeiling, ActiveTTL: r.ActiveTTL, AdmissionTTL: r.AdmissionTTL, Paused: r.AdmissionPaused}}
+	for _, p := range r.PriceLevels {
+		e.PriceLevels = append(e.PriceLevels, PriceLevel(p))
+	}
+	return e
+}
 
-func scan(row pgx.Row) (Event, error) {
-	var e Event
-	err := row.Scan(&e.ID, &e.Name, &e.Category, &e.City, &e.Description, &e.VenueID, &e.VenueName, &e.LayoutVersion,
-		&e.StartsAt, &e.SaleStartsAt, &e.SaleEndsAt, &e.Status, &e.Currency, &e.MaxPerAccount, &e.MaxPerHold,
-		&e.HoldTTL, &e.HoldCap, &e.Shard, &e.WaitingRoom.Enabled, &e.WaitingRoom.PrequeueOpensAt, &e.WaitingRoom.Ceiling,
-		&e.WaitingRoom.ActiveTTL, &e.WaitingRoom.AdmissionTTL, &e.WaitingRoom.PublishedAt, &e.WaitingRoom.Paused, &e.Version)
-	return e, err
+// fromRows is the events of catalog rows, never nil.
+func fromRows(rows []catalogstore.Event, err error) ([]Event, error) {
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, nil
 }
 
 // Get returns one event with its price levels.
@@ -134,26 +147,15 @@ func (d *Directory) Get(ctx context.Context, id int64) (Event, error) { return R
 
 // Read returns one event with its price levels through db: a transaction
 // reads it with its own locks and writes, on the connection it holds.
-func Read(ctx context.Context, db Querier, id int64) (Event, error) {
-	e, err := scan(db.QueryRow(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Event{}, fmt.Errorf("event %d: %w", id, ErrNotFound)
-	}
+func Read(ctx context.Context, db catalogstore.DB, id int64) (Event, error) {
+	r, found, err := catalogstore.ReadEvent(ctx, db, id)
 	if err != nil {
 		return Event{}, fmt.Errorf("get event %d: %w", id, err)
 	}
-	rows, err := db.Query(ctx, `SELECT code, name, price_cents, color FROM event_price_levels WHERE event_id = $1 ORDER BY price_cents DESC, code`, id)
-	if err != nil {
-		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
+	if !found {
+		return Event{}, fmt.Errorf("event %d: %w", id, ErrNotFound)
 	}
-	e.PriceLevels, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (PriceLevel, error) {
-		var p PriceLevel
-		return p, r.Scan(&p.Code, &p.Name, &p.PriceCents, &p.Color)
-	})
-	if err != nil {
-		return Event{}, fmt.Errorf("price levels of event %d: %w", id, err)
-	}
-	return e, nil
+	return fromRow(r), nil
 }
 
 // Filter narrows a listing. Zero values do not filter.
@@ -185,45 +187,23 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 	if f.Limit <= 0 || f.Limit > 100 {
 		f.Limit = 20
 	}
-	where := []string{"e.status <> 'draft'"}
-	args := &[]any{}
-	arg := func(v any) string {
-		*args = append(*args, v)
-		return "$" + strconv.Itoa(len(*args))
-	}
-	if f.City != "" {
-		where = append(where, "search_normalize(e.city) = search_normalize("+arg(f.City)+")")
-	}
-	if f.Category != "" {
-		where = append(where, "e.category = "+arg(f.Category))
-	}
-	if !f.From.IsZero() {
-		where = append(where, "e.starts_at >= "+arg(f.From))
-	}
-	if !f.To.IsZero() {
-		where = append(where, "e.starts_at < "+arg(f.To))
-	}
-	if f.OnSaleNow {
-		where = append(where, "e.status = 'on_sale' AND now() >= e.sale_starts_at AND now() < e.sale_ends_at")
-	}
+	l := catalogstore.Listing{City: f.City, Category: f.Category, From: f.From, To: f.To, OnSaleNow: f.OnSaleNow}
 	if f.OpensSoon {
-		where = append(where, "e.status IN ('scheduled', 'on_sale') AND e.sale_starts_at > now() AND e.sale_starts_at < now() + make_interval(secs => "+
-			arg(searchindex.OpensSoonWithin.Seconds())+")")
+		l.OpensWithin = searchindex.OpensSoonWithin
 	}
 	query := strings.TrimSpace(f.Query)
 	if query != "" {
-		return d.search(ctx, f, query, where, args, arg)
+		return d.search(ctx, f, l, query)
 	}
+	var after *catalogstore.Key
 	if f.Cursor != "" {
 		at, id, err := decodeCursor(f.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
-		where = append(where, "(e.starts_at, e.id) > ("+arg(at)+", "+arg(id)+")")
+		after = &catalogstore.Key{StartsAt: at, ID: id}
 	}
-	q := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` +
-		strings.Join(where, " AND ") + ` ORDER BY e.starts_at, e.id LIMIT ` + arg(f.Limit+1)
-	events, err := collect(ctx, d.db, q, *args)
+	events, err := fromRows(catalogstore.ListEvents(ctx, d.db, l, after, f.Limit+1))
 	if err != nil {
 		return Page{}, err
 	}
@@ -237,14 +217,9 @@ func (d *Directory) List(ctx context.Context, f Filter) (Page, error) {
 }
 
 // search ranks events whose name or category holds every typed word above
-// those that match through the city, the venue or the description, soonest
-// first within each; the last word counts as a prefix and unknown words are
-// corrected to the nearest known one (search_query, catalog migration 5).
-// It takes two round trips on purpose: the tsqueries come first, so the
-// search is planned for those very words (a frequent word walks the
-// start-time index and stops at the page, a rare one reads its few rows
-// through the GIN index; docs/read-path.md shows both plans).
-func (d *Directory) search(ctx context.Context, f Filter, query string, where []string, args *[]any, arg func(any) string) (Page, error) {
+// those that match through the city, the venue or the description
+// (catalogstore.SearchEvents), from the in-memory index when it is loaded.
+func (d *Directory) search(ctx context.Context, f Filter, l catalogstore.Listing, query string) (Page, error) {
 	// The cursor is an offset (after a mode letter older cursors carry):
 	// ranked results have no stable keyset.
 	offset := 0
@@ -268,23 +243,7 @@ func (d *Directory) search(ctx context.Context, f Filter, query string, where []
 			return d.byIDs(ctx, ids, offset, f.Limit)
 		}
 	}
-	var inName, anywhere *string
-	if err := d.db.QueryRow(ctx, `SELECT search_query($1, 'A')::text, search_query($1, '')::text`, query).Scan(&inName, &anywhere); err != nil {
-		return Page{}, fmt.Errorf("search query: %w", err)
-	}
-	if anywhere == nil {
-		return Page{Events: []Event{}}, nil
-	}
-	filters := strings.Join(where, " AND ")
-	name, anyField, upTo := arg(*inName), arg(*anywhere), arg(offset+f.Limit+1)
-	from := `SELECT ` + columns + ` FROM events e JOIN venues v ON v.id = e.venue_id WHERE ` + filters
-	q := `(` + from + ` AND e.search_vec @@ ` + name + `::tsquery ORDER BY e.starts_at, e.id LIMIT ` + upTo + `)
-		UNION ALL
-		(` + from + ` AND e.search_vec @@ ` + anyField + `::tsquery AND NOT e.search_vec @@ ` + name + `::tsquery ORDER BY e.starts_at, e.id LIMIT ` + upTo + `)
-		LIMIT ` + arg(f.Limit+1) + ` OFFSET ` + arg(offset)
-	// Exec mode: an unnamed statement, planned with these words every time
-	// (a cached generic plan would pick one index for every word).
-	events, err := collect(ctx, d.db, q, append([]any{pgx.QueryExecModeExec}, *args...))
+	events, err := fromRows(catalogstore.SearchEvents(ctx, d.db, l, query, offset, f.Limit+1))
 	if err != nil {
 		return Page{}, err
 	}
@@ -307,8 +266,7 @@ func (d *Directory) byIDs(ctx context.Context, ids []int64, offset, limit int) (
 	if len(ids) == 0 {
 		return p, nil
 	}
-	events, err := collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE e.id = ANY($1) AND e.status <> 'draft'`, []any{ids})
+	events, err := fromRows(catalogstore.ListedEvents(ctx, d.db, ids))
 	if err != nil {
 		return Page{}, err
 	}
@@ -319,27 +277,6 @@ func (d *Directory) byIDs(ctx context.Context, ids []int64, offset, limit int) (
 	sort.Slice(events, func(i, j int) bool { return at[events[i].ID] < at[events[j].ID] })
 	p.Events = events
 	return p, nil
-}
-
-// Querier is a pool or a transaction.
-type Querier interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-	QueryRow(context.Context, string, ...any) pgx.Row
-}
-
-func collect(ctx context.Context, db Querier, q string, args []any) ([]Event, error) {
-	rows, err := db.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	if events == nil {
-		events = []Event{}
-	}
-	return events, nil
 }
 
 func encodeCursor(at time.Time, id int64) string {
@@ -363,33 +300,23 @@ func decodeCursor(c string) (time.Time, int64, error) {
 // WaitingRoomEvents lists events whose waiting room must run around now:
 // pre-queue open (or about to open) and sales not over.
 func (d *Directory) WaitingRoomEvents(ctx context.Context, now time.Time) ([]Event, error) {
-	rows, err := d.db.Query(ctx, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE e.waiting_room AND e.status IN ('scheduled', 'on_sale', 'sold_out')
-		  AND coalesce(e.prequeue_opens_at, e.sale_starts_at - interval '30 minutes') <= $1::timestamptz + interval '5 minutes'
-		  AND e.sale_ends_at > $1 ORDER BY e.id`, now)
-	if err != nil {
-		return nil, fmt.Errorf("waiting-room events: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scan(r) })
+	return fromRows(catalogstore.WaitingRoomEvents(ctx, d.db, now))
 }
 
 // MarkRoomPublished records the first publication of an event's room.
 func (d *Directory) MarkRoomPublished(ctx context.Context, id int64) error {
-	_, err := d.db.Exec(ctx, `UPDATE events SET room_published_at = now() WHERE id = $1 AND room_published_at IS NULL`, id)
-	return err
+	return catalogstore.MarkRoomPublished(ctx, d.db, id)
 }
 
 // CancelledSince lists the events cancelled (or last changed, once
 // cancelled) at or after since, oldest first: the reconciler makes sure
 // each cancellation reached its shard.
 func (d *Directory) CancelledSince(ctx context.Context, since time.Time) ([]Event, error) {
-	return collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE e.status = 'cancelled' AND e.updated_at >= $1 ORDER BY e.updated_at, e.id LIMIT 1000`, []any{since})
+	return fromRows(catalogstore.CancelledSince(ctx, d.db, since))
 }
 
 // ByCreator lists the events an organizer created, drafts and cancelled
 // ones included, latest start first (the organizer console's list).
 func (d *Directory) ByCreator(ctx context.Context, organizer int64) ([]Event, error) {
-	return collect(ctx, d.db, `SELECT `+columns+` FROM events e JOIN venues v ON v.id = e.venue_id
-		WHERE e.created_by = $1 ORDER BY e.starts_at DESC, e.id DESC LIMIT 500`, []any{organizer})
+	return fromRows(catalogstore.EventsByCreator(ctx, d.db, organizer))
 }

@@ -17,11 +17,21 @@ import (
 	"github.com/catraca/catraca/shared/rediskey"
 )
 
+// SeatState is what a seat of a delta changed to, as the seat map shows it.
+type SeatState string
+
+// Seat states of a delta.
+const (
+	SeatHeld      SeatState = "held"
+	SeatAvailable SeatState = "available"
+	SeatSold      SeatState = "sold"
+)
+
 // Delta is one change to an event's availability.
 type Delta struct {
 	// Seats are layout seat indexes that changed to State.
-	Seats []int  `json:"seats,omitempty"`
-	State string `json:"state,omitempty"` // held | available | sold
+	Seats []int     `json:"seats,omitempty"`
+	State SeatState `json:"state,omitempty"`
 	// GA maps a pool code to the change of places left (−2: two taken).
 	GA map[string]int `json:"ga,omitempty"`
 }

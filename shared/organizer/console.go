@@ -2,23 +2,23 @@ package organizer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/reject"
 )
 
 // EventIDs lists the ids of organizerID's events.
 func (s *Service) EventIDs(ctx context.Context, organizerID int64) ([]int64, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id FROM events WHERE created_by = $1`, organizerID)
+	ids, err := catalogstore.EventIDsByCreator(ctx, s.catalog, organizerID)
 	if err != nil {
 		return nil, fmt.Errorf("events of organizer %d: %w", organizerID, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, nil
 }
 
 // Admission is the live control of an event's waiting room; a field left
@@ -53,8 +53,7 @@ func (s *Service) SetAdmission(ctx context.Context, organizerID, eventID int64, 
 		if ceiling <= 0 || ceiling > maxCeiling {
 			return reject.New(ErrInvalidEvent, "/ceiling", fmt.Sprintf("The ceiling must be between 1 and %d shoppers at once.", maxCeiling))
 		}
-		if _, err := tx.Exec(ctx, `UPDATE events SET admission_paused = $2, queue_ceiling = $3, updated_at = now() WHERE id = $1`,
-			eventID, paused, ceiling); err != nil {
+		if err := catalogstore.SetAdmission(ctx, tx, eventID, paused, ceiling); err != nil {
 			return fmt.Errorf("set admission of event %d: %w", eventID, err)
 		}
 		return nil
@@ -69,28 +68,22 @@ type Buyer struct {
 
 // Buyers reads the accounts of ids.
 func (s *Service) Buyers(ctx context.Context, ids []int64) (map[int64]Buyer, error) {
-	rows, err := s.catalog.Query(ctx, `SELECT id, email, name FROM accounts WHERE id = ANY($1)`, ids)
+	accounts, err := catalogstore.Accounts(ctx, s.catalog, ids)
 	if err != nil {
 		return nil, fmt.Errorf("buyers: %w", err)
 	}
-	out := make(map[int64]Buyer, len(ids))
-	var id int64
-	var b Buyer
-	_, err = pgx.ForEachRow(rows, []any{&id, &b.Email, &b.Name}, func() error {
-		out[id] = b
-		return nil
-	})
-	return out, err
+	out := make(map[int64]Buyer, len(accounts))
+	for id, a := range accounts {
+		out[id] = Buyer{Email: a.Email, Name: a.Name}
+	}
+	return out, nil
 }
 
 // AccountByEmail finds the account with an email address, ignoring case
 // (found is false when there is none).
 func (s *Service) AccountByEmail(ctx context.Context, email string) (id int64, found bool, err error) {
-	err = s.catalog.QueryRow(ctx, `SELECT id FROM accounts WHERE lower(email) = lower($1)`, email).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
-	return id, err == nil, err
+	a, found, err := catalogstore.AccountByEmail(ctx, s.catalog, email)
+	return a.ID, found, err
 }
 
 // Zone is the time zone of an event's venue, in which organizers read the

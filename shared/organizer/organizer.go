@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/reject"
@@ -79,6 +80,21 @@ func (s *Service) ImportLayout(ctx context.Context, venueID int64, l venue.Layou
 
 // ImportLayoutAs stores a venue layout for an organizer: a new venue is
 // theirs, and a new version only of a venue of theirs (another organizer's
+// row is the catalog row of the event spec describes (without its id,
+// shard and creator).
+func (spec EventSpec) row() catalogstore.Event {
+	w := spec.WaitingRoom
+	r := catalogstore.Event{VenueID: spec.VenueID, LayoutVersion: spec.LayoutVersion, Name: spec.Name, Category: spec.Category,
+		City: spec.City, Description: spec.Description, StartsAt: spec.StartsAt, SaleStartsAt: spec.SaleStartsAt,
+		SaleEndsAt: spec.SaleEndsAt, Currency: spec.Currency, MaxPerAccount: spec.MaxPerAccount, MaxPerHold: spec.MaxPerHold,
+		HoldTTL: spec.HoldTTL, WaitingRoom: w.Enabled, PrequeueOpensAt: w.PrequeueOpensAt, QueueCeiling: w.Ceiling,
+		ActiveTTL: w.ActiveTTL, AdmissionTTL: w.AdmissionTTL}
+	for _, p := range spec.PriceLevels {
+		r.PriceLevels = append(r.PriceLevels, catalogstore.PriceLevel(p))
+	}
+	return r
+}
+
 // venue is venue.ErrNotFound).
 func (s *Service) ImportLayoutAs(ctx context.Context, organizerID, venueID int64, l venue.Layout) (venue.Layout, error) {
 	return s.venues.Import(ctx, organizerID, venueID, l)
@@ -350,29 +366,14 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 	}
 	var id int64
 	err = pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		w := spec.WaitingRoom
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO events (venue_id, layout_version, shard_id, name, category, city, description, starts_at,
-				sale_starts_at, sale_ends_at, currency, max_per_account, max_per_hold, hold_ttl_seconds, hold_cap_seconds,
-				waiting_room, prequeue_opens_at, queue_ceiling, active_ttl_seconds, admission_ttl_seconds, created_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14 * 2,
-				$15, $16, $17, $18, $19, $20)
-			RETURNING id`,
-			spec.VenueID, spec.LayoutVersion, shardID, spec.Name, spec.Category, cmp.Or(strings.TrimSpace(spec.City), layout.City), spec.Description, spec.StartsAt,
-			spec.SaleStartsAt, spec.SaleEndsAt, spec.Currency, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
-			w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL, creator).Scan(&id); err != nil {
-			return fmt.Errorf("insert event: %w", err)
+		row := spec.row()
+		row.Shard, row.CreatedBy, row.City = shardID, creator, cmp.Or(strings.TrimSpace(spec.City), layout.City)
+		for i, p := range row.PriceLevels {
+			row.PriceLevels[i].Name = cmp.Or(p.Name, p.Code)
 		}
-		for _, p := range spec.PriceLevels {
-			if p.Name == "" {
-				p.Name = p.Code
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO event_price_levels (event_id, code, name, price_cents, color) VALUES ($1, $2, $3, $4, $5)`,
-				id, p.Code, p.Name, p.PriceCents, p.Color); err != nil {
-				return fmt.Errorf("insert price level %s: %w", p.Code, err)
-			}
-		}
-		return nil
+		var err error
+		id, err = catalogstore.InsertEvent(ctx, tx, row)
+		return err
 	})
 	if err != nil {
 		return event.Event{}, err
@@ -391,11 +392,16 @@ func (s *Service) CreateEvent(ctx context.Context, createdBy int64, spec EventSp
 // SetStatus moves an event between draft, scheduled, on_sale, closed,
 // sold_out and cancelled.
 func (s *Service) SetStatus(ctx context.Context, id int64, status event.Status) error {
-	tag, err := s.catalog.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1`, id, status)
+	return setStatus(ctx, s.catalog, id, status)
+}
+
+// setStatus sets an event's status through db.
+func setStatus(ctx context.Context, db catalogstore.DB, id int64, status event.Status) error {
+	found, err := catalogstore.SetEventStatus(ctx, db, id, string(status))
 	if err != nil {
 		return fmt.Errorf("set status of event %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return fmt.Errorf("event %d: %w", id, event.ErrNotFound)
 	}
 	return nil
@@ -410,10 +416,7 @@ var ErrShardTaken = errors.New("shard serves another organizer's events")
 // (or share one with its own events), but nobody can crowd someone else's
 // on-sale onto their shard. Operators (createdBy 0) may pin anywhere.
 func (s *Service) canPin(ctx context.Context, organizerID int64, shardID int) error {
-	var others bool
-	err := s.catalog.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE shard_id = $1
-		AND created_by IS DISTINCT FROM $2 AND status <> 'cancelled' AND starts_at > now() - interval '1 day')`,
-		shardID, organizerID).Scan(&others)
+	others, err := catalogstore.ShardTakenByOthers(ctx, s.catalog, shardID, organizerID)
 	if err != nil {
 		return fmt.Errorf("check shard %d: %w", shardID, err)
 	}
@@ -433,31 +436,15 @@ func (s *Service) ChangeStatus(ctx context.Context, organizerID, eventID int64, 
 	if !statuses[event.Status(status)] {
 		return event.Event{}, reject.New(ErrInvalidEvent, "/status", "Status must be one of scheduled, on_sale, closed, cancelled.")
 	}
-	var changed event.Event
-	var msg int64
-	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
-		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
-		if err != nil {
-			return err
+	return s.locked(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		if e.Status != event.Cancelled {
+			return setStatus(ctx, tx, eventID, event.Status(status))
 		}
-		tag, err := tx.Exec(ctx, `UPDATE events SET status = $2, updated_at = now() WHERE id = $1 AND status <> 'cancelled'`, eventID, status)
-		if err != nil {
-			return fmt.Errorf("set status of event %d: %w", eventID, err)
-		}
-		if tag.RowsAffected() == 0 && event.Status(status) != event.Cancelled {
+		if event.Status(status) != event.Cancelled {
 			return reject.New(ErrInvalidEvent, "/status", "A cancelled event stays cancelled (its orders are refunded).")
 		}
-		if changed, err = event.Read(ctx, tx, eventID); err != nil {
-			return err
-		}
-		msg, err = enqueueCopy(ctx, tx, e, changed)
-		return err
+		return nil // cancelled again: the caller asks its failed refunds again
 	})
-	if err != nil {
-		return event.Event{}, err
-	}
-	s.copyNow(ctx, changed, msg)
-	return changed, nil
 }
 
 // enqueueCopy writes into the catalog's outbox, in the transaction that
@@ -500,9 +487,8 @@ func (s *Service) copyNow(ctx context.Context, e event.Event, msg int64) {
 // another organizer's event is answered as if it did not exist, so its id
 // reveals nothing (a draft's included).
 func (s *Service) owns(ctx context.Context, organizerID, eventID int64) error {
-	var owner *int64
-	err := s.catalog.QueryRow(ctx, `SELECT created_by FROM events WHERE id = $1`, eventID).Scan(&owner)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
+	owner, _, _, found, err := catalogstore.EventCreator(ctx, s.catalog, eventID, false)
+	if err == nil && (!found || owner == nil || *owner != organizerID) {
 		return fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
 	}
 	return err
@@ -531,8 +517,7 @@ func (s *Service) SetPriceLevels(ctx context.Context, organizerID, eventID int64
 // updatePrices writes new prices of an event's levels in the catalog.
 func updatePrices(ctx context.Context, tx pgx.Tx, eventID int64, levels []event.PriceLevel) error {
 	for _, p := range levels {
-		if _, err := tx.Exec(ctx, `UPDATE event_price_levels SET price_cents = $3, name = coalesce(nullif($4, ''), name),
-			color = coalesce(nullif($5, ''), color) WHERE event_id = $1 AND code = $2`, eventID, p.Code, p.PriceCents, p.Name, p.Color); err != nil {
+		if err := catalogstore.SetPriceLevel(ctx, tx, eventID, catalogstore.PriceLevel(p)); err != nil {
 			return fmt.Errorf("set price level %s of event %d: %w", p.Code, eventID, err)
 		}
 	}
@@ -576,9 +561,9 @@ func (s *Service) SetWaitingRoom(ctx context.Context, organizerID, eventID int64
 		if err := validRoom("", w); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE events SET waiting_room = $2, prequeue_opens_at = $3, queue_ceiling = $4,
-			active_ttl_seconds = $5, admission_ttl_seconds = $6, updated_at = now() WHERE id = $1`,
-			eventID, w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+		row := EventSpec{WaitingRoom: w}.row()
+		row.ID = eventID
+		if err := catalogstore.SetWaitingRoom(ctx, tx, row); err != nil {
 			return fmt.Errorf("set waiting room of event %d: %w", eventID, err)
 		}
 		return nil
@@ -654,14 +639,9 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 		if err := changeablePrices("/price_levels", e, p.PriceLevels); err != nil {
 			return err
 		}
-		w := spec.WaitingRoom
-		if _, err := tx.Exec(ctx, `UPDATE events SET name = $2, city = $3, category = $4, description = $5, starts_at = $6,
-			sale_starts_at = $7, sale_ends_at = $8, max_per_account = $9, max_per_hold = $10, hold_ttl_seconds = $11,
-			hold_cap_seconds = $11 * 2, waiting_room = $12, prequeue_opens_at = $13, queue_ceiling = $14,
-			active_ttl_seconds = $15, admission_ttl_seconds = $16, updated_at = now() WHERE id = $1`,
-			eventID, spec.Name, strings.TrimSpace(spec.City), spec.Category, spec.Description, spec.StartsAt, spec.SaleStartsAt,
-			spec.SaleEndsAt, spec.MaxPerAccount, spec.MaxPerHold, spec.HoldTTL,
-			w.Enabled, w.PrequeueOpensAt, w.Ceiling, w.ActiveTTL, w.AdmissionTTL); err != nil {
+		row := spec.row()
+		row.ID, row.City = eventID, strings.TrimSpace(spec.City)
+		if err := catalogstore.UpdateEvent(ctx, tx, row); err != nil {
 			return fmt.Errorf("update event %d: %w", eventID, err)
 		}
 		return updatePrices(ctx, tx, eventID, p.PriceLevels)

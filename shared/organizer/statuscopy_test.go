@@ -2,6 +2,7 @@ package organizer_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -152,4 +153,43 @@ func TestSaleEndMovedToNowStopsHolds(t *testing.T) {
 	var pending int
 	require.NoError(t, s.a.Catalog.QueryRow(s.ctx, `SELECT count(*) FROM outbox WHERE processed_at IS NULL`).Scan(&pending))
 	require.Zero(t, pending, "copied at once, nothing is left for the worker")
+}
+
+// TestCancelledStaysCancelled: status changes racing a cancel are ordered
+// by the event's row lock. The cancels all succeed (cancelling again asks
+// the failed refunds again); every other change either committed before
+// the first cancel or is refused; the event ends cancelled, in the catalog
+// and in its shard's copy, and stays so.
+func TestCancelledStaysCancelled(t *testing.T) {
+	t.Parallel()
+	s := newOnSale(t)
+	ctx := s.ctx
+	const writers = 12
+	errs := make(chan error, writers)
+	for i := range writers {
+		status := []event.Status{event.Cancelled, event.OnSale, event.Closed}[i%3]
+		go func() {
+			changed, err := s.a.Organizer.ChangeStatus(ctx, s.owner, s.e.ID, nil, string(status))
+			switch {
+			case status == event.Cancelled && err == nil && changed.Status != event.Cancelled:
+				err = errors.New("a cancel answered " + string(changed.Status))
+			case status != event.Cancelled && errors.Is(err, organizer.ErrInvalidEvent):
+				err = nil // refused: the event was cancelled first
+			}
+			errs <- err
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs)
+	}
+	for _, status := range []event.Status{event.OnSale, event.Closed, event.Scheduled} {
+		_, err := s.a.Organizer.ChangeStatus(ctx, s.owner, s.e.ID, nil, string(status))
+		require.ErrorIs(t, err, organizer.ErrInvalidEvent, "%s after the cancel", status)
+	}
+	again, err := s.a.Organizer.ChangeStatus(ctx, s.owner, s.e.ID, nil, string(event.Cancelled))
+	require.NoError(t, err, "cancelling again is allowed")
+	require.Equal(t, event.Cancelled, again.Status)
+	var copied string
+	require.NoError(t, s.shard.QueryRow(ctx, `SELECT status FROM event_status WHERE event_id = $1`, s.e.ID).Scan(&copied))
+	require.Equal(t, string(event.Cancelled), copied, "the shard's copy")
 }

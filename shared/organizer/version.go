@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/reject"
 )
@@ -57,15 +58,23 @@ var watched = []struct{ column, pointer, label string }{
 // transaction: a write holding its connection and the lock never waits
 // for a second connection (writers would starve a small pool).
 func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
+	return s.locked(ctx, organizerID, eventID, ifMatch, func(tx pgx.Tx, e event.Event) error {
+		if e.Status == event.Cancelled {
+			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
+		}
+		return change(tx, e)
+	})
+}
+
+// locked is write without its refusal of a cancelled event: change
+// decides (ChangeStatus cancels a cancelled event again).
+func (s *Service) locked(ctx context.Context, organizerID, eventID int64, ifMatch IfMatch, change func(tx pgx.Tx, e event.Event) error) (event.Event, error) {
 	var changed event.Event
 	var msg int64
 	err := pgx.BeginFunc(ctx, s.catalog, func(tx pgx.Tx) error {
 		e, err := s.lock(ctx, tx, organizerID, eventID, ifMatch)
 		if err != nil {
 			return err
-		}
-		if e.Status == event.Cancelled {
-			return reject.New(ErrInvalidEvent, "", "A cancelled event cannot change.")
 		}
 		if err := change(tx, e); err != nil {
 			return err
@@ -86,11 +95,8 @@ func (s *Service) write(ctx context.Context, organizerID, eventID int64, ifMatch
 // lock takes the event's row lock in tx and returns the event, if the
 // organizer owns it and its version satisfies ifMatch.
 func (s *Service) lock(ctx context.Context, tx pgx.Tx, organizerID, eventID int64, ifMatch IfMatch) (event.Event, error) {
-	var owner *int64
-	var version int64
-	var changed map[string]int64
-	err := tx.QueryRow(ctx, `SELECT created_by, version, changed FROM events WHERE id = $1 FOR UPDATE`, eventID).Scan(&owner, &version, &changed)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (owner == nil || *owner != organizerID) {
+	owner, version, changed, found, err := catalogstore.EventCreator(ctx, tx, eventID, true)
+	if err == nil && (!found || owner == nil || *owner != organizerID) {
 		return event.Event{}, fmt.Errorf("event %d: %w", eventID, event.ErrNotFound)
 	}
 	if err != nil {
@@ -117,8 +123,8 @@ func unchanged(ctx context.Context, tx pgx.Tx, e event.Event, ifMatch IfMatch, c
 	if ifMatch == nil {
 		return nil
 	}
-	var changed map[string]int64
-	if err := tx.QueryRow(ctx, `SELECT changed FROM events WHERE id = $1`, e.ID).Scan(&changed); err != nil {
+	changed, err := catalogstore.EventChanges(ctx, tx, e.ID)
+	if err != nil {
 		return fmt.Errorf("versions of event %d: %w", e.ID, err)
 	}
 	since, mine := newest(ifMatch, e.Version), map[string]int64{}

@@ -112,7 +112,7 @@ func SettingsOf(e event.Event, abandon time.Duration) Settings {
 		opens = *e.WaitingRoom.PrequeueOpensAt
 	}
 	return Settings{
-		Enabled: e.WaitingRoom.Enabled && e.Status != "cancelled" && e.Status != "closed",
+		Enabled: e.WaitingRoom.Enabled && e.Status != event.Cancelled && e.Status != event.Closed,
 		OpensAt: opens, DrawAt: e.SaleStartsAt, AdmitFrom: e.SaleStartsAt, Ceiling: e.WaitingRoom.Ceiling,
 		ActiveTTL:    time.Duration(e.WaitingRoom.ActiveTTL) * time.Second,
 		AdmissionTTL: time.Duration(e.WaitingRoom.AdmissionTTL) * time.Second,

@@ -24,12 +24,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // Querier reads the catalog (a pool on a reader is fine).
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
+type Querier = catalogstore.Reader
 
 // Options tune an Index; zero values take the defaults.
 type Options struct {
@@ -186,7 +186,7 @@ func (x *Index) Refresh(ctx context.Context) error {
 	}
 	var rows []row
 	if len(changed) > 0 {
-		if rows, err = x.read(ctx, `WHERE e.id = ANY($1)`, changed); err != nil {
+		if rows, err = x.read(ctx, changed); err != nil {
 			return err
 		}
 	}
@@ -204,14 +204,8 @@ func (x *Index) Refresh(ctx context.Context) error {
 // hold as they are now: the overlap reads some again, and a bulk import
 // would read them all again, so only ids and stamps come back first.
 func (x *Index) changedSince(ctx context.Context, st *state, since time.Time) ([]int64, error) {
-	rs, err := x.db.Query(ctx, `SELECT id, updated_at FROM events WHERE updated_at > $1`, since)
-	if err != nil {
-		return nil, fmt.Errorf("search index changes: %w", err)
-	}
 	var changed []int64
-	var id int64
-	var updated time.Time
-	_, err = pgx.ForEachRow(rs, []any{&id, &updated}, func() error {
+	err := catalogstore.EventStamps(ctx, x.db, since, func(id int64, updated time.Time) {
 		x.mu.RLock()
 		slot, ok := st.slots[id]
 		same := ok && st.docs[slot].updated == updated.UnixMicro()
@@ -219,7 +213,6 @@ func (x *Index) changedSince(ctx context.Context, st *state, since time.Time) ([
 		if !same {
 			changed = append(changed, id)
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search index changes: %w", err)
@@ -304,35 +297,20 @@ func (x *Index) folder(ctx context.Context) (folder, error) {
 // read returns events as search sees them: the lexemes of search_vec
 // split by weight (parsed from its text form: unnest() per row made a
 // 100,000-event load take seconds), the city, start and sale times,
-// status.
-func (x *Index) read(ctx context.Context, where string, args ...any) ([]row, error) {
-	rs, err := x.db.Query(ctx, `SELECT e.id, e.starts_at, e.sale_starts_at, e.sale_ends_at, e.updated_at, e.status,
-		e.city, e.category, e.search_vec::text
-		FROM events e `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search index read: %w", err)
-	}
+// status; ids nil reads every event.
+func (x *Index) read(ctx context.Context, ids []int64) ([]row, error) {
 	var out []row
-	var starts, saleStarts, saleEnds, updated time.Time
-	var vec string
-	for rs.Next() {
-		var r row
-		err := rs.Scan(&r.id, &starts, &saleStarts, &saleEnds, &updated, &r.status, &r.city, &r.category, &vec)
-		if err == nil {
-			r.name, r.other, err = lexemes(vec)
+	err := catalogstore.SearchRows(ctx, x.db, ids, func(e catalogstore.SearchRow) (bool, error) {
+		r := row{id: e.ID, listed: e.Listed, onSale: e.OnSale, opening: e.Opening, city: e.City, category: e.Category,
+			starts: e.StartsAt.UnixMicro(), saleStarts: e.SaleStartsAt.UnixMicro(), saleEnds: e.SaleEndsAt.UnixMicro(), updated: e.Updated.UnixMicro()}
+		var err error
+		if r.name, r.other, err = lexemes(e.Vector); err != nil {
+			return false, fmt.Errorf("search index read of event %d: %w", r.id, err)
 		}
-		if err != nil {
-			rs.Close()
-			return nil, fmt.Errorf("search index read of event %d: %w", r.id, err)
-		}
-		r.starts, r.saleStarts, r.saleEnds, r.updated = starts.UnixMicro(), saleStarts.UnixMicro(), saleEnds.UnixMicro(), updated.UnixMicro()
 		out = append(out, r)
-		if len(out) > x.opt.MaxEvents {
-			rs.Close()
-			break
-		}
-	}
-	if err := rs.Err(); err != nil {
+		return len(out) <= x.opt.MaxEvents, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("search index read: %w", err)
 	}
 	return out, nil
@@ -418,12 +396,12 @@ func (s *state) filter(q Query, now time.Time) (func(*doc) bool, bool) {
 	from, to, at := q.From.UnixMicro(), q.To.UnixMicro(), now.UnixMicro()
 	soon := now.Add(OpensSoonWithin).UnixMicro()
 	return func(d *doc) bool {
-		return d.status != "draft" &&
+		return d.listed &&
 			(q.City == "" || d.city == city) &&
 			(q.Category == "" || d.category == category) &&
 			(q.From.IsZero() || d.starts >= from) &&
 			(q.To.IsZero() || d.starts < to) &&
-			(!q.OnSaleNow || d.status == "on_sale" && at >= d.saleStarts && at < d.saleEnds) &&
-			(!q.OpensSoon || (d.status == "scheduled" || d.status == "on_sale") && d.saleStarts > at && d.saleStarts < soon)
+			(!q.OnSaleNow || d.onSale && at >= d.saleStarts && at < d.saleEnds) &&
+			(!q.OpensSoon || d.opening && d.saleStarts > at && d.saleStarts < soon)
 	}, true
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // A snapshot is the catalog as a full load reads it (foldings, vocabulary,
@@ -33,7 +35,7 @@ var ErrNoSnapshot = errors.New("searchindex: no snapshot stored")
 
 // snapshotVersion changes with the snapshot's layout: an instance ignores
 // a snapshot of another version and reads the catalog.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // snapshot is what is stored, gob-encoded and gzipped.
 type snapshot struct {
@@ -47,7 +49,8 @@ type snapshot struct {
 
 type snapshotRow struct {
 	ID, Starts, SaleStarts, SaleEnds, Updated int64
-	Status, City, Category                    string
+	Listed, OnSale, Opening                   bool
+	City, Category                            string
 	Name, Other                               []string
 }
 
@@ -64,23 +67,11 @@ func (x *Index) readCatalog(ctx context.Context) (catalog, error) {
 	if err != nil {
 		return catalog{}, err
 	}
-	vocab, err := x.db.Query(ctx, `SELECT word FROM search_words`)
+	words, err := catalogstore.SearchWords(ctx, x.db)
 	if err != nil {
 		return catalog{}, fmt.Errorf("search index vocabulary: %w", err)
 	}
-	var words []string
-	for vocab.Next() {
-		var w string
-		if err := vocab.Scan(&w); err != nil {
-			vocab.Close()
-			return catalog{}, fmt.Errorf("search index vocabulary: %w", err)
-		}
-		words = append(words, w)
-	}
-	if err := vocab.Err(); err != nil {
-		return catalog{}, fmt.Errorf("search index vocabulary: %w", err)
-	}
-	rows, err := x.read(ctx, ``)
+	rows, err := x.read(ctx, nil)
 	if err != nil {
 		return catalog{}, err
 	}
@@ -101,7 +92,7 @@ func (x *Index) BuildSnapshot(ctx context.Context, store SnapshotStore) (events 
 	s := snapshot{Version: snapshotVersion, Built: began, Fold: c.fold, Words: c.words, Rows: make([]snapshotRow, len(c.rows))}
 	for i, r := range c.rows {
 		s.Rows[i] = snapshotRow{ID: r.id, Starts: r.starts, SaleStarts: r.saleStarts, SaleEnds: r.saleEnds, Updated: r.updated,
-			Status: r.status, City: r.city, Category: r.category, Name: r.name, Other: r.other}
+			Listed: r.listed, OnSale: r.onSale, Opening: r.opening, City: r.city, Category: r.category, Name: r.name, Other: r.other}
 		if t := time.UnixMicro(r.updated); t.After(s.Watermark) {
 			s.Watermark = t
 		}
@@ -166,7 +157,7 @@ func (x *Index) fromSnapshot(ctx context.Context) (ok bool) {
 	c := catalog{fold: folder(s.Fold), words: s.Words, rows: make([]row, len(s.Rows))}
 	for i, r := range s.Rows {
 		c.rows[i] = row{id: r.ID, starts: r.Starts, saleStarts: r.SaleStarts, saleEnds: r.SaleEnds, updated: r.Updated,
-			status: r.Status, city: r.City, category: r.Category, name: r.Name, other: r.Other}
+			listed: r.Listed, onSale: r.OnSale, opening: r.Opening, city: r.City, category: r.Category, name: r.Name, other: r.Other}
 	}
 	if c.fold == nil {
 		c.fold = folder{}

@@ -33,7 +33,8 @@ type doc struct {
 	starts               int64 // unix microseconds, the catalog's precision
 	saleStarts, saleEnds int64
 	updated              int64
-	status               string
+	listed, onSale       bool // not a draft; on sale (its status)
+	opening              bool // scheduled or on sale: its sale may still open
 	city, category       uint32
 	lex                  []uint32 // word ids; nameFlag marks weight A
 }
@@ -118,7 +119,8 @@ type row struct {
 	id                           int64
 	starts, saleStarts, saleEnds int64
 	updated                      int64
-	status, city, category       string
+	listed, onSale, opening      bool
+	city, category               string
 	name, other                  []string // lexemes with weight A; the rest
 }
 
@@ -133,7 +135,7 @@ func (s *state) put(r row, bulk bool) {
 		s.slots[r.id] = slot
 	}
 	d := doc{id: r.id, starts: r.starts, saleStarts: r.saleStarts, saleEnds: r.saleEnds, updated: r.updated,
-		status: r.status, city: s.city(r.city), category: s.intern("cat:" + r.category)}
+		listed: r.listed, onSale: r.onSale, opening: r.opening, city: s.city(r.city), category: s.intern("cat:" + r.category)}
 	d.lex = make([]uint32, 0, len(r.name)+len(r.other))
 	for _, l := range r.name {
 		d.lex = append(d.lex, s.wordID(l, bulk)|nameFlag)

@@ -10,8 +10,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // IDBits is how many low bits of a row id name its shard (see shard_id()).
@@ -72,13 +73,12 @@ func (r *Router) EventShard(ctx context.Context, eventID int64) (int, error) {
 	if v, ok := r.events.Load(eventID); ok {
 		return v.(int), nil
 	}
-	var id int
-	err := r.catalog.QueryRow(ctx, `SELECT shard_id FROM events WHERE id = $1`, eventID).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("event %d: %w", eventID, ErrUnknownEvent)
-	}
+	id, found, err := catalogstore.EventShard(ctx, r.catalog, eventID)
 	if err != nil {
 		return 0, fmt.Errorf("look up shard of event %d: %w", eventID, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("event %d: %w", eventID, ErrUnknownEvent)
 	}
 	r.events.Store(eventID, id)
 	return id, nil
@@ -109,31 +109,9 @@ func (r *Router) ForRow(rowID int64) (*pgxpool.Pool, error) {
 // spread across shards; ties go to the lowest id. An organizer may pin a
 // shard instead (a stadium tour can get a shard of its own).
 func (r *Router) Place(ctx context.Context) (int, error) {
-	load := map[int]int64{}
-	rows, err := r.catalog.Query(ctx, `
-		SELECT e.shard_id, sum(l.seat_count + coalesce(ga.capacity, 0))
-		FROM events e
-		JOIN venue_layouts l ON l.venue_id = e.venue_id AND l.version = e.layout_version
-		LEFT JOIN LATERAL (
-			SELECT sum(capacity) AS capacity FROM layout_sections s
-			WHERE s.venue_id = e.venue_id AND s.version = e.layout_version AND s.kind = 'standing'
-		) ga ON true
-		WHERE e.starts_at > now() AND e.status <> 'cancelled'
-		GROUP BY e.shard_id`)
+	load, err := catalogstore.ShardLoads(ctx, r.catalog)
 	if err != nil {
 		return 0, fmt.Errorf("shard load: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return 0, err
-		}
-		load[id] = n
-	}
-	if err := rows.Err(); err != nil {
-		return 0, err
 	}
 	ids := r.IDs()
 	if len(ids) == 0 {

@@ -5,12 +5,17 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/dev/testenv"
@@ -32,6 +37,7 @@ func TestStatesMatchTheSchema(t *testing.T) {
 		{dbs.Shards[1], "cancel_refunds", ".", "CancelRefundStatus"},
 		{dbs.Shards[1], "refunds", ".", "RefundStatus"},
 		{dbs.Catalog, "events", "../event", "Status"},
+		{dbs.Shards[1], "event_status", "../event", "Status"},
 	} {
 		t.Run(c.table, func(t *testing.T) {
 			inGo := constants(t, c.dir, c.typ)
@@ -97,12 +103,17 @@ func allowed(t *testing.T, dsn, table string) []string {
 }
 
 // statusLiteral finds the state words the statements compare or set a
-// status column to: status = 'x', status <> 'x', status IN ('x', 'y').
-var statusLiteral = regexp.MustCompile(`status\s*(?:=|<>)\s*'(\w+)'|status\s+IN\s*\(([^)]*)\)`)
+// status column to: status = 'x', status <> 'x', status [NOT] IN ('x', 'y').
+var statusLiteral = regexp.MustCompile(`status\s*(?:=|<>|!=)\s*'(\w+)'|status\s+(?:NOT\s+)?IN\s*\(([^)]*)\)`)
 
-// TestStatementsUseKnownStates: every state word written into the store's
-// SQL is one of the state constants, so a renamed state cannot hide in a
-// statement.
+var sqlComment = regexp.MustCompile(`--.*`)
+
+// TestStatementsUseKnownStates: every state word written into SQL (the
+// string literals of every Go package under shared/ and functions/, and
+// the migrations, the plpgsql of their functions and their CHECKs
+// included) is a constant of one of the state types (on the catalog, of
+// event.Status), so a renamed or misspelt state cannot hide in a
+// statement or a function.
 func TestStatementsUseKnownStates(t *testing.T) {
 	known := map[string]bool{}
 	for _, typ := range []string{"SeatStatus", "HoldStatus", "OrderStatus", "PaymentStatus", "CancelRefundStatus", "RefundStatus"} {
@@ -110,16 +121,19 @@ func TestStatementsUseKnownStates(t *testing.T) {
 			known[s] = true
 		}
 	}
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", nil, 0)
-	require.NoError(t, err)
-	n := 0
-	ast.Inspect(pkgs["shardstore"], func(node ast.Node) bool {
-		lit, ok := node.(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
-			return true
+	// The catalog's one status column is events.status: its statements
+	// and migrations may use event.Status's words only.
+	catalog := map[string]bool{}
+	for _, s := range constants(t, "../event", "Status") {
+		known[s], catalog[s] = true, true
+	}
+	n, files := 0, map[string]bool{}
+	check := func(where, sql string) {
+		known := known
+		if strings.Contains(where, "catalogstore") || strings.Contains(where, filepath.Join("migrate", "catalog")) {
+			known = catalog
 		}
-		for _, m := range statusLiteral.FindAllStringSubmatch(lit.Value, -1) {
+		for _, m := range statusLiteral.FindAllStringSubmatch(sql, -1) {
 			words := []string{m[1]}
 			if m[2] != "" {
 				words = nil
@@ -132,10 +146,48 @@ func TestStatementsUseKnownStates(t *testing.T) {
 					continue
 				}
 				n++
-				require.True(t, known[w], "%s: state %q in a statement is no state constant", fset.Position(lit.Pos()), w)
+				files[where] = true
+				assert.True(t, known[w], "%s: state %q in a statement is no state constant", where, w)
 			}
 		}
-		return true
-	})
-	require.Greater(t, n, 20, "the statements were read")
+	}
+	root := testenv.RepoRoot()
+	for _, dir := range []string{"shared", "functions"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			switch {
+			case strings.HasSuffix(path, ".sql"):
+				raw, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				check(rel, sqlComment.ReplaceAllString(string(raw), ""))
+			case strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
+				fset := token.NewFileSet()
+				f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+				if err != nil {
+					return err
+				}
+				ast.Inspect(f, func(node ast.Node) bool {
+					if lit, ok := node.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						check(fset.Position(lit.Pos()).String(), lit.Value)
+					}
+					return true
+				})
+			}
+			return nil
+		}))
+	}
+	require.Greater(t, n, 100, "the statements were read")
+	t.Logf("%d state words in %d places checked", n, len(files))
+	for _, want := range []string{"00013_event_status.sql", "catalogstore", "shardstore"} {
+		found := false
+		for f := range files {
+			found = found || strings.Contains(f, want)
+		}
+		require.True(t, found, "state words found in %s", want)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/reject"
 	"github.com/catraca/catraca/shared/text"
@@ -255,12 +256,9 @@ func (s *Store) Owns(ctx context.Context, owner, venueID int64) error {
 	return owns(ctx, s.db, owner, venueID)
 }
 
-func owns(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, owner, venueID int64) error {
-	var current *int64
-	err := q.QueryRow(ctx, `SELECT created_by FROM venues WHERE id = $1`, venueID).Scan(&current)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && owner > 0 && (current == nil || *current != owner) {
+func owns(ctx context.Context, q catalogstore.Reader, owner, venueID int64) error {
+	current, found, err := catalogstore.VenueCreator(ctx, q, venueID)
+	if err == nil && (!found || owner > 0 && (current == nil || *current != owner)) {
 		return fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
 	}
 	return err
@@ -292,39 +290,34 @@ func (s *Store) Import(ctx context.Context, owner, venueID int64, l Layout) (Lay
 			}
 		}
 		if venueID == 0 {
-			if err := tx.QueryRow(ctx, `INSERT INTO venues (name, city, country, timezone, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-				l.Name, l.City, l.Country, l.Timezone, createdBy).Scan(&venueID); err != nil {
+			var err error
+			if venueID, err = catalogstore.InsertVenue(ctx, tx, catalogstore.Venue{Name: l.Name, City: l.City, Country: l.Country,
+				Timezone: l.Timezone, CreatedBy: createdBy}); err != nil {
 				return fmt.Errorf("insert venue: %w", err)
 			}
 		}
-		err := tx.QueryRow(ctx, `
-			INSERT INTO venue_layouts (venue_id, version, width, height, seat_count)
-			SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4 FROM venue_layouts WHERE venue_id = $1
-			RETURNING version`, venueID, l.Width, l.Height, l.SeatCount()).Scan(&l.Version)
-		if err != nil {
+		var err error
+		if l.Version, err = catalogstore.InsertLayout(ctx, tx, venueID, l.Width, l.Height, l.SeatCount()); err != nil {
 			return fmt.Errorf("insert layout of venue %d: %w", venueID, err)
 		}
 		l.VenueID = venueID
 		for i := range l.Sections {
 			sec := &l.Sections[i]
-			var sectionID int64
-			if err := tx.QueryRow(ctx, `
-				INSERT INTO layout_sections (venue_id, version, code, name, kind, rank, price_level, capacity, shape)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-				venueID, l.Version, sec.Code, sec.Name, sec.Kind, sec.Rank, sec.PriceLevel, sec.Capacity, sec.Shape).Scan(&sectionID); err != nil {
+			sectionID, err := catalogstore.InsertSection(ctx, tx, venueID, l.Version, catalogstore.Section{Code: sec.Code, Name: sec.Name,
+				Kind: sec.Kind, Rank: sec.Rank, PriceLevel: sec.PriceLevel, Capacity: sec.Capacity, Shape: sec.Shape})
+			if err != nil {
 				return fmt.Errorf("insert section %s: %w", sec.Code, err)
 			}
-			var rows [][]any
+			var seats []catalogstore.LayoutSeat
 			for _, r := range sec.Rows {
 				for _, st := range r.Seats {
-					rows = append(rows, []any{sectionID, st.Index, r.Label, r.Rank, st.Number, st.X, st.Y})
+					seats = append(seats, catalogstore.LayoutSeat{Index: st.Index, RowLabel: r.Label, RowRank: r.Rank, Number: st.Number, X: st.X, Y: st.Y})
 				}
 			}
-			if len(rows) == 0 {
+			if len(seats) == 0 {
 				continue
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"layout_seats"},
-				[]string{"section_id", "seat_index", "row_label", "row_rank", "number", "x", "y"}, pgx.CopyFromRows(rows)); err != nil {
+			if err := catalogstore.InsertSeats(ctx, tx, sectionID, seats); err != nil {
 				return fmt.Errorf("copy seats of section %s: %w", sec.Code, err)
 			}
 		}
@@ -338,52 +331,33 @@ func (s *Store) Import(ctx context.Context, owner, venueID int64, l Layout) (Lay
 
 // Load reads a stored layout with seat ids.
 func (s *Store) Load(ctx context.Context, venueID int64, version int) (Layout, error) {
-	l := Layout{VenueID: venueID, Version: version}
-	err := s.db.QueryRow(ctx, `
-		SELECT v.name, v.city, v.country, v.timezone, l.width, l.height
-		FROM venue_layouts l JOIN venues v ON v.id = l.venue_id
-		WHERE l.venue_id = $1 AND l.version = $2`, venueID, version).Scan(&l.Name, &l.City, &l.Country, &l.Timezone, &l.Width, &l.Height)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Layout{}, fmt.Errorf("venue %d layout %d: %w", venueID, version, ErrNotFound)
-	}
+	v, found, err := catalogstore.ReadLayout(ctx, s.db, venueID, version)
 	if err != nil {
 		return Layout{}, fmt.Errorf("load layout: %w", err)
 	}
-	rows, err := s.db.Query(ctx, `
-		SELECT s.code, s.name, s.kind, s.rank, s.price_level, s.capacity, s.shape,
-		       st.id, st.seat_index, st.row_label, st.row_rank, st.number, st.x, st.y
-		FROM layout_sections s
-		LEFT JOIN layout_seats st ON st.section_id = s.id
-		WHERE s.venue_id = $1 AND s.version = $2
-		ORDER BY s.id, st.seat_index`, venueID, version)
+	if !found {
+		return Layout{}, fmt.Errorf("venue %d layout %d: %w", venueID, version, ErrNotFound)
+	}
+	l := Layout{VenueID: venueID, Version: version, Name: v.Name, City: v.City, Country: v.Country, Timezone: v.Timezone, Width: v.Width, Height: v.Height}
+	err = catalogstore.LayoutSeats(ctx, s.db, venueID, version, func(sec catalogstore.Section, seat *catalogstore.LayoutSeat) {
+		if n := len(l.Sections); n == 0 || l.Sections[n-1].Code != sec.Code {
+			l.Sections = append(l.Sections, Section{Code: sec.Code, Name: sec.Name, Kind: sec.Kind, Rank: sec.Rank,
+				PriceLevel: sec.PriceLevel, Capacity: sec.Capacity, Shape: sec.Shape})
+		}
+		if seat == nil {
+			return
+		}
+		cur := &l.Sections[len(l.Sections)-1]
+		if n := len(cur.Rows); n == 0 || cur.Rows[n-1].Label != seat.RowLabel {
+			cur.Rows = append(cur.Rows, Row{Label: seat.RowLabel, Rank: seat.RowRank})
+		}
+		r := &cur.Rows[len(cur.Rows)-1]
+		r.Seats = append(r.Seats, Seat{ID: seat.ID, Index: seat.Index, Number: seat.Number, X: seat.X, Y: seat.Y})
+	})
 	if err != nil {
 		return Layout{}, fmt.Errorf("load sections: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var sec Section
-		var seatID *int64
-		var idx, rowRank, number *int
-		var rowLabel *string
-		var x, y *float32
-		if err := rows.Scan(&sec.Code, &sec.Name, &sec.Kind, &sec.Rank, &sec.PriceLevel, &sec.Capacity, &sec.Shape,
-			&seatID, &idx, &rowLabel, &rowRank, &number, &x, &y); err != nil {
-			return Layout{}, err
-		}
-		if n := len(l.Sections); n == 0 || l.Sections[n-1].Code != sec.Code {
-			l.Sections = append(l.Sections, sec)
-		}
-		if seatID == nil {
-			continue
-		}
-		cur := &l.Sections[len(l.Sections)-1]
-		if n := len(cur.Rows); n == 0 || cur.Rows[n-1].Label != *rowLabel {
-			cur.Rows = append(cur.Rows, Row{Label: *rowLabel, Rank: *rowRank})
-		}
-		r := &cur.Rows[len(cur.Rows)-1]
-		r.Seats = append(r.Seats, Seat{ID: *seatID, Index: *idx, Number: *number, X: *x, Y: *y})
-	}
-	return l, rows.Err()
+	return l, nil
 }
 
 // Venue is a venue with its layout versions, as its organizer lists them.
@@ -404,36 +378,26 @@ type Version struct {
 // Owned lists an organizer's venues with their versions, newest venue
 // first; venueID > 0 narrows it to that venue (none when it is not theirs).
 func (s *Store) Owned(ctx context.Context, owner, venueID int64) ([]Venue, error) {
-	rows, err := s.db.Query(ctx, `
-		SELECT v.id, v.name, v.city, l.version, l.seat_count, l.created_at
-		FROM venues v JOIN venue_layouts l ON l.venue_id = v.id
-		WHERE v.created_by = $1 AND ($2::bigint = 0 OR v.id = $2)
-		ORDER BY v.id DESC, l.version DESC`, owner, venueID)
+	versions, err := catalogstore.VenueVersions(ctx, s.db, owner, venueID)
 	if err != nil {
 		return nil, fmt.Errorf("venues of %d: %w", owner, err)
 	}
-	defer rows.Close()
 	out := []Venue{}
-	for rows.Next() {
-		var v Venue
-		var ver Version
-		if err := rows.Scan(&v.ID, &v.Name, &v.City, &ver.Version, &ver.SeatCount, &ver.CreatedAt); err != nil {
-			return nil, err
-		}
-		if n := len(out); n == 0 || out[n-1].ID != v.ID {
-			out = append(out, v)
+	for _, r := range versions {
+		if n := len(out); n == 0 || out[n-1].ID != r.VenueID {
+			out = append(out, Venue{ID: r.VenueID, Name: r.Name, City: r.City})
 		}
 		last := &out[len(out)-1]
-		last.Versions = append(last.Versions, ver)
+		last.Versions = append(last.Versions, Version{Version: r.Version, SeatCount: r.SeatCount, CreatedAt: r.CreatedAt})
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Named returns a venue's name and city (a new version's CSV may leave
 // them out).
 func (s *Store) Named(ctx context.Context, venueID int64) (name, city string, err error) {
-	err = s.db.QueryRow(ctx, `SELECT name, city FROM venues WHERE id = $1`, venueID).Scan(&name, &city)
-	if errors.Is(err, pgx.ErrNoRows) {
+	name, city, found, err := catalogstore.VenueName(ctx, s.db, venueID)
+	if err == nil && !found {
 		return "", "", fmt.Errorf("venue %d: %w", venueID, ErrNotFound)
 	}
 	return name, city, err

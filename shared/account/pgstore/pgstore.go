@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // Store implements account.Store.
@@ -22,11 +20,9 @@ func New(db *pgxpool.Pool) *Store { return &Store{db: db} }
 
 // Create inserts an account; a duplicate email (any case) is ErrEmailTaken.
 func (s *Store) Create(ctx context.Context, a account.Account, hash string) (account.Account, error) {
-	err := s.db.QueryRow(ctx, `
-		INSERT INTO accounts (email, password_hash, name, role) VALUES ($1, $2, $3, $4)
-		RETURNING id, created_at`, a.Email, hash, a.Name, a.Role).Scan(&a.ID, &a.CreatedAt)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+	var err error
+	a.ID, a.CreatedAt, err = catalogstore.CreateAccount(ctx, s.db, catalogstore.Account{Email: a.Email, PasswordHash: hash, Name: a.Name, Role: a.Role})
+	if errors.Is(err, catalogstore.ErrEmailTaken) {
 		return account.Account{}, account.ErrEmailTaken
 	}
 	if err != nil {
@@ -39,30 +35,19 @@ func (s *Store) Create(ctx context.Context, a account.Account, hash string) (acc
 // An unknown email reads the same: one row (of NULLs), so the database
 // answers both alike and a log-in's time tells nothing.
 func (s *Store) ByEmail(ctx context.Context, email string) (account.Account, string, error) {
-	var (
-		id                      *int64
-		address, name, role, pw *string
-		created                 *time.Time
-	)
-	err := s.db.QueryRow(ctx, `
-		SELECT a.id, a.email, a.name, a.role, a.created_at, a.password_hash
-		FROM (SELECT) one LEFT JOIN accounts a ON lower(a.email) = lower($1)`, email).Scan(&id, &address, &name, &role, &created, &pw)
+	a, found, err := catalogstore.LoginAccount(ctx, s.db, email)
 	if err != nil {
 		return account.Account{}, "", fmt.Errorf("find account by email: %w", err)
 	}
-	if id == nil {
+	if !found {
 		return account.Account{}, "", account.ErrInvalidCredentials
 	}
-	return account.Account{ID: *id, Email: *address, Name: *name, Role: *role, CreatedAt: *created}, *pw, nil
+	return account.Account{ID: a.ID, Email: a.Email, Name: a.Name, Role: a.Role, CreatedAt: a.CreatedAt}, a.PasswordHash, nil
 }
 
 // Role returns an account's role, or "" when there is no such account.
 func (s *Store) Role(ctx context.Context, id int64) (string, error) {
-	var role string
-	err := s.db.QueryRow(ctx, `SELECT role FROM accounts WHERE id = $1`, id).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
+	role, err := catalogstore.AccountRole(ctx, s.db, id)
 	if err != nil {
 		return "", fmt.Errorf("role of account %d: %w", id, err)
 	}
@@ -71,11 +56,11 @@ func (s *Store) Role(ctx context.Context, id int64) (string, error) {
 
 // SetRole changes an account's role (organizer promotion is an operator task).
 func (s *Store) SetRole(ctx context.Context, id int64, role string) error {
-	tag, err := s.db.Exec(ctx, `UPDATE accounts SET role = $2 WHERE id = $1`, id, role)
+	found, err := catalogstore.SetAccountRole(ctx, s.db, id, role)
 	if err != nil {
 		return fmt.Errorf("set role of account %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !found {
 		return fmt.Errorf("account %d not found", id)
 	}
 	return nil

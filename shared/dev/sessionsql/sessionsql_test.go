@@ -65,9 +65,35 @@ var allowed = map[string]string{
 // where RDS Proxy does not see what they change) and every named
 // statement the Go code prepares, for state that outlives a transaction.
 func TestNoSessionStateInProductionSQL(t *testing.T) {
-	root := testenv.RepoRoot()
 	var found []string
 	scanned := 0
+	walkProduction(t, func(rel string, f *ast.File, raw []byte) {
+		scanned++
+		if f == nil {
+			for _, rule := range Find(string(raw)) {
+				found = append(found, rel+": "+rule)
+			}
+			return
+		}
+		found = append(found, scanGo(rel, f)...)
+	})
+	require.Greater(t, scanned, 100, "the scan reached the code")
+	var offending []string
+	for _, f := range found {
+		if _, ok := allowed[f]; !ok {
+			offending = append(offending, f)
+		}
+	}
+	require.Empty(t, offending, "SQL that leaves session state behind a transaction-pooling proxy (docs/database.md)")
+}
+
+// walkProduction calls fn with every file of the code that runs in
+// production under shared/ and functions/ (shared/dev, the tooling, aside):
+// each Go file (tests aside) parsed, and each .sql file's text with f nil.
+// rel is the path from the repository's root.
+func walkProduction(t *testing.T, fn func(rel string, f *ast.File, raw []byte)) {
+	t.Helper()
+	root := testenv.RepoRoot()
 	for _, dir := range []string{"shared", "functions"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -84,48 +110,43 @@ func TestNoSessionStateInProductionSQL(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				scanned++
-				for _, rule := range Find(string(raw)) {
-					found = append(found, rel+": "+rule)
-				}
+				fn(rel, nil, raw)
 			case strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
-				scanned++
-				found = append(found, scanGo(t, rel, path)...)
+				f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+				if err != nil {
+					return err
+				}
+				fn(rel, f, nil)
 			}
 			return nil
 		})
 		require.NoError(t, err)
 	}
-	require.Greater(t, scanned, 100, "the scan reached the code")
-	var offending []string
-	for _, f := range found {
-		if _, ok := allowed[f]; !ok {
-			offending = append(offending, f)
+}
+
+// eachString calls fn with the value of every string literal in f.
+func eachString(f *ast.File, fn func(s string)) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, err := strconv.Unquote(lit.Value); err == nil {
+				fn(s)
+			}
 		}
-	}
-	require.Empty(t, offending, "SQL that leaves session state behind a transaction-pooling proxy (docs/database.md)")
+		return true
+	})
 }
 
 // scanGo checks a Go file's string literals and its calls of Prepare.
-func scanGo(t *testing.T, rel, path string) []string {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	require.NoError(t, err)
+func scanGo(rel string, f *ast.File) []string {
 	var found []string
+	eachString(f, func(s string) {
+		for _, rule := range Find(s) {
+			found = append(found, rel+": "+rule+": "+strings.Join(strings.Fields(s), " "))
+		}
+	})
 	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.BasicLit:
-			if n.Kind != token.STRING {
-				return true
-			}
-			s, err := strconv.Unquote(n.Value)
-			if err != nil {
-				return true
-			}
-			for _, rule := range Find(s) {
-				found = append(found, rel+": "+rule+": "+strings.Join(strings.Fields(s), " "))
-			}
-		case *ast.CallExpr:
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Prepare" {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Prepare" {
 				found = append(found, rel+": Prepare")
 			}
 		}
