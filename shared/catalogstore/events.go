@@ -79,6 +79,13 @@ func TransferTerms(ctx context.Context, db DB, id int64) (cancelled bool, limit 
 	return cancelled, limit, err == nil, err
 }
 
+// EventZone is the time zone name of an event's venue.
+func EventZone(ctx context.Context, db DB, id int64) (string, error) {
+	var name string
+	err := db.QueryRow(ctx, `SELECT v.timezone FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, id).Scan(&name)
+	return name, err
+}
+
 // EventPlace is an event's name, start and venue.
 type EventPlace struct {
 	ID          int64

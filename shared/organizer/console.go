@@ -90,8 +90,7 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (id int64, f
 // event's times (CSV exports). A zone this build does not know reads as
 // UTC rather than failing an export.
 func (s *Service) Zone(ctx context.Context, eventID int64) (*time.Location, error) {
-	var name string
-	err := s.catalog.QueryRow(ctx, `SELECT v.timezone FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, eventID).Scan(&name)
+	name, err := catalogstore.EventZone(ctx, s.catalog, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("time zone of event %d: %w", eventID, err)
 	}

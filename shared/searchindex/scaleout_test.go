@@ -27,6 +27,12 @@ func (c *countingDB) Query(ctx context.Context, sql string, args ...any) (pgx.Ro
 	return countingRows{Rows: rs, n: &c.rows}, nil
 }
 
+// QueryRow reads one row, counted.
+func (c *countingDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.rows.Add(1)
+	return c.db.QueryRow(ctx, sql, args...)
+}
+
 type countingRows struct {
 	pgx.Rows
 	n *atomic.Int64
