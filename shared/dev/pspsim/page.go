@@ -176,16 +176,25 @@ func (s *Sim) ChoosePix(id string) (psp.Payment, error) {
 	return s.viewLocked(cs, pi), nil
 }
 
+// pixLocked is session id and its PaymentIntent, whose Pix code waits to
+// be paid (ErrNoPix otherwise).
+func (s *Sim) pixLocked(id string) (*session, *intent, error) {
+	cs, ok := s.sessions[id]
+	if !ok || !s.intents[cs.Intent].pixPending() {
+		return nil, nil, ErrNoPix
+	}
+	return cs, s.intents[cs.Intent], nil
+}
+
 // PayPix is the fan's bank paying the session's Pix code before it
 // expires: payment_intent.succeeded, checkout.session.async_payment_succeeded.
 func (s *Sim) PayPix(id string) (psp.Payment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, ok := s.sessions[id]
-	if !ok || !s.intents[cs.Intent].pixPending() {
-		return psp.Payment{}, ErrNoPix
+	cs, pi, err := s.pixLocked(id)
+	if err != nil {
+		return psp.Payment{}, err
 	}
-	pi := s.intents[cs.Intent]
 	s.chargeLocked(cs, pi, "")
 	return s.viewLocked(cs, pi), nil
 }
@@ -197,11 +206,10 @@ func (s *Sim) PayPix(id string) (psp.Payment, error) {
 func (s *Sim) ExpirePix(id string) (psp.Payment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, ok := s.sessions[id]
-	if !ok || !s.intents[cs.Intent].pixPending() {
-		return psp.Payment{}, ErrNoPix
+	cs, pi, err := s.pixLocked(id)
+	if err != nil {
+		return psp.Payment{}, err
 	}
-	pi := s.intents[cs.Intent]
 	pi.Status, pi.PixData = "requires_payment_method", ""
 	pi.LastError = &apiErr{Type: "invalid_request_error", Code: PixExpired,
 		Message: "The Pix code expired before it was paid."}
