@@ -21,7 +21,7 @@ import (
 type Cluster struct {
 	Dir string
 	// Ports are the six nodes' client ports; each node's cluster bus is
-	// on BusOffset above (the default +10000 leaves 16 bits from 55536).
+	// on BusOffset above.
 	Ports []int
 	// NodeTimeout is how long a primary may be unreachable before its
 	// replica takes over (cluster-node-timeout).

@@ -74,9 +74,9 @@ func Servers() localenv.Env {
 	}
 	return localenv.Env{
 		Dir:        dir,
-		PGPort:     portFromEnv("CATRACA_TEST_PG_PORT", 55432),
-		RedisPort:  portFromEnv("CATRACA_TEST_REDIS_PORT", 56379),
-		PoolerPort: portFromEnv("CATRACA_TEST_POOLER_PORT", 56432),
+		PGPort:     portFromEnv("CATRACA_TEST_PG_PORT", sharedPGPort),
+		RedisPort:  portFromEnv("CATRACA_TEST_REDIS_PORT", 26379),
+		PoolerPort: portFromEnv("CATRACA_TEST_POOLER_PORT", 26432),
 	}
 }
 
@@ -95,12 +95,19 @@ func Env(t testing.TB) localenv.Env {
 	return env
 }
 
+// sharedPGPort is the shared test PostgreSQL's port. The test servers'
+// fixed ports lie below Linux's ephemeral range (32768–60999): a server
+// started on a port in it could find the port taken by the source port of
+// an outgoing connection of a test running at the same time (a cluster
+// node once failed with "bind: Address already in use").
+const sharedPGPort = 25432
+
 // ClusterServers describes the test Redis Cluster without starting it:
-// six nodes from port 56380 (CATRACA_TEST_REDIS_CLUSTER_PORT), their
+// six nodes from port 26380 (CATRACA_TEST_REDIS_CLUSTER_PORT), their
 // cluster buses ten above, data beside the other servers'.
 func ClusterServers() localenv.Cluster {
 	return localenv.NewCluster(filepath.Join(Servers().Dir, "redis-cluster"),
-		portFromEnv("CATRACA_TEST_REDIS_CLUSTER_PORT", 56380))
+		portFromEnv("CATRACA_TEST_REDIS_CLUSTER_PORT", 26380))
 }
 
 // Cluster returns the running test Redis Cluster, starting (or creating)
@@ -166,7 +173,7 @@ func CommitDelay() int {
 func NewDatabases(t testing.TB, n int) Databases {
 	t.Helper()
 	e := Env(t)
-	if CommitDelay() > 0 && e.PGPort == 55432 {
+	if CommitDelay() > 0 && e.PGPort == sharedPGPort {
 		// The delay holds the WAL flush that every database shares.
 		t.Fatal("testenv: CATRACA_TEST_COMMIT_DELAY needs a private server (set CATRACA_TEST_DIR and CATRACA_TEST_PG_PORT); it would slow every test on the shared one")
 	}
