@@ -242,7 +242,9 @@ func (e Env) startPostgres(ctx context.Context) error {
 		}
 	}
 	logPath := filepath.Join(data, "server.log")
-	if err := run(asPostgres(pgctl, "-D", data, "-l", logPath, "-w", "-t", "60", "start")); err != nil {
+	// The port is given on the command line too: a data folder made when
+	// the port was another keeps the old one in its postgresql.conf.
+	if err := run(asPostgres(pgctl, "-D", data, "-l", logPath, "-o", "-p "+strconv.Itoa(e.PGPort), "-w", "-t", "60", "start")); err != nil {
 		return err
 	}
 	return waitPostgres(ctx, e.DSN("postgres"))

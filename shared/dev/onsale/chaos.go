@@ -3,6 +3,7 @@ package onsale
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/catraca/catraca/shared/dev/localenv"
@@ -22,14 +23,20 @@ func (r *run) startChaos(ctx context.Context, admitting time.Time) (undo func())
 	sim.SetFaults(base)
 	settle := time.Until(admitting) + 5*time.Second
 	undo = func() {}
+	// A fault that has begun runs to its end before the report is made,
+	// however soon the sale sells out (its last events are in the
+	// report); one not begun by then never begins.
+	var faults sync.WaitGroup
+	stop := make(chan struct{})
 	after := func(d time.Duration, fn func()) {
-		go func() {
+		faults.Go(func() {
 			select {
 			case <-time.After(d):
 				fn()
 			case <-ctx.Done():
+			case <-stop:
 			}
-		}()
+		})
 	}
 	switch r.o.Chaos {
 	case "":
@@ -120,5 +127,10 @@ func (r *run) startChaos(ctx context.Context, admitting time.Time) (undo func())
 		sim.SetFaults(f)
 		undo = func() { sim.SetFaults(base) }
 	}
-	return undo
+	restore := undo
+	return func() {
+		close(stop)
+		faults.Wait()
+		restore()
+	}
 }
