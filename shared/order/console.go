@@ -226,7 +226,7 @@ func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID,
 			// locks them (payment, refund attempts, order), so the two
 			// cannot deadlock.
 			if a.Status == shardstore.RefundSucceeded {
-				if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", a.Payment); err != nil {
+				if err := tx.SetPayment(ctx, paymentID, shardstore.PaymentRefunded, "", a.Payment, ""); err != nil {
 					return err
 				}
 			}

@@ -174,7 +174,7 @@ func setPayment(ctx context.Context, tx shardstore.Tx, row shardstore.PaymentRow
 	if rank[status] <= rank[row.Status] {
 		return nil // late or out of order
 	}
-	return tx.SetPayment(ctx, row.ID, status, failure, p.ID)
+	return tx.SetPayment(ctx, row.ID, status, failure, p.ID, p.Card)
 }
 
 // progress applies a payment event that moves no money.
@@ -250,11 +250,6 @@ func (s *Service) charged(ctx context.Context, tx shardstore.Tx, p psp.Payment, 
 	}
 	if err := setPayment(ctx, tx, row, p, shardstore.PaymentSucceeded, ""); err != nil {
 		return err
-	}
-	if p.Card != "" {
-		if err := tx.SetPaymentCard(ctx, row.ID, p.Card); err != nil {
-			return err
-		}
 	}
 	if o.Status == shardstore.OrderPaid || o.Status == shardstore.OrderRefundPending || o.Status == shardstore.OrderRefunded {
 		return c.refuse(ctx, "duplicate charge", metrics.ChargesRefunded)
@@ -346,7 +341,7 @@ func (c charge) overCardLimit(ctx context.Context, o shardstore.Charge, paymentI
 		return "", err
 	}
 	reason := fmt.Sprintf("the card already paid for %d of the %d tickets one fan may buy for this event", paid, limit)
-	return reason, c.tx.SetPayment(ctx, paymentID, shardstore.PaymentSucceeded, CardLimit, c.p.ID)
+	return reason, c.tx.SetPayment(ctx, paymentID, shardstore.PaymentSucceeded, CardLimit, c.p.ID, c.p.Card)
 }
 
 // giveBack refunds an order whose charge (payment attempt paymentID)

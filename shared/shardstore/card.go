@@ -5,13 +5,6 @@ import (
 	"strconv"
 )
 
-// SetPaymentCard records the card fingerprint a payment attempt's charge
-// was made on.
-func (t Tx) SetPaymentCard(ctx context.Context, id int64, fingerprint string) error {
-	_, err := t.tx.Exec(ctx, `UPDATE payments SET card_fingerprint = $2 WHERE id = $1`, id, fingerprint)
-	return err
-}
-
 // CardTickets takes card fingerprint's limit lock on an event until the
 // transaction ends, then counts the tickets of the event's paid orders that
 // a charge on that card paid, besides order besides. Under the lock two

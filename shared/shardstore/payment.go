@@ -44,14 +44,15 @@ func (t Tx) LockPayment(ctx context.Context, pspID, reference string) (p Payment
 	return p, found, err
 }
 
-// SetPayment records a payment attempt's new state, its failure (or none)
-// and the PSP's id if it had none. A refund keeps the failure that caused
-// it (a charge past a limit), so the order still says why.
-func (t Tx) SetPayment(ctx context.Context, id int64, status PaymentStatus, failure, pspID string) error {
+// SetPayment records a payment attempt's new state, its failure (or none),
+// the PSP's id if it had none and the card fingerprint of its charge (kept
+// when card is ""). A refund keeps the failure that caused it (a charge
+// past a limit), so the order still says why.
+func (t Tx) SetPayment(ctx context.Context, id int64, status PaymentStatus, failure, pspID, card string) error {
 	_, err := t.tx.Exec(ctx, `UPDATE payments SET status = $2,
 		failure = CASE WHEN $2 = 'refunded' THEN coalesce(nullif($3, ''), failure) ELSE nullif($3, '') END,
-		psp_payment_id = coalesce(psp_payment_id, $4),
-		updated_at = now() WHERE id = $1`, id, status, failure, pspID)
+		psp_payment_id = coalesce(psp_payment_id, $4), card_fingerprint = coalesce(nullif($5, ''), card_fingerprint),
+		updated_at = now() WHERE id = $1`, id, status, failure, pspID, card)
 	return err
 }
 
