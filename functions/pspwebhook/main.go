@@ -16,6 +16,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/catraca/catraca/shared/api"
+	"github.com/catraca/catraca/shared/api/webhook"
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/problem"
@@ -34,9 +35,9 @@ func main() {
 	// Only the webhook route is reachable (webhookOnly), and it uses only
 	// the orders (whose PSP key confirms each new event) and the webhook
 	// secrets: no session key here.
-	h := api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Room: queue.New(rdb, cfg.RedisPrefix), Orders: orders,
-		Webhooks: psp.NewWebhooks(app.Secret("CATRACA_PSP_WEBHOOK_SECRETS", strings.Join(cfg.PSPWebhookSecrets, ",")))})
+	h := api.New(api.Config{Log: log, HTTP: cfg.HTTP, Incidents: queue.New(rdb, cfg.RedisPrefix)},
+		&webhook.Handlers{Orders: orders,
+			Webhooks: psp.NewWebhooks(app.Secret("CATRACA_PSP_WEBHOOK_SECRETS", strings.Join(cfg.PSPWebhookSecrets, ",")))})
 	lambda.Start(httpadapter.NewV2(webhookOnly(h)).ProxyWithContext)
 }
 

@@ -1,6 +1,10 @@
 // Package api is catraca's HTTP interface: one http.Handler served by the
-// local stack and, through an adapter, by the Lambda functions. Handlers
-// return errors; one adapter turns them into RFC 9457 problem JSON.
+// local stack and, through an adapter, by the Lambda functions. It is the
+// router: each audience's handler group (session, read, room, sale,
+// console, door, webhook, in the packages below) is built by the wiring
+// with the services it uses and mounted here on one route table
+// (web.Mux). Handlers return errors; translate turns them into RFC 9457
+// problem JSON.
 package api
 
 import (
@@ -13,207 +17,77 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/catraca/catraca/shared/account"
-	"github.com/catraca/catraca/shared/availability"
-	"github.com/catraca/catraca/shared/cache"
+	"github.com/catraca/catraca/shared/api/console"
+	"github.com/catraca/catraca/shared/api/door"
+	"github.com/catraca/catraca/shared/api/read"
+	"github.com/catraca/catraca/shared/api/room"
+	"github.com/catraca/catraca/shared/api/sale"
+	"github.com/catraca/catraca/shared/api/session"
+	"github.com/catraca/catraca/shared/api/web"
+	"github.com/catraca/catraca/shared/api/webhook"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/inventory"
-	"github.com/catraca/catraca/shared/live"
-	"github.com/catraca/catraca/shared/order"
-	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
-	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
-	"github.com/catraca/catraca/shared/ratelimit"
-	"github.com/catraca/catraca/shared/reject"
-	"github.com/catraca/catraca/shared/secret"
 	"github.com/catraca/catraca/shared/shard"
-	"github.com/catraca/catraca/shared/token"
-	"github.com/catraca/catraca/shared/venue"
 )
 
-// Deps are the clients the handlers use, built once per process.
-type Deps struct {
-	Config    config.Config
-	Logger    *slog.Logger
-	Catalog   *pgxpool.Pool
-	Shards    *shard.Router
-	Redis     redis.UniversalClient
-	Accounts  *account.Service
-	Sessions  *token.Signer
-	Events    *event.Directory
-	Inventory *inventory.Service
-	Organizer *organizer.Service
-	// Gate guards the sale path of waiting-room events; TokenGate by default.
-	Gate         Gate
-	Room         *queue.Room
-	Admissions   *token.Signer
-	Tickets      *token.Signer
-	Venues       *venue.Store
-	Availability *availability.Service
-	Live         *live.Hub
-	ReadCache    *cache.Cache
-	Orders       *order.Service
-	TicketSigner *order.Signer
-	Entry        *entry.Service
-	// WebhookSecrets verify PSP webhooks (several during rotation).
-	WebhookSecrets []string
-	// Webhooks, when set, verifies them instead, with secrets re-read
-	// when they rotate (pspwebhook on AWS).
-	Webhooks *psp.Webhooks
+// Group is a handler group: it registers its routes on the route table.
+type Group interface {
+	Mount(m *web.Mux)
 }
 
-// Server holds the dependencies of the handlers.
-type Server struct {
-	cfg          config.Config
-	log          *slog.Logger
-	catalog      *pgxpool.Pool
-	shards       *shard.Router
-	redis        redis.UniversalClient
-	accounts     *account.Service
-	sessions     *token.Signer
-	events       *event.Directory
-	eventCache   *event.Cache
-	inventory    *inventory.Service
-	organizer    *organizer.Service
-	gate         Gate
-	room         *queue.Room
-	admissions   *token.Signer
-	tickets      *token.Signer
-	venues       *venue.Store
-	availability *availability.Service
-	live         *live.Hub
-	readCache    *cache.Cache
-	orders       *order.Service
-	ticketSigner *order.Signer
-	entry        *entry.Service
-	control      *controlroom.Service
-	webhooks     *psp.Webhooks
-	limiter      *ratelimit.Limiter
-	gzip         gzipMemo
-	mux          *http.ServeMux
-	// patterns are the registered routes, for Routes.
-	patterns []string
+// Config is the router's own: the log, the body limits, and the room
+// that counts 5xx answers for the control room.
+type Config struct {
+	Log  *slog.Logger
+	HTTP config.HTTP
+	// Incidents counts 5xx answers (nil: not counted).
+	Incidents *queue.Room
 }
 
-// New returns the API handler.
-func New(d Deps) http.Handler {
-	s := newServer(d)
+// router wraps the route table in observe and the path check.
+type router struct {
+	log       *slog.Logger
+	http      config.HTTP
+	incidents *queue.Room
+	mux       *web.Mux
+}
+
+// New returns the API handler serving the routes of groups.
+func New(c Config, groups ...Group) http.Handler {
+	s := newRouter(c, groups)
 	return s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ServeMux would answer a bodiless 307 to the cleaned path, or a
 		// bodiless 400 to "GET *".
 		if p := r.URL.Path; !strings.HasPrefix(p, "/") || strings.TrimSuffix(path.Clean(p), "/") != strings.TrimSuffix(p, "/") {
-			s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
+			s.mux.Fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+strconv.Quote(p)+". Write the path without //, /./ or /../."))
 			return
 		}
 		s.mux.ServeHTTP(w, r)
 	}))
 }
 
-// newServer builds the server and registers its routes.
-func newServer(d Deps) *Server {
-	if d.Logger == nil {
-		d.Logger = slog.Default()
+func newRouter(c Config, groups []Group) *router {
+	if c.Log == nil {
+		c.Log = slog.Default()
 	}
-	s := &Server{cfg: d.Config, log: d.Logger, catalog: d.Catalog, shards: d.Shards, redis: d.Redis,
-		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
-		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
-		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
-		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
-	if s.webhooks == nil {
-		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
+	s := &router{log: c.Log, http: c.HTTP, incidents: c.Incidents, mux: web.NewMux(c.Log, translate)}
+	for _, g := range groups {
+		g.Mount(s.mux)
 	}
-	s.route("GET /healthz", s.health)
-	s.route("GET /api/openapi.json", s.openAPI)
-	s.route("POST /api/accounts", s.signUp)
-	s.route("POST /api/session", s.logIn)
-	s.route("DELETE /api/session", s.logOut)
-	s.route("GET /api/events", s.listEvents)
-	s.route("GET /api/events/{id}", s.getEvent)
-	s.route("POST /api/events/{id}/holds", s.createHold)
-	s.route("GET /api/holds/{id}", s.getHold)
-	s.route("DELETE /api/holds/{id}", s.releaseHold)
-	s.route("GET /api/events/{id}/availability", s.getAvailability)
-	s.route("GET /api/events/{id}/stream", s.stream)
-	s.route("GET /api/venues/{id}/layouts/{version}", s.getLayout)
-	s.route("POST /api/events/{id}/queue", s.joinQueue)
-	s.route("GET /api/events/{id}/queue", s.queueStatus)
-	s.route("DELETE /api/events/{id}/queue", s.leaveQueue)
-	s.route("GET /api/events/{id}/queue/progress", s.queueProgress)
-	s.route("POST /api/orders/{id}/checkout", s.checkout)
-	s.route("GET /api/orders/{id}", s.getOrder)
-	s.route("GET /api/me/orders", s.myOrders)
-	s.route("POST /api/psp/webhook", s.pspWebhook)
-	s.route("POST /api/venues", s.importLayout)
-	s.route("POST /api/venues/{id}/layouts", s.importLayout)
-	s.route("GET /api/venues", s.listVenues)
-	s.route("GET /api/venues/{id}/layouts", s.listLayouts)
-	s.route("GET /api/organizer/events", s.organizerEvents)
-	s.route("GET /api/organizer/events/{id}", s.organizerEvent)
-	s.route("PATCH /api/events/{id}", eventChange(s, s.updateEvent))
-	s.route("GET /api/events/{id}/refunds", s.eventRefunds)
-	s.route("POST /api/events", s.createEvent)
-	s.route("PUT /api/events/{id}/status", eventChange(s, s.changeEventStatus))
-	s.route("PUT /api/events/{id}/price-levels", eventChange(s, s.organizer.SetPriceLevels))
-	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.setWaitingRoom))
-	s.entryRoutes()
-	s.consoleRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := s.allowed(r); allow != "" {
-			w.Header().Set("Allow", allow)
-			s.fail(w, r, problem.New(http.StatusMethodNotAllowed, "method-not-allowed",
-				r.Method+" is not allowed on "+r.URL.Path+"; use "+allow+"."))
-			return
-		}
-		s.fail(w, r, problem.New(http.StatusNotFound, "not-found", "No such endpoint: "+r.Method+" "+r.URL.Path+"."))
-	})
 	return s
 }
 
-// allowed lists the methods the path of r has routes for, "" if none: a
-// known path asked with another method is a 405 with Allow (RFC 9110), not
-// a 404.
-func (s *Server) allowed(r *http.Request) string {
-	var methods []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if _, pattern := s.mux.Handler(&http.Request{Method: m, URL: r.URL, Host: r.Host}); pattern != "/" {
-			methods = append(methods, m)
-		}
-	}
-	return strings.Join(methods, ", ")
-}
-
-// handlerFunc is a handler that may fail; route translates its errors.
-type handlerFunc func(http.ResponseWriter, *http.Request) error
-
-func (s *Server) route(pattern string, h handlerFunc) {
-	s.patterns = append(s.patterns, pattern)
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		err := validQuery(r)
-		if err == nil {
-			err = h(w, r)
-		}
-		if err != nil {
-			s.fail(w, r, translate(err))
-		}
-	})
-}
-
-// fail logs a problem with its cause and sends it.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	p := problem.From(err)
-	problem.Log(s.log, r, p)
-	problem.Write(w, r, p)
+// Routes lists the pattern ("METHOD /path/{param}") of every route of
+// every group, in registration order.
+func Routes() []string {
+	return newRouter(Config{}, []Group{&Ops{}, &session.Handlers{}, &read.Handlers{}, &room.Handlers{}, &sale.Handlers{},
+		&webhook.Handlers{}, &console.Handlers{}, &door.Handlers{}}).mux.Patterns()
 }
 
 // translate maps domain sentinels to problems; unknown errors stay 500.
@@ -222,7 +96,7 @@ func translate(err error) error {
 	if errors.As(err, &p) {
 		return err
 	}
-	for _, m := range []func(error) error{accountError, inventoryError, organizerError, orderError, entryError} {
+	for _, m := range []func(error) error{session.AccountError, sale.InventoryError, console.OrganizerError, sale.OrderError, door.EntryError} {
 		if p := m(err); p != nil {
 			return p
 		}
@@ -255,18 +129,6 @@ func transactionConflict(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
-// refused answers a domain's refusal in the domain's own words: the detail
-// is its message as written, and the errors member lists each reason with
-// the JSON pointer it concerns, for forms that show errors beside fields.
-func refused(err error, status int, code string) *problem.Error {
-	var r *reject.Error
-	if !errors.As(err, &r) {
-		// A bare sentinel: the domain forgot its message; invent none.
-		return problem.New(status, code, "This request cannot be accepted.").Wrap(err)
-	}
-	return problem.New(status, code, r.Detail()).With("errors", r.Reasons).Wrap(err)
-}
-
 // databaseUnavailable tells a database that is down, restarting or failing
 // over (which clients should retry) from a bug (which they should not).
 func databaseUnavailable(err error) bool {
@@ -283,52 +145,4 @@ func databaseUnavailable(err error) bool {
 	// commit that did land.
 	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// pathID parses a positive integer path value written canonically (no
-// leading zeros or sign), so one resource has one URL, as at the edge.
-func pathID(r *http.Request, name string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != r.PathValue(name) {
-		return 0, problem.New(http.StatusNotFound, "not-found", "No such "+name+": "+strconv.Quote(r.PathValue(name))+".")
-	}
-	return id, nil
-}
-
-// queryLimit reads parameter limit, between 1 and most (def when absent);
-// unit names what is counted, for the message.
-func queryLimit(r *http.Request, def, most int, unit string) (int, error) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > most {
-		return 0, problem.New(http.StatusBadRequest, "invalid-parameter",
-			strings.TrimSpace("Parameter limit must be between 1 and "+strconv.Itoa(most)+" "+unit)+".")
-	}
-	return n, nil
-}
-
-// queryTime parses an RFC 3339 (or YYYY-MM-DD) query parameter.
-func queryTime(r *http.Request, name string) (time.Time, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339, time.DateOnly} {
-		t, err := time.Parse(layout, v)
-		if err != nil {
-			continue
-		}
-		// The zero time means "no bound" to the filter: to=0001-01-01
-		// would have listed every event instead of none.
-		if t.Year() < 1970 {
-			return time.Time{}, problem.New(http.StatusBadRequest, "invalid-parameter",
-				"Parameter "+name+" must be a time from 1970 on; leave it out for no bound.")
-		}
-		return t, nil
-	}
-	return time.Time{}, problem.New(http.StatusBadRequest, "invalid-parameter",
-		"Parameter "+name+" must be an RFC 3339 time or a YYYY-MM-DD date.")
 }

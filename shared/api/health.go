@@ -2,11 +2,13 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/catraca/catraca/shared/api/web"
 )
 
 type healthCheck struct {
@@ -16,18 +18,31 @@ type healthCheck struct {
 	Ms    int64  `json:"ms"`
 }
 
-// health pings the catalog, every shard and Redis in parallel.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+// Ops serve the operators' routes: the health check and the API's
+// OpenAPI document.
+type Ops struct {
+	// Checks are the named probes of /healthz (the catalog, each shard,
+	// Redis), built by the wiring.
+	Checks map[string]func(context.Context) error
+	// Outbox counts the messages set aside for an operator (nil: none).
+	Outbox interface {
+		DeadMessages(ctx context.Context) (int, error)
+	}
+	Log    *slog.Logger
+	cached web.Cached
+}
+
+// Mount registers the routes on m.
+func (s *Ops) Mount(m *web.Mux) {
+	m.Route("GET /healthz", s.health)
+	m.Route("GET /api/openapi.json", s.openAPI)
+}
+
+// health runs every check in parallel.
+func (s *Ops) health(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	checks := map[string]func(context.Context) error{
-		"catalog": s.catalog.Ping,
-		"redis":   func(ctx context.Context) error { return s.redis.Ping(ctx).Err() },
-	}
-	for _, id := range s.shards.IDs() {
-		pool, _ := s.shards.Pool(id)
-		checks["shard-"+strconv.Itoa(id)] = pool.Ping
-	}
+	checks := s.Checks
 	results := make([]healthCheck, 0, len(checks))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -38,7 +53,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 			c := healthCheck{Name: name, OK: err == nil, Ms: time.Since(start).Milliseconds()}
 			if err != nil {
 				// The driver's words (hosts, users, databases) stay in the log.
-				s.log.Warn("health check failed", "check", name, "err", err)
+				s.Log.Warn("health check failed", "check", name, "err", err)
 				c.Error = "unreachable"
 			}
 			mu.Lock()
@@ -57,13 +72,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	body := map[string]any{"ok": status == http.StatusOK, "checks": results}
 	// Messages set aside need an operator, not another instance: counted,
 	// they leave the status alone.
-	if status == http.StatusOK && s.orders != nil {
-		if n, err := s.orders.DeadMessages(ctx); err != nil {
-			s.log.Warn("health: count dead outbox messages", "err", err)
+	if status == http.StatusOK && s.Outbox != nil {
+		if n, err := s.Outbox.DeadMessages(ctx); err != nil {
+			s.Log.Warn("health: count dead outbox messages", "err", err)
 		} else {
 			body["outbox_dead"] = n
 		}
 	}
-	writeJSON(w, status, body)
+	web.WriteJSON(w, status, body)
 	return nil
 }

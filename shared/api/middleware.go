@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/queue"
@@ -32,64 +33,19 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// statusRecorder remembers the status for the access log.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += n
-	return n, err
-}
-
-// Flush lets SSE handlers flush through the recorder.
-func (s *statusRecorder) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// canFlush reports whether the writer under every wrapper can flush: the
-// recorder always has a Flush method, a buffered Lambda's writer has none.
-func canFlush(w http.ResponseWriter) bool {
-	for {
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			_, ok := w.(http.Flusher)
-			return ok
-		}
-		w = u.Unwrap()
-	}
-}
-
 // requestScope is what observe keeps for one request, allocated at once:
 // the status recorder, the context collecting the request's metrics and
 // the X-Request-Id header's value. Waiting-room joins and status calls,
 // the requests millions of fans send, pay one allocation for the three.
 type requestScope struct {
-	rec     statusRecorder
+	rec     web.StatusRecorder
 	metrics metrics.Scope
 	id      [1]string
 }
 
 // observe assigns a request id, recovers panics as problem JSON, caps the
 // body size and writes one structured log line per request.
-func (s *Server) observe(next http.Handler) http.Handler {
+func (s *router) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -98,7 +54,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
 		}
-		scope := &requestScope{rec: statusRecorder{ResponseWriter: w}, id: [1]string{id}}
+		scope := &requestScope{rec: web.StatusRecorder{ResponseWriter: w}, id: [1]string{id}}
 		w.Header()["X-Request-Id"] = scope.id[:] // Set("X-Request-Id", id), without its own slice
 		rec := &scope.rec
 		ctx, set := scope.metrics.Start(r.Context())
@@ -106,9 +62,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		// An empty body (http.NoBody, as the Lambda adapter and net/http
 		// give a bodiless request) cannot go over any limit.
 		if r.Body != nil && r.Body != http.NoBody {
-			limit := s.cfg.MaxBodyBytes
+			limit := s.http.MaxBodyBytes
 			if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/venues") && config.LayoutImportPath.MatchString(r.URL.Path) {
-				limit = s.cfg.MaxLayoutBytes
+				limit = s.http.MaxLayoutBytes
 			}
 			r.Body = http.MaxBytesReader(rec, r.Body, limit)
 		}
@@ -117,19 +73,21 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.fail(rec, r, fmt.Errorf("panic: %v", v))
+				s.mux.Fail(rec, r, fmt.Errorf("panic: %v", v))
 			}
-			if rec.status >= 500 {
+			if rec.Status >= 500 {
 				set.Add(metrics.HTTP5xx, 1)
 				// The control room's 5xx rate: a Redis call on failures only.
-				s.background(func(ctx context.Context) error { return s.room.CountIncident(ctx, queue.IncidentHTTP5xx) })
+				if s.incidents != nil {
+					web.Background(s.log, func(ctx context.Context) error { return s.incidents.CountIncident(ctx, queue.IncidentHTTP5xx) })
+				}
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http", append([]slog.Attr{
 				slog.String("request_id", id),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status),
-				slog.Int("bytes", rec.bytes),
+				slog.Int("status", rec.Status),
+				slog.Int("bytes", rec.Bytes),
 				slog.Duration("duration", time.Since(start))}, set.Attrs()...)...)
 		}()
 		next.ServeHTTP(rec, r)

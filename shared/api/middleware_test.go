@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/metrics"
 )
@@ -38,7 +39,8 @@ func TestValidRequestIDIsTheRegexp(t *testing.T) {
 func TestObserve(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewJSONHandler(&logs, nil)), cfg: config.Config{HTTP: config.HTTP{MaxBodyBytes: 4}}}
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	s := &router{log: log, http: config.HTTP{MaxBodyBytes: 4}, mux: web.NewMux(log, translate)}
 	h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		metrics.Add(r.Context(), metrics.Holds, 2)
 		body, err := io.ReadAll(r.Body)

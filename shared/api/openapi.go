@@ -3,6 +3,8 @@ package api
 import (
 	_ "embed"
 	"net/http"
+
+	"github.com/catraca/catraca/shared/api/web"
 )
 
 // openAPIDoc is the OpenAPI 3.1 document of every route New registers;
@@ -12,17 +14,14 @@ import (
 //go:embed openapi.json
 var openAPIDoc []byte
 
-var openAPIETag = etagOf(hashOf(openAPIDoc))
+var openAPIETag = web.ETag(web.Hash(openAPIDoc))
 
 // openAPI serves GET /api/openapi.json. It changes only with a deployment:
 // an hour at the edge and in browsers, revalidated by ETag after that.
-func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
-	s.writeCached(w, r, openAPIDoc, openAPIETag, cacheDocument)
+func (s *Ops) openAPI(w http.ResponseWriter, r *http.Request) error {
+	s.cached.Write(w, r, openAPIDoc, openAPIETag, cacheDocument)
 	return nil
 }
 
-// Routes lists the pattern ("METHOD /path/{param}") of every route New
-// registers, in registration order.
-func Routes() []string {
-	return newServer(Deps{}).patterns
-}
+// cacheDocument: an hour at the edge and in browsers.
+const cacheDocument = "public, max-age=3600"

@@ -1,4 +1,4 @@
-package api
+package api_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/api/console"
+	"github.com/catraca/catraca/shared/api/sale"
 	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
@@ -54,9 +56,9 @@ func TestWireFormatIsPinned(t *testing.T) {
 	}{
 		{"order_paid", "Order", paid},
 		{"order_pending", "Order", pending},
-		{"checkout", "Checkout", checkoutResponse{Order: pending, PaymentURL: "https://psp.example/pay/2", Queued: true}},
-		{"order_hit", "OrderHit", orderHit{Order: paid, EventName: "Show", Buyer: buyer}},
-		{"order_detail", "OrderDetail", orderDetail{Detail: order.Detail{Order: paid, BuyerID: 99,
+		{"checkout", "Checkout", sale.CheckoutResponse{Order: pending, PaymentURL: "https://psp.example/pay/2", Queued: true}},
+		{"order_hit", "OrderHit", console.OrderHit{Order: paid, EventName: "Show", Buyer: buyer}},
+		{"order_detail", "OrderDetail", console.OrderDetail{Detail: order.Detail{Order: paid, BuyerID: 99,
 			Payments: []order.PaymentRecord{
 				{ID: 1, Attempt: 1, Status: shardstore.PaymentFailed, AmountCents: 24000, Currency: "BRL", Failure: "declined", CreatedAt: at(1), UpdatedAt: at(2)},
 				{ID: 2, Attempt: 2, Status: shardstore.PaymentSucceeded, AmountCents: 24000, Currency: "BRL", PSPPaymentID: "pi_2", CreatedAt: at(2), UpdatedAt: at(3)},
@@ -65,14 +67,14 @@ func TestWireFormatIsPinned(t *testing.T) {
 				{Status: shardstore.RefundRefused, RequestedBy: 12, Attempt: 1, Failure: "too late", CreatedAt: at(6)},
 				{Status: shardstore.RefundSucceeded, Attempt: 2, PSPRefundID: "re_1", CreatedAt: at(7)},
 			}}, EventName: "Show", Buyer: buyer}},
-		{"order_detail_empty", "OrderDetail", orderDetail{Detail: order.Detail{Order: pending, BuyerID: 99,
+		{"order_detail_empty", "OrderDetail", console.OrderDetail{Detail: order.Detail{Order: pending, BuyerID: 99,
 			Payments: []order.PaymentRecord{}, Refunds: []order.RefundRecord{}}, EventName: "Show", Buyer: buyer}},
 		{"hold", "Hold", inventory.Hold{ID: 301, OrderID: 501, EventID: 7, Status: shardstore.HoldActive, OrderStatus: shardstore.OrderPending,
 			ExpiresAt: at(8), Items: paid.Items, TotalCents: 24000, Currency: "BRL", Released: true}},
 		// The API answers its failures with their buyers (failed_refund).
 		{"refund_progress", "RefundProgress", order.RefundProgress{Total: 10, Refunded: 8, Failed: 1, Remaining: 1}},
-		{"failed_refund", "FailedRefund", failedRefund{FailedRefund: failed, Buyer: buyer}},
-		{"refund_failure", "RefundFailure", refundFailure{RefundFailure: order.RefundFailure{OrderID: 501, EventID: 7, UserID: 99,
+		{"failed_refund", "FailedRefund", console.FailedRefund{FailedRefund: failed, Buyer: buyer}},
+		{"refund_failure", "RefundFailure", console.RefundFailure{RefundFailure: order.RefundFailure{OrderID: 501, EventID: 7, UserID: 99,
 			OrderStatus: shardstore.OrderRefundPending, AmountCents: 24000, Currency: "BRL", Status: shardstore.RefundUnanswered,
 			Failure: "timeout", Attempt: 2, FailedAt: at(6)}, EventName: "Show", Buyer: buyer}},
 		{"control_room", "ControlRoom", controlroom.View{EventID: 7, Name: "Show", Status: event.OnSale, EventETag: `"7.3"`,

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/admission"
-	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
@@ -32,7 +30,6 @@ import (
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/searchindex/snapstore"
 	"github.com/catraca/catraca/shared/token"
-	"github.com/catraca/catraca/shared/venue"
 )
 
 // App is every client and service of one process (the local stack, the
@@ -165,18 +162,6 @@ func (a *App) Admission() *admission.Controller {
 func NewAdmission(db *Databases, room *queue.Room, inv *inventory.Service, c config.Room, log *slog.Logger) *admission.Controller {
 	return &admission.Controller{Room: room, Events: event.NewDirectory(db.Catalog), Inventory: inv,
 		Log: log, Interval: admitInterval, Abandon: abandonAfter, AdmitDelay: c.RoomAdmitDelay, Owner: newOwnerID()}
-}
-
-// Handler returns the API handler over this app's clients.
-func (a *App) Handler() http.Handler {
-	return api.New(api.Deps{
-		Config: a.Config, Logger: a.Logger, Catalog: a.Catalog, Shards: a.Shards, Redis: a.Redis,
-		Accounts: a.Accounts, Sessions: a.Sessions, Events: a.Events,
-		Inventory: a.Inventory, Organizer: a.Organizer, Gate: api.TokenGate{Signer: a.Admissions, Room: a.Room},
-		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
-		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
-		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: a.Config.PSPWebhookSecrets,
-	})
 }
 
 func newOwnerID() string {

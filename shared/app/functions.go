@@ -74,8 +74,7 @@ func OpenFunctions(ctx context.Context, cfg config.Config, a *App) (*Functions, 
 	}
 	hooks := NewOrders(Orders{DB: webhook, Redis: rdb, Prefix: prefix, PublicURL: cfg.PublicURL,
 		TicketKey: cfg.TicketKey, PSP: cfg.PSP, Log: log, Declines: cfg.Declines})
-	f.Webhook = api.New(api.Deps{Config: config.Config{Site: cfg.Site, HTTP: cfg.HTTP, Redis: cfg.Redis}, Logger: log,
-		Redis: rdb, Room: queue.New(rdb, prefix), Orders: hooks, WebhookSecrets: cfg.PSPWebhookSecrets})
+	f.Webhook = api.New(api.Config{Log: log, HTTP: cfg.HTTP, Incidents: queue.New(rdb, prefix)}, NewWebhook(hooks, cfg.PSPWebhookSecrets))
 	f.PSPQueue = NewOrders(Orders{DB: pspqueue, Redis: rdb, Prefix: prefix, PublicURL: cfg.PublicURL, PSP: cfg.PSP, Log: log})
 	mailer, mailErr := NewMailer(ctx, cfg.Mail, log)
 	if mailErr != nil {

@@ -402,3 +402,9 @@ func (s *Store) Named(ctx context.Context, venueID int64) (name, city string, er
 	}
 	return name, city, err
 }
+
+// ExistingSeats returns those of ids that are seats of some venue's layout
+// (a hold naming a seat of another venue is told from one naming nothing).
+func (s *Store) ExistingSeats(ctx context.Context, ids []int64) ([]int64, error) {
+	return catalogstore.ExistingSeats(ctx, s.db, ids)
+}

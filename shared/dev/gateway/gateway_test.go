@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/api"
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/edgekeys"
 	"github.com/catraca/catraca/shared/token"
@@ -271,7 +271,7 @@ func TestBearerClientsKeepTheirTokenThroughOAC(t *testing.T) {
 	t.Parallel()
 	var seen atomic.Value
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
-		seen.Store(api.BearerToken(r))
+		seen.Store(web.BearerToken(r))
 		require.True(t, strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 "), "the origin sees OAC's signature")
 		ok(w, r)
 	})

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"bytes"
@@ -21,12 +21,12 @@ import (
 	"github.com/catraca/catraca/shared/problem"
 )
 
-// decode reads exactly one JSON object into dst, rejecting unknown fields,
+// Decode reads exactly one JSON object into dst, rejecting unknown fields,
 // trailing data, what checkBody refuses (a key sent twice, text that is not
 // UTF-8 or has a NUL), a missing or wrong content type
 // (a cross-site form cannot send application/json without a preflight) and
 // bodies over the size cap.
-func decode(r *http.Request, dst any) error {
+func Decode(r *http.Request, dst any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return problem.New(http.StatusUnsupportedMediaType, "unsupported-media-type",
@@ -37,14 +37,14 @@ func decode(r *http.Request, dst any) error {
 		err = unmarshal(body, dst)
 	}
 	if (err == nil && string(bytes.TrimSpace(body)) == "null") || (err != nil && isTypeError(err, "")) {
-		// null would decode as an empty object, and Go's message would name a Go type.
+		// null would Decode as an empty object, and Go's message would name a Go type.
 		return problem.New(http.StatusBadRequest, "malformed-json", "The body must be a JSON "+shapeOf(dst)+".")
 	}
 	if err == nil {
 		c, ok := dst.(memberChecker)
 		sent, err := checkBody(body, reflect.TypeOf(dst), ok)
 		if err == nil && ok {
-			err = c.checkMembers(sent)
+			err = c.CheckMembers(sent)
 		}
 		return err
 	}
@@ -107,10 +107,10 @@ func jsonFields(t reflect.Type, fields map[string]reflect.Type) map[string]refle
 	return fields
 }
 
-// memberChecker is a body that checks its top-level members as sent, which
+// memberChecker is a body that checks its top-level Members as sent, which
 // a Go struct cannot tell apart: left out, null or zero.
 type memberChecker interface {
-	checkMembers(sent members) error
+	CheckMembers(sent Members) error
 }
 
 // shapeOf names the JSON value dst takes: an object or an array.
@@ -170,16 +170,16 @@ func unmarshal(b []byte, dst any) error {
 
 var errTrailing = problem.New(http.StatusBadRequest, "malformed-json", "The body must hold a single JSON object.")
 
-// validText tells whether a request string can be stored and searched:
+// ValidText tells whether a request string can be stored and searched:
 // UTF-8 with no NUL.
-func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+func ValidText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// validQuery reads the query string strictly, once: handlers read it with
-// URL.Query(), which drops a pair it cannot decode (?limit=%zz read as the
+// ValidQuery reads the query string strictly, once: handlers read it with
+// URL.Query(), which drops a pair it cannot Decode (?limit=%zz read as the
 // default page, ?q=% searched for everything) and reads a parameter sent
 // twice first-wins (?city=Rio&city=Recife listed Rio's events). Each is a
 // 400 naming the parameter.
-func validQuery(r *http.Request) error {
+func ValidQuery(r *http.Request) error {
 	seen := map[string]bool{}
 	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
 		if pair == "" {
@@ -188,37 +188,37 @@ func validQuery(r *http.Request) error {
 		rawKey, rawValue, _ := strings.Cut(pair, "=")
 		k, err := url.QueryUnescape(rawKey)
 		if err != nil || strings.Contains(rawKey, ";") {
-			return badParameter(strconv.Quote(rawKey) + " is not a well-formed parameter name: percent-encode %, & and ; in names and values (% as %25).")
+			return BadParameter(strconv.Quote(rawKey) + " is not a well-formed parameter name: percent-encode %, & and ; in names and values (% as %25).")
 		}
 		v, err := url.QueryUnescape(rawValue)
 		switch {
 		case err != nil || strings.Contains(rawValue, ";"):
-			return badParameter("Query parameter " + strconv.Quote(k) + " has a malformed value (" + strconv.Quote(rawValue) +
+			return BadParameter("Query parameter " + strconv.Quote(k) + " has a malformed value (" + strconv.Quote(rawValue) +
 				"): percent-encode %, & and ; inside values (% as %25).")
-		case !validText(k) || !validText(v):
-			return badParameter("Query parameter " + strconv.Quote(k) + " must be UTF-8 text without NUL characters.")
+		case !ValidText(k) || !ValidText(v):
+			return BadParameter("Query parameter " + strconv.Quote(k) + " must be UTF-8 text without NUL characters.")
 		case seen[k]:
-			return badParameter("Query parameter " + strconv.Quote(k) + " is sent twice: send each parameter once.")
+			return BadParameter("Query parameter " + strconv.Quote(k) + " is sent twice: send each parameter once.")
 		}
 		seen[k] = true
 	}
 	return nil
 }
 
-func badParameter(detail string) error {
+func BadParameter(detail string) error {
 	return problem.New(http.StatusBadRequest, "invalid-parameter", detail)
 }
 
-// writeJSON sends v with status. Caching headers are the caller's.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON sends v with status. Caching headers are the caller's.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	var b bytes.Buffer
 	json.NewEncoder(&b).Encode(v)
-	writeJSONBytes(w, status, b.Bytes())
+	WriteJSONBytes(w, status, b.Bytes())
 }
 
-// writeJSONBytes sends an encoded JSON body with status, no-store unless
+// WriteJSONBytes sends an encoded JSON body with status, no-store unless
 // the caller set its caching headers.
-func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+func WriteJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	// h.Set of each, the two values in one allocation.
 	if h.Get("Cache-Control") == "" {
@@ -231,9 +231,9 @@ func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// appendJSONString appends s as encoding/json writes a string: text that
+// AppendJSONString appends s as encoding/json writes a string: text that
 // needs no escape as it is, anything else through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	for i := range len(s) {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			// A copy: s itself does not escape, nor what holds it (a
@@ -245,9 +245,9 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(append(append(b, '"'), s...), '"')
 }
 
-// appendJSONTime appends field and t as encoding/json writes a *time.Time,
+// AppendJSONTime appends field and t as encoding/json writes a *time.Time,
 // nothing when t is nil (omitempty).
-func appendJSONTime(b []byte, field string, t *time.Time) []byte {
+func AppendJSONTime(b []byte, field string, t *time.Time) []byte {
 	if t == nil {
 		return b
 	}

@@ -1,14 +1,13 @@
-package api
+package sale
 
 import (
 	"context"
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/catraca/catraca/shared/catalogstore"
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/metrics"
@@ -16,11 +15,9 @@ import (
 	"github.com/catraca/catraca/shared/queue"
 )
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // createHold serves POST /api/events/{id}/holds.
-func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) createHold(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -30,20 +27,20 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 			"Send an Idempotency-Key header (1 to 255 printable ASCII characters) so a retried hold is not taken twice.")
 	}
 	var body holdRequest
-	if err := decode(r, &body); err != nil {
+	if err := web.Decode(r, &body); err != nil {
 		return err
 	}
 	req := body.Request
-	e, err := s.publicEvent(r.Context(), id)
+	e, err := web.PublicEvent(r.Context(), s.EventCache, id)
 	if err != nil {
 		return err
 	}
-	if err := s.gate.Allow(r, e, sess.Account); err != nil {
+	if err := s.Gate.Allow(r, e, sess.Account); err != nil {
 		return err
 	}
 	req.Account, req.Key = sess.Account, key
 	start := time.Now()
-	h, replayed, err := s.inventory.Hold(r.Context(), e, req)
+	h, replayed, err := s.Inventory.Hold(r.Context(), e, req)
 	s.reportHealth(e.ID, time.Since(start), err)
 	if err != nil {
 		if errors.Is(err, inventory.ErrSeatsTaken) {
@@ -59,24 +56,24 @@ func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		s.publishHold(h, live.SeatHeld)
 	}
-	w.Header().Set("Location", "/api/holds/"+itoa(h.ID))
-	writeJSON(w, status, h)
+	w.Header().Set("Location", "/api/holds/"+web.Itoa(h.ID))
+	web.WriteJSON(w, status, h)
 	return nil
 }
 
 // holdRequest is a hold's body, whose shape is told by the members sent.
 type holdRequest struct{ inventory.Request }
 
-// checkMembers refuses members of two shapes, empty or null ones too.
-func (*holdRequest) checkMembers(sent members) error {
+// CheckMembers refuses members of two shapes, empty or null ones too.
+func (*holdRequest) CheckMembers(sent web.Members) error {
 	shapes := 0
 	for _, names := range [][]string{{"seats"}, {"pool", "quantity"}, {"best"}} {
-		if slices.ContainsFunc(names, sent.has) {
+		if slices.ContainsFunc(names, sent.Has) {
 			shapes++
 		}
 	}
 	if shapes > 1 {
-		return inventoryError(inventory.ShapeError())
+		return InventoryError(inventory.ShapeError())
 	}
 	return nil
 }
@@ -98,64 +95,53 @@ func validKey(k string) bool {
 // reportHealth feeds the waiting room's adaptive ceiling and the control
 // room's series: latency of every hold, and whether it failed on our side
 // (a taken seat is not a failure, but the control room counts it).
-func (s *Server) reportHealth(eventID int64, latency time.Duration, err error) {
+func (s *Handlers) reportHealth(eventID int64, latency time.Duration, err error) {
 	outcome := queue.HoldOK
 	switch {
 	case errors.Is(err, inventory.ErrSeatsTaken):
 		outcome = queue.HoldTaken
-	case err != nil && inventoryError(err) != nil:
+	case err != nil && InventoryError(err) != nil:
 		outcome = queue.HoldRefused
 	case err != nil:
 		outcome = queue.HoldFailed
 	}
-	s.background(func(ctx context.Context) error { return s.room.RecordHold(ctx, eventID, latency, outcome) })
-}
-
-// background runs best-effort bookkeeping off the request path.
-func (s *Server) background(fn func(context.Context) error) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := fn(ctx); err != nil {
-			s.log.Warn("background bookkeeping failed", "err", err)
-		}
-	}()
+	web.Background(s.Log, func(ctx context.Context) error { return s.Room.RecordHold(ctx, eventID, latency, outcome) })
 }
 
 // explainSeats tells a seat of another venue (400) from a seat that does not
 // exist at all (404); only the catalog knows.
-func (s *Server) explainSeats(ctx context.Context, err error) error {
+func (s *Handlers) explainSeats(ctx context.Context, err error) error {
 	var se *inventory.SeatError
 	if !errors.As(err, &se) || !errors.Is(err, inventory.ErrUnknownSeat) {
 		return err
 	}
-	elsewhere, qerr := catalogstore.ExistingSeats(ctx, s.catalog, se.Seats)
+	elsewhere, qerr := s.Seats.ExistingSeats(ctx, se.Seats)
 	if qerr != nil || len(elsewhere) == 0 {
 		return err
 	}
 	return &inventory.SeatError{Err: inventory.ErrForeignSeat, Seats: elsewhere}
 }
 
-func (s *Server) getHold(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) getHold(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
-	h, err := s.inventory.Get(r.Context(), id, sess.Account)
+	h, err := s.Inventory.Get(r.Context(), id, sess.Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, h)
+	web.WriteJSON(w, http.StatusOK, h)
 	return nil
 }
 
 // releaseHold serves DELETE /api/holds/{id}.
-func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) releaseHold(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
-	h, err := s.inventory.Release(r.Context(), id, sess.Account)
+	h, err := s.Inventory.Release(r.Context(), id, sess.Account)
 	if err != nil {
 		return err
 	}
@@ -165,12 +151,12 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	if h.Released {
 		s.publishHold(h, live.SeatAvailable)
 	}
-	writeJSON(w, http.StatusOK, h)
+	web.WriteJSON(w, http.StatusOK, h)
 	return nil
 }
 
-// inventoryError maps inventory sentinels to problems.
-func inventoryError(err error) error {
+// InventoryError maps inventory sentinels to problems.
+func InventoryError(err error) error {
 	var se *inventory.SeatError
 	seats := []int64{}
 	if errors.As(err, &se) {
@@ -189,13 +175,13 @@ func inventoryError(err error) error {
 	case errors.Is(err, inventory.ErrSalesClosed):
 		return problem.New(http.StatusForbidden, "sales-closed", "Sales for this event are not open.")
 	case errors.Is(err, inventory.ErrAccountLimit):
-		p := refused(err, http.StatusConflict, "ticket-limit")
+		p := web.Refused(err, http.StatusConflict, "ticket-limit")
 		if le := (*inventory.LimitError)(nil); errors.As(err, &le) {
 			p = p.With("remaining", le.Remaining)
 		}
 		return p
 	case errors.Is(err, inventory.ErrInvalidRequest):
-		return refused(err, http.StatusBadRequest, "invalid-hold")
+		return web.Refused(err, http.StatusBadRequest, "invalid-hold")
 	case errors.Is(err, inventory.ErrKeyReused):
 		return problem.New(http.StatusUnprocessableEntity, "idempotency-key-reused",
 			"This Idempotency-Key was already used for a different request; use a new key.")

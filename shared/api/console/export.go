@@ -1,4 +1,4 @@
-package api
+package console
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 	_ "time/tzdata" // venues' zones for export times, where the host has no zoneinfo (Lambda)
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/shardstore"
@@ -27,19 +28,19 @@ var (
 // exportOrders's times are the event's local times with their offset
 // (2026-12-07T11:30:00-03:00): what the box office's clock read, and still
 // one instant.
-func (s *Server) exportOrders(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) exportOrders(w http.ResponseWriter, r *http.Request) error {
 	return s.export(w, r, "orders", ordersHeader, false, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, zone *time.Location) [][]string {
 		b := people[o.UserID]
 		paid := ""
 		if o.PaidAt != nil {
 			paid = o.PaidAt.In(zone).Format(time.RFC3339)
 		}
-		return [][]string{{itoa(o.ID), string(o.Status), b.Email, b.Name, strconv.Itoa(o.Tickets), money(o.TotalCents), o.Currency,
+		return [][]string{{web.Itoa(o.ID), string(o.Status), b.Email, b.Name, strconv.Itoa(o.Tickets), money(o.TotalCents), o.Currency,
 			o.CreatedAt.In(zone).Format(time.RFC3339), paid}}
 	})
 }
 
-func (s *Server) exportAttendees(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) exportAttendees(w http.ResponseWriter, r *http.Request) error {
 	return s.export(w, r, "attendees", attendeesHeader, true, func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, _ *time.Location) [][]string {
 		var rows [][]string
 		b := people[o.UserID]
@@ -49,7 +50,7 @@ func (s *Server) exportAttendees(w http.ResponseWriter, r *http.Request) error {
 				// The door's scan names the holder by the name on the ticket.
 				h = organizer.Buyer{Email: people[*a.HolderID].Email, Name: *a.HolderName}
 			}
-			rows = append(rows, []string{itoa(a.TicketID), itoa(o.ID), a.Label, a.PriceLevel, money(int64(a.PriceCents)), o.Currency,
+			rows = append(rows, []string{web.Itoa(a.TicketID), web.Itoa(o.ID), a.Label, a.PriceLevel, money(int64(a.PriceCents)), o.Currency,
 				b.Email, b.Name, h.Email, h.Name, string(o.Status), strconv.FormatBool(a.Void)})
 		}
 		return rows
@@ -72,7 +73,7 @@ const (
 )
 
 // export answers one page of a CSV of an event the caller organizes.
-func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, header []string, tickets bool,
+func (s *Handlers) export(w http.ResponseWriter, r *http.Request, name string, header []string, tickets bool,
 	rows func(o shardstore.ExportOrder, people map[int64]organizer.Buyer, zone *time.Location) [][]string) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
@@ -82,7 +83,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 	if err != nil {
 		return err
 	}
-	page, more, err := s.orders.ExportPage(r.Context(), e.ID, e.Shard, after, limit, tickets)
+	page, more, err := s.Orders.ExportPage(r.Context(), e.ID, e.Shard, after, limit, tickets)
 	if err != nil {
 		return fmt.Errorf("export %s of event %d after %d: %w", name, e.ID, after, err)
 	}
@@ -95,18 +96,18 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 			}
 		}
 	}
-	people, err := s.organizer.Buyers(r.Context(), ids)
+	people, err := s.Organizer.Buyers(r.Context(), ids)
 	if err != nil {
 		return err
 	}
-	zone, err := s.organizer.Zone(r.Context(), e.ID)
+	zone, err := s.Organizer.Zone(r.Context(), e.ID)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
 	out := csv.NewWriter(&buf)
 	if after == 0 {
-		total, err := s.orders.ExportTotal(r.Context(), e.ID, e.Shard)
+		total, err := s.Orders.ExportTotal(r.Context(), e.ID, e.Shard)
 		if err != nil {
 			return err
 		}
@@ -134,11 +135,11 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, name string, hea
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="event-`+itoa(e.ID)+`-`+name+`.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="event-`+web.Itoa(e.ID)+`-`+name+`.csv"`)
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Export-Page-Orders", strconv.Itoa(n))
 	if more {
-		q := url.Values{"after": {itoa(next)}, "limit": {strconv.Itoa(limit)}}
+		q := url.Values{"after": {web.Itoa(next)}, "limit": {strconv.Itoa(limit)}}
 		w.Header().Set("Link", "<"+r.URL.Path+"?"+q.Encode()+`>; rel="next"`)
 	}
 	w.Write(buf.Bytes())
@@ -155,7 +156,7 @@ func exportCursor(r *http.Request) (after int64, limit int, err error) {
 				"Parameter after must be an order id, as in the Link header of the page before; leave it out for the first page.")
 		}
 	}
-	limit, err = queryLimit(r, exportLimit, exportLimit, "orders per page")
+	limit, err = web.QueryLimit(r, exportLimit, exportLimit, "orders per page")
 	return after, limit, err
 }
 

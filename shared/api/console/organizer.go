@@ -1,4 +1,4 @@
-package api
+package console
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/api/read"
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
@@ -26,12 +28,12 @@ import (
 // now: the role is read from the catalog, not the token, so a promotion or
 // a demotion applies at once (organizer routes are rare and write to the
 // catalog anyway).
-func (s *Server) organizerSession(r *http.Request) (token.Claims, error) {
-	sess, err := s.session(r)
+func (s *Handlers) organizerSession(r *http.Request) (token.Claims, error) {
+	sess, err := s.Auth.Session(r)
 	if err != nil {
 		return sess, err
 	}
-	role, err := s.accounts.Role(r.Context(), sess.Account)
+	role, err := s.Accounts.Role(r.Context(), sess.Account)
 	if err != nil {
 		return sess, err
 	}
@@ -42,12 +44,12 @@ func (s *Server) organizerSession(r *http.Request) (token.Claims, error) {
 }
 
 // organizerAndID is sessionAndID for organizer routes.
-func (s *Server) organizerAndID(r *http.Request) (token.Claims, int64, error) {
+func (s *Handlers) organizerAndID(r *http.Request) (token.Claims, int64, error) {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return sess, 0, err
 	}
-	id, err := pathID(r, "id")
+	id, err := web.PathID(r, "id")
 	return sess, id, err
 }
 
@@ -63,14 +65,14 @@ type layoutSummary struct {
 // layout's JSON or, as text/csv, a seat list (venue.FromCSV) named by the
 // name and city parameters. With ?dry_run=true nothing is stored: the
 // answer is the map as the seat map draws it, to preview.
-func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) importLayout(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
 	}
 	var venueID int64
 	if r.PathValue("id") != "" {
-		if venueID, err = pathID(r, "id"); err != nil {
+		if venueID, err = web.PathID(r, "id"); err != nil {
 			return err
 		}
 	}
@@ -83,31 +85,31 @@ func (s *Server) importLayout(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		l.VenueID = venueID
-		writeJSON(w, http.StatusOK, compactLayout(l))
+		web.WriteJSON(w, http.StatusOK, read.CompactLayout(l))
 		return nil
 	} else if dry != "" && dry != "false" {
 		return problem.New(http.StatusBadRequest, "invalid-parameter", "Parameter dry_run must be true or false.")
 	}
-	stored, err := s.organizer.ImportLayoutAs(r.Context(), sess.Account, venueID, l)
+	stored, err := s.Organizer.ImportLayoutAs(r.Context(), sess.Account, venueID, l)
 	if errors.Is(err, venue.ErrNotFound) {
 		// Another organizer's venue too, as if it did not exist.
 		return problem.New(http.StatusNotFound, "venue-not-found",
-			"You have no venue "+itoa(venueID)+". Import your layout as a new venue (POST /api/venues).")
+			"You have no venue "+web.Itoa(venueID)+". Import your layout as a new venue (POST /api/venues).")
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, layoutSummary{VenueID: stored.VenueID, Version: stored.Version,
+	web.WriteJSON(w, http.StatusCreated, layoutSummary{VenueID: stored.VenueID, Version: stored.Version,
 		SeatCount: stored.SeatCount(), Sections: len(stored.Sections)})
 	return nil
 }
 
 // layoutBody reads a layout sent as JSON or as a CSV seat list; a new
 // version's list is named like its venue unless the request says.
-func (s *Server) layoutBody(r *http.Request, venueID int64) (venue.Layout, error) {
+func (s *Handlers) layoutBody(r *http.Request, venueID int64) (venue.Layout, error) {
 	var l venue.Layout
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "text/csv" {
-		return l, decode(r, &l)
+		return l, web.Decode(r, &l)
 	}
 	body, err := io.ReadAll(r.Body)
 	var maxErr *http.MaxBytesError
@@ -116,12 +118,12 @@ func (s *Server) layoutBody(r *http.Request, venueID int64) (venue.Layout, error
 	} else if err != nil {
 		return l, err
 	}
-	if !validText(string(body)) {
+	if !web.ValidText(string(body)) {
 		return l, problem.New(http.StatusBadRequest, "invalid-text", "The CSV must be UTF-8 text without NUL characters.")
 	}
 	name, city := r.URL.Query().Get("name"), r.URL.Query().Get("city")
 	if venueID > 0 && (name == "" || city == "") {
-		n, c, err := s.venues.Named(r.Context(), venueID)
+		n, c, err := s.Venues.Named(r.Context(), venueID)
 		if err != nil {
 			return l, err
 		}
@@ -129,7 +131,7 @@ func (s *Server) layoutBody(r *http.Request, venueID int64) (venue.Layout, error
 	}
 	return venue.FromCSV(bytes.NewReader(body), name, city)
 }
-func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) createEvent(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
@@ -143,7 +145,7 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 		MaxPerHold    *int `json:"max_per_hold"`
 		HoldTTL       *int `json:"hold_ttl_seconds"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := web.Decode(r, &body); err != nil {
 		return err
 	}
 	if err := organizer.SentLimits(body.MaxPerAccount, body.MaxPerHold, body.HoldTTL); err != nil {
@@ -160,7 +162,7 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	e, err := s.organizer.CreateEvent(r.Context(), sess.Account, spec)
+	e, err := s.Organizer.CreateEvent(r.Context(), sess.Account, spec)
 	if errors.Is(err, venue.ErrNotFound) {
 		// Another organizer's venue too, as if it did not exist.
 		return problem.New(http.StatusNotFound, "layout-not-found", fmt.Sprintf(
@@ -169,7 +171,7 @@ func (s *Server) createEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/api/events/"+itoa(e.ID))
+	w.Header().Set("Location", "/api/events/"+web.Itoa(e.ID))
 	writeEvent(w, http.StatusCreated, e)
 	return nil
 }
@@ -180,15 +182,15 @@ type statusChange struct {
 }
 
 // changeEventStatus is PUT /api/events/{id}/status's change.
-func (s *Server) changeEventStatus(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body statusChange) (event.Event, error) {
-	e, err := s.organizer.ChangeStatus(ctx, organizerID, eventID, ifMatch, body.Status)
+func (s *Handlers) changeEventStatus(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body statusChange) (event.Event, error) {
+	e, err := s.Organizer.ChangeStatus(ctx, organizerID, eventID, ifMatch, body.Status)
 	if err != nil {
 		return e, err
 	}
 	if e.Status == event.Cancelled {
 		// Again on every call: the refunds that failed are asked again
 		// (GET /api/events/{id}/refunds shows them).
-		if _, err := s.orders.RefundEvent(ctx, e); err != nil {
+		if _, err := s.Orders.RefundEvent(ctx, e); err != nil {
 			return event.Event{}, err
 		}
 	}
@@ -213,7 +215,7 @@ type roomSettings struct {
 // settings returns the settings, or a refusal pointing at pointer.
 func (b roomSettings) settings(pointer string) (event.WaitingRoom, error) {
 	if b.Enabled == nil {
-		return event.WaitingRoom{}, refused(reject.New(organizer.ErrInvalidEvent, pointer+"/enabled",
+		return event.WaitingRoom{}, web.Refused(reject.New(organizer.ErrInvalidEvent, pointer+"/enabled",
 			`Say whether the waiting room is on: "enabled": true or false (the settings are replaced as a whole).`), http.StatusBadRequest, "invalid-event")
 	}
 	w := b.WaitingRoom
@@ -227,7 +229,7 @@ func (b roomSettings) settings(pointer string) (event.WaitingRoom, error) {
 			continue
 		}
 		if *f.sent == 0 {
-			return event.WaitingRoom{}, refused(organizer.RoomRefusal(pointer+f.member), http.StatusBadRequest, "invalid-event")
+			return event.WaitingRoom{}, web.Refused(organizer.RoomRefusal(pointer+f.member), http.StatusBadRequest, "invalid-event")
 		}
 		*f.dst = *f.sent
 	}
@@ -241,17 +243,15 @@ type eventPatch struct {
 	WaitingRoom *roomSettings `json:"waiting_room"`
 }
 
-// checkMembers refuses null, which would read as left out (keep the value).
-func (*eventPatch) checkMembers(sent members) error {
-	for _, m := range sent {
-		if m.null {
-			return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", m.name))
-		}
+// CheckMembers refuses null, which would read as left out (keep the value).
+func (*eventPatch) CheckMembers(sent web.Members) error {
+	if name, ok := sent.Null(); ok {
+		return problem.New(http.StatusBadRequest, "invalid-field", fmt.Sprintf("Field %q cannot be null: leave it out to keep its value.", name))
 	}
 	return nil
 }
 
-func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body eventPatch) (event.Event, error) {
+func (s *Handlers) updateEvent(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body eventPatch) (event.Event, error) {
 	p := body.EventPatch
 	if body.WaitingRoom != nil {
 		w, err := body.WaitingRoom.settings("/waiting_room")
@@ -260,23 +260,23 @@ func (s *Server) updateEvent(ctx context.Context, organizerID, eventID int64, if
 		}
 		p.WaitingRoom = &w
 	}
-	return s.organizer.UpdateEvent(ctx, organizerID, eventID, ifMatch, p)
+	return s.Organizer.UpdateEvent(ctx, organizerID, eventID, ifMatch, p)
 }
 
 // setWaitingRoom is PUT /api/events/{id}/waiting-room's change.
-func (s *Server) setWaitingRoom(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body roomSettings) (event.Event, error) {
+func (s *Handlers) setWaitingRoom(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body roomSettings) (event.Event, error) {
 	w, err := body.settings("")
 	if err != nil {
 		return event.Event{}, err
 	}
-	return s.organizer.SetWaitingRoom(ctx, organizerID, eventID, ifMatch, w)
+	return s.Organizer.SetWaitingRoom(ctx, organizerID, eventID, ifMatch, w)
 }
 
 // eventChange serves an organizer's change to one of their events: it
 // decodes the body, applies it if the event is still at the version of
 // If-Match (when sent) and answers the event with its new ETag (PUT
 // status, price-levels and waiting-room, PATCH /api/events/{id}).
-func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body B) (event.Event, error)) handlerFunc {
+func eventChange[B any](s *Handlers, apply func(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body B) (event.Event, error)) web.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		sess, id, err := s.organizerAndID(r)
 		if err != nil {
@@ -287,7 +287,7 @@ func eventChange[B any](s *Server, apply func(ctx context.Context, organizerID, 
 			return err
 		}
 		var body B
-		if err := decode(r, &body); err != nil {
+		if err := web.Decode(r, &body); err != nil {
 			return err
 		}
 		e, err := apply(r.Context(), sess.Account, id, versions, body)
@@ -330,21 +330,21 @@ func ifMatch(r *http.Request) (organizer.IfMatch, error) {
 // of the next change.
 func writeEvent(w http.ResponseWriter, status int, e event.Event) {
 	w.Header().Set("ETag", e.ETag())
-	writeJSON(w, status, e)
+	web.WriteJSON(w, status, e)
 }
 
-// organizerError maps organizer and venue sentinels to problems.
-func organizerError(err error) error {
+// OrganizerError maps organizer and venue sentinels to problems.
+func OrganizerError(err error) error {
 	var lines *venue.CSVError
 	switch {
 	case errors.As(err, &lines):
 		return problem.New(http.StatusBadRequest, "invalid-layout", lines.Detail()).With("errors", lines.Lines)
 	case errors.Is(err, venue.ErrInvalidLayout):
-		return refused(err, http.StatusBadRequest, "invalid-layout")
+		return web.Refused(err, http.StatusBadRequest, "invalid-layout")
 	case errors.Is(err, organizer.ErrInvalidEvent):
-		return refused(err, http.StatusBadRequest, "invalid-event")
+		return web.Refused(err, http.StatusBadRequest, "invalid-event")
 	case errors.Is(err, organizer.ErrStale):
-		return refused(err, http.StatusPreconditionFailed, "event-changed")
+		return web.Refused(err, http.StatusPreconditionFailed, "event-changed")
 	case errors.Is(err, venue.ErrNotFound):
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	case errors.Is(err, organizer.ErrShardTaken):
@@ -355,55 +355,55 @@ func organizerError(err error) error {
 }
 
 // listVenues serves GET /api/venues: the caller's venues and versions.
-func (s *Server) listVenues(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) listVenues(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
 	}
-	venues, err := s.venues.Owned(r.Context(), sess.Account, 0)
+	venues, err := s.Venues.Owned(r.Context(), sess.Account, 0)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"venues": venues})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"venues": venues})
 	return nil
 }
 
 // listLayouts serves GET /api/venues/{id}/layouts: one venue of the
 // caller's with its versions; another organizer's venue is not found.
-func (s *Server) listLayouts(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) listLayouts(w http.ResponseWriter, r *http.Request) error {
 	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return err
 	}
-	venues, err := s.venues.Owned(r.Context(), sess.Account, id)
+	venues, err := s.Venues.Owned(r.Context(), sess.Account, id)
 	if err != nil {
 		return err
 	}
 	if len(venues) == 0 {
-		return problem.New(http.StatusNotFound, "venue-not-found", "You have no venue "+itoa(id)+".")
+		return problem.New(http.StatusNotFound, "venue-not-found", "You have no venue "+web.Itoa(id)+".")
 	}
-	writeJSON(w, http.StatusOK, venues[0])
+	web.WriteJSON(w, http.StatusOK, venues[0])
 	return nil
 }
 
 // organizerEvents serves GET /api/organizer/events: every event the caller
 // created, drafts and cancelled ones included.
-func (s *Server) organizerEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) organizerEvents(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
 	}
-	events, err := s.events.ByCreator(r.Context(), sess.Account)
+	events, err := s.Events.ByCreator(r.Context(), sess.Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 	return nil
 }
 
 // organizerEvent serves GET /api/organizer/events/{id}: an event of the
 // caller's, drafts included.
-func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
@@ -412,24 +412,24 @@ func (s *Server) organizerEvent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// failedRefund is a failed refund with the buyer to contact.
-type failedRefund struct {
+// FailedRefund is a failed refund with the buyer to contact.
+type FailedRefund struct {
 	order.FailedRefund
 	Buyer organizer.Buyer `json:"buyer"`
 }
 
 // buyersOf reads the buyers of items (user names each one's).
-func buyersOf[T any](s *Server, r *http.Request, items []T, user func(T) int64) (map[int64]organizer.Buyer, error) {
+func buyersOf[T any](s *Handlers, r *http.Request, items []T, user func(T) int64) (map[int64]organizer.Buyer, error) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = user(it)
 	}
-	return s.organizer.Buyers(r.Context(), ids)
+	return s.Organizer.Buyers(r.Context(), ids)
 }
 
-// refundFailure is an order whose refund failed, with the buyer to
+// RefundFailure is an order whose refund failed, with the buyer to
 // contact and the event's name.
-type refundFailure struct {
+type RefundFailure struct {
 	order.RefundFailure
 	EventName string          `json:"event_name"`
 	Buyer     organizer.Buyer `json:"buyer"`
@@ -439,16 +439,16 @@ type refundFailure struct {
 // the caller's events whose refund the PSP refused or never answered,
 // their money still owed, newest first (POST /api/orders/{id}/refund asks
 // again).
-func (s *Server) refundFailures(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) refundFailures(w http.ResponseWriter, r *http.Request) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
 	}
-	mine, err := s.organizer.EventIDs(r.Context(), sess.Account)
+	mine, err := s.Organizer.EventIDs(r.Context(), sess.Account)
 	if err != nil {
 		return err
 	}
-	found, err := s.orders.RefundFailures(r.Context(), mine)
+	found, err := s.Orders.RefundFailures(r.Context(), mine)
 	if err != nil {
 		return err
 	}
@@ -456,26 +456,26 @@ func (s *Server) refundFailures(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view := make([]refundFailure, len(found))
+	view := make([]RefundFailure, len(found))
 	for i, f := range found {
-		e, err := s.eventCache.Get(r.Context(), f.EventID)
+		e, err := s.EventCache.Get(r.Context(), f.EventID)
 		if err != nil {
 			return err
 		}
-		view[i] = refundFailure{RefundFailure: f, EventName: e.Name, Buyer: buyers[f.UserID]}
+		view[i] = RefundFailure{RefundFailure: f, EventName: e.Name, Buyer: buyers[f.UserID]}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"failures": view})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"failures": view})
 	return nil
 }
 
 // eventRefunds serves GET /api/events/{id}/refunds: how far the refunds of
 // a cancelled event are, and which failed and why.
-func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
 	}
-	p, err := s.orders.Refunds(r.Context(), e)
+	p, err := s.Orders.Refunds(r.Context(), e)
 	if err != nil {
 		return err
 	}
@@ -485,11 +485,11 @@ func (s *Server) eventRefunds(w http.ResponseWriter, r *http.Request) error {
 	}
 	view := struct {
 		order.RefundProgress
-		Failures []failedRefund `json:"failures,omitempty"`
+		Failures []FailedRefund `json:"failures,omitempty"`
 	}{RefundProgress: p}
 	for _, f := range p.Failures {
-		view.Failures = append(view.Failures, failedRefund{FailedRefund: f, Buyer: buyers[f.UserID]})
+		view.Failures = append(view.Failures, FailedRefund{FailedRefund: f, Buyer: buyers[f.UserID]})
 	}
-	writeJSON(w, http.StatusOK, view)
+	web.WriteJSON(w, http.StatusOK, view)
 	return nil
 }

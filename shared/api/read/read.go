@@ -1,19 +1,15 @@
-package api
+package read
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/venue"
@@ -34,25 +30,6 @@ func cacheFor(e event.Event, live string) string {
 		return cacheFinished
 	}
 	return live
-}
-
-// pathEvent returns the event named by the {id} path value.
-func (s *Server) pathEvent(r *http.Request) (event.Event, error) {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return event.Event{}, err
-	}
-	return s.publicEvent(r.Context(), id)
-}
-
-// publicEvent returns an event fans may see: a draft (an event whose
-// creation has not finished) does not exist for them.
-func (s *Server) publicEvent(ctx context.Context, id int64) (event.Event, error) {
-	e, err := s.eventCache.Get(ctx, id)
-	if err == nil && e.Status == event.Draft {
-		return event.Event{}, event.ErrNotFound
-	}
-	return e, err
 }
 
 // layoutView is the compact map a browser draws: seats as arrays
@@ -84,7 +61,8 @@ type rowView struct {
 	Seats [][5]float64 `json:"seats"`
 }
 
-func compactLayout(l venue.Layout) layoutView {
+// CompactLayout is the map of l a browser draws.
+func CompactLayout(l venue.Layout) layoutView {
 	v := layoutView{VenueID: l.VenueID, Version: l.Version, Name: l.Name, City: l.City, Width: l.Width, Height: l.Height, Stage: l.Stage}
 	for _, s := range l.Sections {
 		sv := sectionView{Code: s.Code, Name: s.Name, Kind: s.Kind, Rank: s.Rank, PriceLevel: s.PriceLevel, Capacity: s.Capacity, Shape: s.Shape}
@@ -101,8 +79,8 @@ func compactLayout(l venue.Layout) layoutView {
 }
 
 // getLayout serves GET /api/venues/{id}/layouts/{version}: immutable.
-func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s *Handlers) getLayout(w http.ResponseWriter, r *http.Request) error {
+	id, err := web.PathID(r, "id")
 	if err != nil {
 		return err
 	}
@@ -110,83 +88,32 @@ func (s *Server) getLayout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || version <= 0 || strconv.FormatInt(version, 10) != r.PathValue("version") {
 		return problem.New(http.StatusNotFound, "layout-not-found", "No such venue layout.")
 	}
-	b, err := s.readCache.Get(r.Context(), fmt.Sprintf("layout:%d:%d", id, version), time.Hour, func(ctx context.Context) ([]byte, error) {
-		l, err := s.venues.Load(ctx, id, int(version))
+	b, err := s.ReadCache.Get(r.Context(), fmt.Sprintf("layout:%d:%d", id, version), time.Hour, func(ctx context.Context) ([]byte, error) {
+		l, err := s.Venues.Load(ctx, id, int(version))
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(compactLayout(l))
+		return json.Marshal(CompactLayout(l))
 	})
 	if err != nil {
 		return err
 	}
-	s.writeCached(w, r, b, etagOf(fmt.Sprintf("l%d.%d", id, version)), cacheImmutable)
+	s.cached.Write(w, r, b, web.ETag(fmt.Sprintf("l%d.%d", id, version)), cacheImmutable)
 	return nil
 }
 
 // getAvailability serves GET /api/events/{id}/availability.
-func (s *Server) getAvailability(w http.ResponseWriter, r *http.Request) error {
-	e, err := s.pathEvent(r)
+func (s *Handlers) getAvailability(w http.ResponseWriter, r *http.Request) error {
+	e, err := web.PathEvent(r, s.EventCache)
 	if err != nil {
 		return err
 	}
-	b, etag, err := s.availability.Get(r.Context(), e.ID, e.Shard)
+	b, etag, err := s.Availability.Get(r.Context(), e.ID, e.Shard)
 	if err != nil {
 		return err
 	}
-	s.writeCached(w, r, b, etag, cacheFor(e, cacheSnapshot))
+	s.cached.Write(w, r, b, etag, cacheFor(e, cacheSnapshot))
 	return nil
-}
-
-func etagOf(s string) string { return `"` + s + `"` }
-
-// gzipMemo keeps the compressed form of recent payloads by ETag, so a
-// snapshot is compressed once per interval, not once per request. It is
-// emptied when it grows past gzipMemoSize (snapshots change every second).
-// Each Server has its own: an ETag names a payload only within one server's
-// data.
-type gzipMemo struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-const gzipMemoSize = 256
-
-func (g *gzipMemo) gzipped(etag string, b []byte) []byte {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if gz, ok := g.m[etag]; ok {
-		return gz
-	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	if g.m == nil || len(g.m) >= gzipMemoSize {
-		g.m = map[string][]byte{}
-	}
-	g.m[etag] = buf.Bytes()
-	return buf.Bytes()
-}
-
-// writeCached sends a JSON payload with caching headers, answering
-// If-None-Match with 304 and compressing for clients that accept gzip.
-func (s *Server) writeCached(w http.ResponseWriter, r *http.Request, b []byte, etag, cacheControl string) {
-	h := w.Header()
-	h.Set("Cache-Control", cacheControl)
-	h.Set("ETag", etag)
-	h.Set("Vary", "Accept-Encoding")
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h.Set("Content-Type", "application/json")
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		h.Set("Content-Encoding", "gzip")
-		w.Write(s.gzip.gzipped(etag, b))
-		return
-	}
-	w.Write(b)
 }
 
 // streamHeaders are the headers of an event stream.
@@ -202,14 +129,14 @@ const maxStream = 5 * time.Minute
 
 // stream serves GET /api/events/{id}/stream: Server-Sent Events of seat and
 // GA changes, resumable with Last-Event-ID.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	flusher, ok := w.(http.Flusher)
-	if !ok || !canFlush(w) {
+	if !ok || !web.CanFlush(w) {
 		// A buffered Lambda would hold the stream for its whole timeout and
 		// send nothing: refuse at once, and EventSource stops retrying.
 		return problem.New(http.StatusNotImplemented, "no-streaming", "Streaming is not available here; poll the availability snapshot.")
 	}
-	e, err := s.pathEvent(r)
+	e, err := web.PathEvent(r, s.EventCache)
 	if err != nil {
 		return err
 	}
@@ -222,7 +149,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	id := e.ID
-	ch, stop, err := s.live.Subscribe(r.Context(), id)
+	ch, stop, err := s.Live.Subscribe(r.Context(), id)
 	if err != nil {
 		p := problem.New(http.StatusServiceUnavailable, "stream-unavailable", "Live updates are unavailable; poll the availability snapshot.")
 		p.RetryAfter = 5
@@ -234,7 +161,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 	fmt.Fprintf(w, "retry: 3000\n\n")
 	last := r.Header.Get("Last-Event-ID")
 	if last != "" {
-		missed, ok, err := s.live.Since(r.Context(), id, last)
+		missed, ok, err := s.Live.Since(r.Context(), id, last)
 		if err != nil || !ok {
 			fmt.Fprintf(w, "event: resync\ndata: {}\n\n") // too old: reload the snapshot
 		}
@@ -267,21 +194,4 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) error {
 		}
 		flusher.Flush()
 	}
-}
-
-// publishHold tells watchers what a hold took or a release gave back.
-func (s *Server) publishHold(h inventory.Hold, state live.SeatState) {
-	d := live.Delta{State: state, GA: map[string]int{}}
-	sign := -1
-	if state == live.SeatAvailable {
-		sign = 1
-	}
-	for _, it := range h.Items {
-		if it.SeatIndex != nil {
-			d.Seats = append(d.Seats, *it.SeatIndex)
-		} else if it.Pool != "" {
-			d.GA[it.Pool] += sign * it.Quantity
-		}
-	}
-	s.background(func(ctx context.Context) error { return s.live.Publish(ctx, h.EventID, d) })
 }

@@ -1,19 +1,18 @@
-package api
+package read
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
 )
 
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) listEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := event.Filter{Query: q.Get("q"), City: q.Get("city"), Category: q.Get("category"), Cursor: q.Get("cursor")}
 	if v := q.Get("on_sale"); v != "" {
@@ -29,20 +28,20 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	var err error
-	if f.From, err = queryTime(r, "from"); err != nil {
+	if f.From, err = web.QueryTime(r, "from"); err != nil {
 		return err
 	}
-	if f.To, err = queryTime(r, "to"); err != nil {
+	if f.To, err = web.QueryTime(r, "to"); err != nil {
 		return err
 	}
-	if f.Limit, err = queryLimit(r, 0, 100, ""); err != nil {
+	if f.Limit, err = web.QueryLimit(r, 0, 100, ""); err != nil {
 		return err
 	}
 	// Every distinct query is cached for a few seconds fleet-wide; the key
 	// is the parsed filter, so tracking parameters do not split it.
 	key, _ := json.Marshal(f)
-	b, err := s.readCache.Get(r.Context(), "events:"+string(key), 5*time.Second, func(ctx context.Context) ([]byte, error) {
-		page, err := s.events.List(ctx, f)
+	b, err := s.ReadCache.Get(r.Context(), "events:"+string(key), 5*time.Second, func(ctx context.Context) ([]byte, error) {
+		page, err := s.Events.List(ctx, f)
 		if err != nil {
 			return nil, err
 		}
@@ -51,12 +50,12 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.writeCached(w, r, b, etagOf(hashOf(b)), cacheListing)
+	s.cached.Write(w, r, b, web.ETag(web.Hash(b)), cacheListing)
 	return nil
 }
 
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	e, err := s.pathEvent(r)
+func (s *Handlers) getEvent(w http.ResponseWriter, r *http.Request) error {
+	e, err := web.PathEvent(r, s.EventCache)
 	if err != nil {
 		return err
 	}
@@ -64,11 +63,6 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.writeCached(w, r, b, etagOf(hashOf(b)), cacheFor(e, cacheListing))
+	s.cached.Write(w, r, b, web.ETag(web.Hash(b)), cacheFor(e, cacheListing))
 	return nil
-}
-
-func hashOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
 }

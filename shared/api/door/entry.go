@@ -1,4 +1,4 @@
-package api
+package door
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/qr"
@@ -14,21 +15,21 @@ import (
 	"github.com/catraca/catraca/shared/token"
 )
 
-// entryRoutes registers entry day: ticket codes travel only in bodies of
+// Mount registers entry day: ticket codes travel only in bodies of
 // authenticated requests, never in a URL (URLs are logged).
-func (s *Server) entryRoutes() {
-	s.route("GET /api/me/tickets", s.myTickets)
-	s.route("GET /api/me/tickets/{id}", s.myTicket)
-	s.route("GET /api/me/door-events", s.myDoorEvents)
-	s.route("POST /api/tickets/{id}/transfer", s.transferTicket)
-	s.route("PUT /api/events/{id}/entry", s.setEntrySettings)
-	s.route("GET /api/events/{id}/door-staff", s.listDoorStaff)
-	s.route("POST /api/events/{id}/door-staff", s.grantDoorStaff)
-	s.route("DELETE /api/events/{id}/door-staff/{staff}", s.revokeDoorStaff)
-	s.route("POST /api/events/{id}/checkins", s.checkIn)
-	s.route("GET /api/events/{id}/checkins", s.checkInStats)
-	s.route("POST /api/events/{id}/checkins/sync", s.syncCheckIns)
-	s.route("GET /api/events/{id}/scan-bundle", s.scanBundle)
+func (s *Handlers) Mount(m *web.Mux) {
+	m.Route("GET /api/me/tickets", s.myTickets)
+	m.Route("GET /api/me/tickets/{id}", s.myTicket)
+	m.Route("GET /api/me/door-events", s.myDoorEvents)
+	m.Route("POST /api/tickets/{id}/transfer", s.transferTicket)
+	m.Route("PUT /api/events/{id}/entry", s.setEntrySettings)
+	m.Route("GET /api/events/{id}/door-staff", s.listDoorStaff)
+	m.Route("POST /api/events/{id}/door-staff", s.grantDoorStaff)
+	m.Route("DELETE /api/events/{id}/door-staff/{staff}", s.revokeDoorStaff)
+	m.Route("POST /api/events/{id}/checkins", s.checkIn)
+	m.Route("GET /api/events/{id}/checkins", s.checkInStats)
+	m.Route("POST /api/events/{id}/checkins/sync", s.syncCheckIns)
+	m.Route("GET /api/events/{id}/scan-bundle", s.scanBundle)
 }
 
 // ticketView adds the QR module matrix to each code, which the page
@@ -69,31 +70,31 @@ func viewTicket(t entry.Ticket) (ticketView, error) {
 
 // myDoorEvents serves GET /api/me/door-events: the events whose doors the
 // caller was granted, for the door staff's link to their door pages.
-func (s *Server) myDoorEvents(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
+func (s *Handlers) myDoorEvents(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.Auth.Session(r)
 	if err != nil {
 		return err
 	}
-	events, err := s.entry.DoorEvents(r.Context(), sess.Account)
+	events, err := s.Entry.DoorEvents(r.Context(), sess.Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": events})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"events": events})
 	return nil
 }
 
 // myTickets serves GET /api/me/tickets: a page of the caller's tickets,
 // with codes only for events near their doors.
-func (s *Server) myTickets(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.session(r)
+func (s *Handlers) myTickets(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.Auth.Session(r)
 	if err != nil {
 		return err
 	}
-	limit, err := queryLimit(r, 20, entry.MaxPage, "tickets per page")
+	limit, err := web.QueryLimit(r, 20, entry.MaxPage, "tickets per page")
 	if err != nil {
 		return err
 	}
-	page, err := s.entry.Page(r.Context(), sess.Account, r.URL.Query().Get("cursor"), limit)
+	page, err := s.Entry.Page(r.Context(), sess.Account, r.URL.Query().Get("cursor"), limit)
 	if err != nil {
 		return err
 	}
@@ -103,18 +104,18 @@ func (s *Server) myTickets(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tickets": out, "next_cursor": page.Next, "now": s.entry.Now().UTC()})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"tickets": out, "next_cursor": page.Next, "now": s.Entry.Now().UTC()})
 	return nil
 }
 
 // myTicket serves GET /api/me/tickets/{id}: one of the caller's tickets
 // with its codes of the next minute, as a fan opens it.
-func (s *Server) myTicket(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) myTicket(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
-	t, err := s.entry.Ticket(r.Context(), sess.Account, id)
+	t, err := s.Entry.Ticket(r.Context(), sess.Account, id)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (s *Server) myTicket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ticket": v, "now": s.entry.Now().UTC()})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"ticket": v, "now": s.Entry.Now().UTC()})
 	return nil
 }
 
@@ -130,15 +131,15 @@ func (s *Server) myTicket(w http.ResponseWriter, r *http.Request) error {
 const maxEmail = 254
 
 // emailRequest reads the session, the path id and a {"email"} body.
-func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, error) {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) emailRequest(r *http.Request) (token.Claims, int64, string, error) {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return sess, id, "", err
 	}
 	var body struct {
 		Email string `json:"email"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := web.Decode(r, &body); err != nil {
 		return sess, id, "", err
 	}
 	// Trimmed as at log-in: a pasted address often carries spaces.
@@ -156,18 +157,18 @@ func (s *Server) emailRequest(r *http.Request) (token.Claims, int64, string, err
 // transferTicket serves POST /api/tickets/{id}/transfer, throttled per
 // address as sign-up is: a holder may learn whether an email has an
 // account. The answer echoes the email sent, never the recipient's name.
-func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) transferTicket(w http.ResponseWriter, r *http.Request) error {
 	sess, id, email, err := s.emailRequest(r)
 	if err != nil {
 		return err
 	}
-	if err := s.throttleIP(r, "transfer"); err != nil {
+	if err := s.Limits.IP(r, "transfer"); err != nil {
 		return err
 	}
-	if err := s.entry.Transfer(r.Context(), id, sess.Account, email); err != nil {
+	if err := s.Entry.Transfer(r.Context(), id, sess.Account, email); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ticket_id": id, "to": email})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"ticket_id": id, "to": email})
 	return nil
 }
 
@@ -176,40 +177,40 @@ func (s *Server) transferTicket(w http.ResponseWriter, r *http.Request) error {
 // {"max_transfers": 3} alone would also turn transfers off.
 type entrySettings entry.Settings
 
-func (*entrySettings) checkMembers(sent members) error {
+func (*entrySettings) CheckMembers(sent web.Members) error {
 	for _, m := range []string{"doors_open_at", "static_codes", "transfers_allowed", "max_transfers"} {
-		if !sent.has(m) {
-			return refused(reject.New(entry.ErrBadSettings, "/"+m, fmt.Sprintf(
+		if !sent.Has(m) {
+			return web.Refused(reject.New(entry.ErrBadSettings, "/"+m, fmt.Sprintf(
 				"Send %q: the entry rules are replaced as a whole (doors_open_at may be null).", m)), http.StatusBadRequest, "invalid-settings")
 		}
 	}
 	return nil
 }
 
-func (s *Server) setEntrySettings(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) setEntrySettings(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
 	var body entrySettings
-	if err := decode(r, &body); err != nil {
+	if err := web.Decode(r, &body); err != nil {
 		return err
 	}
-	v, err := s.entry.SetSettings(r.Context(), id, sess.Account, entry.Settings(body))
+	v, err := s.Entry.SetSettings(r.Context(), id, sess.Account, entry.Settings(body))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	web.WriteJSON(w, http.StatusOK, v)
 	return nil
 }
 
 // grantDoorStaff answers 201 with a new grant, 200 with the one there was.
-func (s *Server) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
 	sess, id, email, err := s.emailRequest(r)
 	if err != nil {
 		return err
 	}
-	g, created, err := s.entry.Grant(r.Context(), id, sess.Account, email)
+	g, created, err := s.Entry.Grant(r.Context(), id, sess.Account, email)
 	if err != nil {
 		return err
 	}
@@ -217,33 +218,33 @@ func (s *Server) grantDoorStaff(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, g)
+	web.WriteJSON(w, status, g)
 	return nil
 }
 
-func (s *Server) listDoorStaff(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) listDoorStaff(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
-	staff, err := s.entry.DoorStaff(r.Context(), id, sess.Account)
+	staff, err := s.Entry.DoorStaff(r.Context(), id, sess.Account)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"staff": staff})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"staff": staff})
 	return nil
 }
 
-func (s *Server) revokeDoorStaff(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) revokeDoorStaff(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
-	staff, err := pathID(r, "staff")
+	staff, err := web.PathID(r, "staff")
 	if err != nil {
 		return err
 	}
-	if err := s.entry.Revoke(r.Context(), id, sess.Account, staff); err != nil {
+	if err := s.Entry.Revoke(r.Context(), id, sess.Account, staff); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -252,12 +253,12 @@ func (s *Server) revokeDoorStaff(w http.ResponseWriter, r *http.Request) error {
 
 // door is sessionAndID for the door: the caller must be door staff of the
 // event (or its organizer).
-func (s *Server) door(r *http.Request) (entry.Door, error) {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) door(r *http.Request) (entry.Door, error) {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return entry.Door{}, err
 	}
-	return s.entry.Staff(r.Context(), id, sess.Account)
+	return s.Entry.Staff(r.Context(), id, sess.Account)
 }
 
 type scanRequest struct {
@@ -276,34 +277,34 @@ func errNoCode(pointer string) error {
 
 // checkIn serves POST /api/events/{id}/checkins: every answer about the
 // ticket is a 200 with an outcome; only a malformed request is a problem.
-func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) checkIn(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
 	var req scanRequest
-	if err := decode(r, &req); err != nil {
+	if err := web.Decode(r, &req); err != nil {
 		return err
 	}
 	if req.Code == nil || *req.Code == "" {
 		return errNoCode("/code")
 	}
-	res, err := s.entry.Check(r.Context(), d, entry.Scan{Gate: req.Gate, ID: req.ScanID, Code: *req.Code})
+	res, err := s.Entry.Check(r.Context(), d, entry.Scan{Gate: req.Gate, ID: req.ScanID, Code: *req.Code})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	web.WriteJSON(w, http.StatusOK, res)
 	return nil
 }
 
 // checkInStats serves GET /api/events/{id}/checkins: the door's counts
 // and conflicts; the organizer also gets the entry settings to edit.
-func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) checkInStats(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
-	st, err := s.entry.Stats(r.Context(), d.Event)
+	st, err := s.Entry.Stats(r.Context(), d.Event)
 	if err != nil {
 		return err
 	}
@@ -312,19 +313,19 @@ func (s *Server) checkInStats(w http.ResponseWriter, r *http.Request) error {
 		Settings *entry.Settings `json:"settings,omitempty"`
 	}{Stats: st}
 	if d.Organizer {
-		v, err := s.entry.Settings(r.Context(), d.Event)
+		v, err := s.Entry.Settings(r.Context(), d.Event)
 		if err != nil {
 			return err
 		}
 		res.Settings = &v
 	}
-	writeJSON(w, http.StatusOK, res)
+	web.WriteJSON(w, http.StatusOK, res)
 	return nil
 }
 
 // syncCheckIns serves POST /api/events/{id}/checkins/sync: the admissions
 // an offline gate made, replayed in order; safe to send again.
-func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.door(r)
 	if err != nil {
 		return err
@@ -337,7 +338,7 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 			ScannedAt time.Time `json:"scanned_at"`
 		} `json:"scans"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := web.Decode(r, &body); err != nil {
 		return err
 	}
 	if body.Gate == "" || body.Scans == nil {
@@ -350,29 +351,29 @@ func (s *Server) syncCheckIns(w http.ResponseWriter, r *http.Request) error {
 		}
 		scans[i] = entry.Scan{ID: sc.ScanID, Code: *sc.Code, At: sc.ScannedAt}
 	}
-	res, err := s.entry.Sync(r.Context(), d, body.Gate, scans)
+	res, err := s.Entry.Sync(r.Context(), d, body.Gate, scans)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": res})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"results": res})
 	return nil
 }
 
-func (s *Server) scanBundle(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) scanBundle(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.door(r)
 	if err != nil {
 		return err
 	}
-	b, err := s.entry.Bundle(r.Context(), d)
+	b, err := s.Entry.Bundle(r.Context(), d)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, b)
+	web.WriteJSON(w, http.StatusOK, b)
 	return nil
 }
 
-// entryError maps entry sentinels to problems.
-func entryError(err error) error {
+// EntryError maps entry sentinels to problems.
+func EntryError(err error) error {
 	switch {
 	case errors.Is(err, entry.ErrNotFound):
 		return problem.New(http.StatusNotFound, "ticket-not-found", "No such ticket among yours.")
@@ -388,7 +389,7 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrNoStaff):
 		return problem.New(http.StatusNotFound, "staff-not-found", "No such door staff at this event: perhaps already revoked. Reload the list.")
 	case errors.Is(err, entry.ErrNoTransfer):
-		return refused(err, http.StatusConflict, "transfer-not-allowed")
+		return web.Refused(err, http.StatusConflict, "transfer-not-allowed")
 	case errors.Is(err, entry.ErrBadGate):
 		return problem.New(http.StatusBadRequest, "invalid-gate", "Name the gate in 1 to 40 characters on one line.")
 	case errors.Is(err, entry.ErrBadScanID):
@@ -396,10 +397,10 @@ func entryError(err error) error {
 	case errors.Is(err, entry.ErrTooManyScans):
 		return problem.New(http.StatusRequestEntityTooLarge, "too-many-scans", fmt.Sprintf("Sync at most %d scans per request.", entry.MaxSync))
 	case errors.Is(err, entry.ErrBadSettings):
-		return refused(err, http.StatusBadRequest, "invalid-settings")
+		return web.Refused(err, http.StatusBadRequest, "invalid-settings")
 	case errors.Is(err, entry.ErrCancelled):
 		// The problem type of every other change of a cancelled event.
-		return refused(err, http.StatusBadRequest, "invalid-event")
+		return web.Refused(err, http.StatusBadRequest, "invalid-event")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package api
+package console
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/order"
@@ -20,36 +21,19 @@ import (
 	"github.com/catraca/catraca/shared/token"
 )
 
-// The organizer console's live routes: the control room, its admission
-// controls, and orders (search, detail, refund, exports). Every route
-// answers 403 to a fan and 404 to another organizer, as if the event or
-// order did not exist.
-
-func (s *Server) consoleRoutes() {
-	s.route("GET /api/events/{id}/control-room", s.controlRoom)
-	s.route("PUT /api/events/{id}/admission", eventChange(s, s.setAdmission))
-	s.route("GET /api/organizer/orders", s.searchOrders)
-	s.route("POST /api/organizer/orders", s.searchOrdersByBody)
-	s.route("GET /api/organizer/orders/{id}", s.organizerOrder)
-	s.route("POST /api/orders/{id}/refund", s.refundOrder)
-	s.route("GET /api/organizer/refund-failures", s.refundFailures)
-	s.route("GET /api/events/{id}/orders.csv", s.exportOrders)
-	s.route("GET /api/events/{id}/attendees.csv", s.exportAttendees)
-}
-
 // ownEvent returns the event of the path if the caller organizes it.
-func (s *Server) ownEvent(r *http.Request) (token.Claims, event.Event, error) {
+func (s *Handlers) ownEvent(r *http.Request) (token.Claims, event.Event, error) {
 	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return sess, event.Event{}, err
 	}
-	e, err := s.organizer.Event(r.Context(), sess.Account, id)
+	e, err := s.Organizer.Event(r.Context(), sess.Account, id)
 	return sess, e, err
 }
 
 // controlRoom serves GET /api/events/{id}/control-room: built at most
 // about once a second across the fleet (the page polls every second).
-func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) controlRoom(w http.ResponseWriter, r *http.Request) error {
 	_, e, err := s.ownEvent(r)
 	if err != nil {
 		return err
@@ -57,8 +41,8 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 	// Keyed by the event's version as well: after a control's write the
 	// next poll shows it (and its ETag) instead of the figures of a moment
 	// before.
-	body, err := s.readCache.Get(r.Context(), "control-room:"+itoa(e.ID)+":"+strconv.FormatInt(e.Version, 10), time.Second, func(ctx context.Context) ([]byte, error) {
-		v, err := s.control.Build(ctx, e)
+	body, err := s.ReadCache.Get(r.Context(), "control-room:"+web.Itoa(e.ID)+":"+strconv.FormatInt(e.Version, 10), time.Second, func(ctx context.Context) ([]byte, error) {
+		v, err := s.Control.Build(ctx, e)
 		if err != nil {
 			return nil, err
 		}
@@ -86,16 +70,16 @@ func (s *Server) controlRoom(w http.ResponseWriter, r *http.Request) error {
 // meanwhile. If-Match (the control room's event_etag) guards only the
 // fields sent: refused (412) if one of them changed after that version,
 // whatever else changed.
-func (s *Server) setAdmission(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body organizer.Admission) (event.Event, error) {
+func (s *Handlers) setAdmission(ctx context.Context, organizerID, eventID int64, ifMatch organizer.IfMatch, body organizer.Admission) (event.Event, error) {
 	if body.Paused == nil && body.Ceiling == nil {
 		return event.Event{}, problem.New(http.StatusBadRequest, "invalid-admission",
 			`Send "paused" (true or false), "ceiling" (the most active shoppers) or both; what you leave out keeps its value.`)
 	}
-	return s.organizer.SetAdmission(ctx, organizerID, eventID, ifMatch, body)
+	return s.Organizer.SetAdmission(ctx, organizerID, eventID, ifMatch, body)
 }
 
-// orderHit is one search result.
-type orderHit struct {
+// OrderHit is one search result.
+type OrderHit struct {
 	order.Order
 	EventName string          `json:"event_name"`
 	Buyer     organizer.Buyer `json:"buyer"`
@@ -105,25 +89,25 @@ type orderHit struct {
 // order number or a ticket number, within the caller's events. A ticket
 // code is refused there: a URL stays in CloudFront's access logs and the
 // browser's history, and a printed code never expires.
-func (s *Server) searchOrders(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) searchOrders(w http.ResponseWriter, r *http.Request) error {
 	return s.answerSearch(w, r, func() (string, error) { return r.URL.Query().Get("q"), nil }, false)
 }
 
 // searchOrdersByBody serves POST /api/organizer/orders {"q": …}:
 // what GET finds, and ticket codes too.
-func (s *Server) searchOrdersByBody(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) searchOrdersByBody(w http.ResponseWriter, r *http.Request) error {
 	return s.answerSearch(w, r, func() (string, error) {
 		var body struct {
 			Q string `json:"q"`
 		}
-		err := decode(r, &body)
+		err := web.Decode(r, &body)
 		return body.Q, err
 	}, true)
 }
 
 // answerSearch answers the orders of the caller's events that the query
 // names; codes tells whether it may be a ticket code.
-func (s *Server) answerSearch(w http.ResponseWriter, r *http.Request, query func() (string, error), codes bool) error {
+func (s *Handlers) answerSearch(w http.ResponseWriter, r *http.Request, query func() (string, error), codes bool) error {
 	sess, err := s.organizerSession(r)
 	if err != nil {
 		return err
@@ -136,7 +120,7 @@ func (s *Server) answerSearch(w http.ResponseWriter, r *http.Request, query func
 	if q == "" || len(q) > 254 {
 		return problem.New(http.StatusBadRequest, "invalid-query", "Search by an email address, an order number, a ticket number or a ticket code.")
 	}
-	mine, err := s.organizer.EventIDs(r.Context(), sess.Account)
+	mine, err := s.Organizer.EventIDs(r.Context(), sess.Account)
 	if err != nil {
 		return err
 	}
@@ -149,7 +133,7 @@ func (s *Server) answerSearch(w http.ResponseWriter, r *http.Request, query func
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"orders": hits})
+	web.WriteJSON(w, http.StatusOK, map[string]any{"orders": hits})
 	return nil
 }
 
@@ -161,7 +145,7 @@ func codeInURL() error {
 
 // findOrders reads what q names, anywhere; the caller scopes it. Unless
 // codes, a ticket code is refused before anything is read.
-func (s *Server) findOrders(r *http.Request, q string, events []int64, codes bool) ([]order.Order, error) {
+func (s *Handlers) findOrders(r *http.Request, q string, events []int64, codes bool) ([]order.Order, error) {
 	ctx := r.Context()
 	one := func(o order.Order, err error) ([]order.Order, error) {
 		if errors.Is(err, order.ErrNotFound) {
@@ -170,11 +154,11 @@ func (s *Server) findOrders(r *http.Request, q string, events []int64, codes boo
 		return []order.Order{o}, err
 	}
 	if strings.Contains(q, "@") {
-		id, found, err := s.organizer.AccountByEmail(ctx, q)
+		id, found, err := s.Organizer.AccountByEmail(ctx, q)
 		if err != nil || !found {
 			return nil, err
 		}
-		return s.orders.OfBuyer(ctx, id, events)
+		return s.Orders.OfBuyer(ctx, id, events)
 	}
 	code, err := entry.Parse(q)
 	// An issue-time ticket code: <order>-<item>-<n>-<mac>.
@@ -183,7 +167,7 @@ func (s *Server) findOrders(r *http.Request, q string, events []int64, codes boo
 	case (err == nil || len(parts) == 4) && !codes:
 		return nil, codeInURL()
 	case err == nil:
-		return one(s.orders.OfTicket(ctx, code.Ticket))
+		return one(s.Orders.OfTicket(ctx, code.Ticket))
 	case len(parts) == 4:
 		q = parts[0]
 	}
@@ -192,45 +176,45 @@ func (s *Server) findOrders(r *http.Request, q string, events []int64, codes boo
 		return nil, problem.New(http.StatusBadRequest, "invalid-query",
 			"Search by an email address, an order number, a ticket number or a ticket code (as printed on the ticket).")
 	}
-	if found, err := one(s.orders.Lookup(ctx, n)); err != nil || len(found) > 0 {
+	if found, err := one(s.Orders.Lookup(ctx, n)); err != nil || len(found) > 0 {
 		return found, err
 	}
-	return one(s.orders.OfTicket(ctx, n))
+	return one(s.Orders.OfTicket(ctx, n))
 }
 
 // describe adds event names and buyers to orders, newest first.
-func (s *Server) describe(r *http.Request, found []order.Order) ([]orderHit, error) {
+func (s *Handlers) describe(r *http.Request, found []order.Order) ([]OrderHit, error) {
 	slices.SortFunc(found, func(a, b order.Order) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	ids := make([]int64, len(found))
 	for i, o := range found {
 		ids[i] = o.UserID
 	}
-	buyers, err := s.organizer.Buyers(r.Context(), ids)
+	buyers, err := s.Organizer.Buyers(r.Context(), ids)
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]orderHit, len(found))
+	hits := make([]OrderHit, len(found))
 	for i, o := range found {
-		e, err := s.eventCache.Get(r.Context(), o.EventID)
+		e, err := s.EventCache.Get(r.Context(), o.EventID)
 		if err != nil {
 			return nil, err
 		}
-		hits[i] = orderHit{Order: o, EventName: e.Name, Buyer: buyers[o.UserID]}
+		hits[i] = OrderHit{Order: o, EventName: e.Name, Buyer: buyers[o.UserID]}
 	}
 	return hits, nil
 }
 
 // ownOrder returns an order of one of the caller's events.
-func (s *Server) ownOrder(r *http.Request) (token.Claims, order.Detail, error) {
+func (s *Handlers) ownOrder(r *http.Request) (token.Claims, order.Detail, error) {
 	sess, id, err := s.organizerAndID(r)
 	if err != nil {
 		return sess, order.Detail{}, err
 	}
-	d, err := s.orders.Detail(r.Context(), id)
+	d, err := s.Orders.Detail(r.Context(), id)
 	if err != nil {
 		return sess, d, err
 	}
-	if _, err := s.organizer.Event(r.Context(), sess.Account, d.EventID); errors.Is(err, event.ErrNotFound) {
+	if _, err := s.Organizer.Event(r.Context(), sess.Account, d.EventID); errors.Is(err, event.ErrNotFound) {
 		return sess, d, order.ErrNotFound
 	} else if err != nil {
 		return sess, d, err
@@ -238,7 +222,7 @@ func (s *Server) ownOrder(r *http.Request) (token.Claims, order.Detail, error) {
 	return sess, d, nil
 }
 
-type orderDetail struct {
+type OrderDetail struct {
 	order.Detail
 	EventName string          `json:"event_name"`
 	Buyer     organizer.Buyer `json:"buyer"`
@@ -246,18 +230,18 @@ type orderDetail struct {
 
 // writeDetail answers an order's whole history with its event's name and
 // its buyer.
-func (s *Server) writeDetail(w http.ResponseWriter, r *http.Request, d order.Detail) error {
+func (s *Handlers) writeDetail(w http.ResponseWriter, r *http.Request, d order.Detail) error {
 	hits, err := s.describe(r, []order.Order{d.Order})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, orderDetail{Detail: d, EventName: hits[0].EventName, Buyer: hits[0].Buyer})
+	web.WriteJSON(w, http.StatusOK, OrderDetail{Detail: d, EventName: hits[0].EventName, Buyer: hits[0].Buyer})
 	return nil
 }
 
 // organizerOrder serves GET /api/organizer/orders/{id}: the order with
 // every payment attempt, refund and ticket.
-func (s *Server) organizerOrder(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) organizerOrder(w http.ResponseWriter, r *http.Request) error {
 	_, d, err := s.ownOrder(r)
 	if err != nil {
 		return err
@@ -267,15 +251,15 @@ func (s *Server) organizerOrder(w http.ResponseWriter, r *http.Request) error {
 
 // refundOrder serves POST /api/orders/{id}/refund: the whole order, once
 // (a second call answers the refunded order).
-func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
+func (s *Handlers) refundOrder(w http.ResponseWriter, r *http.Request) error {
 	sess, d, err := s.ownOrder(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
+	if _, err := s.Orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
 		return refundError(err)
 	}
-	if d, err = s.orders.Detail(r.Context(), d.ID); err != nil {
+	if d, err = s.Orders.Detail(r.Context(), d.ID); err != nil {
 		return err
 	}
 	return s.writeDetail(w, r, d)
@@ -284,10 +268,10 @@ func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
 func refundError(err error) error {
 	switch {
 	case errors.Is(err, order.ErrNotRefundable):
-		return refused(err, http.StatusConflict, "order-not-refundable")
+		return web.Refused(err, http.StatusConflict, "order-not-refundable")
 	case errors.Is(err, order.ErrRefundRefused):
 		return problem.New(http.StatusConflict, "refund-refused",
-			"The payment provider refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
+			"The payment provider web.Refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
 	}
 	if busy := (*order.ErrPSPBusy)(nil); errors.As(err, &busy) {
 		if busy.Unknown {

@@ -1,4 +1,4 @@
-package api
+package room
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/queue"
 )
 
@@ -46,7 +47,7 @@ func TestTokenCookieIsNetHTTPs(t *testing.T) {
 			r.Header.Set("X-Forwarded-Proto", "https")
 		}
 		got, want := httptest.NewRecorder(), httptest.NewRecorder()
-		setTokenCookie(got, r, queueTicketCookie(77), "eyJh.eyJz-_.c2ln", "/api/events/77", exp)
+		web.SetTokenCookie(got, r, queueTicketCookie(77), "eyJh.eyJz-_.c2ln", "/api/events/77", exp)
 		http.SetCookie(want, &http.Cookie{Name: queueTicketCookie(77), Value: "eyJh.eyJz-_.c2ln", Path: "/api/events/77",
 			Expires: exp, HttpOnly: true, Secure: https, SameSite: http.SameSiteLaxMode})
 		require.Equal(t, want.Header()["Set-Cookie"], got.Header()["Set-Cookie"])

@@ -1,4 +1,4 @@
-package api
+package web
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ import (
 // when case is ignored (the decoder matches it; the documentation does
 // not). One pass over the bytes, allocating only to report a refusal. It
 // returns the top-level members when collect is set.
-func checkBody(b []byte, dst reflect.Type, collect bool) (members, error) {
+func checkBody(b []byte, dst reflect.Type, collect bool) (Members, error) {
 	s := bodyScan{b: b, collect: collect}
 	if e := s.value(dst, true); e != nil {
 		return nil, e.problem()
@@ -32,18 +32,28 @@ func checkBody(b []byte, dst reflect.Type, collect bool) (members, error) {
 	return s.top, nil
 }
 
-// members are a body's top-level object members as sent: the checks of
+// Members are a body's top-level object members as sent: the checks of
 // memberChecker need to tell a member left out from one sent null.
-type members []member
+type Members []member
 
 type member struct {
 	name []byte // as sent, escapes undone
 	null bool
 }
 
-// has tells whether the member name was sent.
-func (m members) has(name string) bool {
+// Has tells whether the member name was sent.
+func (m Members) Has(name string) bool {
 	return slices.ContainsFunc(m, func(x member) bool { return string(x.name) == name })
+}
+
+// Null returns the first member sent as null.
+func (m Members) Null() (name string, ok bool) {
+	for _, x := range m {
+		if x.null {
+			return string(x.name), true
+		}
+	}
+	return "", false
 }
 
 // bodyScan reads a JSON document known to be well formed.
@@ -51,7 +61,7 @@ type bodyScan struct {
 	b       []byte
 	i       int
 	collect bool
-	top     members
+	top     Members
 }
 
 // bodyFault is what checkBody refuses, with where: path is built (only

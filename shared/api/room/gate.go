@@ -1,4 +1,4 @@
-package api
+package room
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/sale"
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/problem"
@@ -20,7 +22,7 @@ import (
 const admissionCookies = "catraca_admission"
 
 // AdmissionCookie names the cookie of an event's admission token.
-func AdmissionCookie(eventID int64) string { return admissionCookies + "_" + itoa(eventID) }
+func AdmissionCookie(eventID int64) string { return admissionCookies + "_" + web.Itoa(eventID) }
 
 // Holds per account and event: a burst for seat collisions, then one every
 // two seconds, so one fan's slow best-available searches cannot weigh on
@@ -31,12 +33,6 @@ const (
 	// holdCheckTimeout bounds what a hung Redis adds to a hold.
 	holdCheckTimeout = 300 * time.Millisecond
 )
-
-// Gate decides whether an account may hold for an event right now. The
-// waiting room plugs in here.
-type Gate interface {
-	Allow(r *http.Request, e event.Event, account int64) error
-}
 
 // TokenGate admits, in waiting-room events, holders of a valid admission
 // token for the event and account whose turn (the shopping slot it was
@@ -50,7 +46,7 @@ type TokenGate struct {
 	Room   *queue.Room
 }
 
-// Allow implements Gate.
+// Allow implements sale.Gate.
 func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	var adm queue.Admission
 	// The sale's state comes before the admission it needs: a closed
@@ -61,11 +57,11 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	if e.WaitingRoom.Enabled {
 		if adm = g.admission(r, e, account); adm.Turn == 0 {
 			if closed {
-				return inventoryError(inventory.ErrSalesClosed)
+				return sale.InventoryError(inventory.ErrSalesClosed)
 			}
 			return problem.New(http.StatusForbidden, "admission-required",
 				"This event has a waiting room: join the queue and buy once you are admitted.").
-				With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+				With("queue", "/api/events/"+web.Itoa(e.ID)+"/queue")
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), holdCheckTimeout)
@@ -73,11 +69,11 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	wait, err := g.Room.CheckHold(ctx, e.ID, account, adm, holdBurst, holdRefill)
 	switch {
 	case errors.Is(err, queue.ErrTurnOver) && closed:
-		return inventoryError(inventory.ErrSalesClosed)
+		return sale.InventoryError(inventory.ErrSalesClosed)
 	case errors.Is(err, queue.ErrTurnOver):
 		return problem.New(http.StatusForbidden, "admission-required",
 			"Your shopping turn has ended (you left the waiting room, bought, or your time ran out). Join the queue again for a new turn.").
-			With("queue", "/api/events/"+itoa(e.ID)+"/queue")
+			With("queue", "/api/events/"+web.Itoa(e.ID)+"/queue")
 	case err != nil:
 		return nil // Redis unreachable: fail open, see TokenGate
 	case wait > 0:
@@ -107,7 +103,7 @@ func admissionCandidates(r *http.Request, eventID int64) []string {
 	if c, err := r.Cookie(AdmissionCookie(eventID)); err == nil && c.Value != "" {
 		out = append(out, c.Value)
 	}
-	if b := bearer(r); b != "" {
+	if b := web.BearerToken(r); b != "" {
 		out = append(out, b)
 	}
 	if h := r.Header.Get("X-Admission-Token"); h != "" {

@@ -1,4 +1,4 @@
-package api
+package room
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/queue"
@@ -25,7 +26,7 @@ const (
 	ticketTTL    = 24 * time.Hour
 )
 
-func queueTicketCookie(eventID int64) string { return "catraca_queue_" + itoa(eventID) }
+func queueTicketCookie(eventID int64) string { return "catraca_queue_" + web.Itoa(eventID) }
 
 type queueView struct {
 	State    queue.State `json:"state"`
@@ -55,7 +56,7 @@ type poll struct {
 // reflection: joins and status calls are the requests millions of fans
 // send (TestQueueViewJSON holds the two to the same bytes).
 func (v *queueView) appendJSON(b []byte) []byte {
-	b = appendJSONString(append(b, `{"state":`...), string(v.State))
+	b = web.AppendJSONString(append(b, `{"state":`...), string(v.State))
 	if v.Position != 0 {
 		b = strconv.AppendInt(append(b, `,"position":`...), v.Position, 10)
 	}
@@ -65,19 +66,19 @@ func (v *queueView) appendJSON(b []byte) []byte {
 	if v.ETASeconds != 0 {
 		b = strconv.AppendInt(append(b, `,"eta_seconds":`...), v.ETASeconds, 10)
 	}
-	b = appendJSONTime(b, `,"draw_at":`, v.DrawAt)
-	b = appendJSONTime(b, `,"opens_at":`, v.OpensAt)
-	b = appendJSONString(append(b, `,"message":`...), v.Message)
+	b = web.AppendJSONTime(b, `,"draw_at":`, v.DrawAt)
+	b = web.AppendJSONTime(b, `,"opens_at":`, v.OpensAt)
+	b = web.AppendJSONString(append(b, `,"message":`...), v.Message)
 	if v.Admission != "" {
-		b = appendJSONString(append(b, `,"admission_token":`...), v.Admission)
+		b = web.AppendJSONString(append(b, `,"admission_token":`...), v.Admission)
 	}
-	b = appendJSONTime(b, `,"admission_expires_at":`, v.AdmissionExpires)
+	b = web.AppendJSONTime(b, `,"admission_expires_at":`, v.AdmissionExpires)
 	if v.Ticket != "" {
-		b = appendJSONString(append(b, `,"queue_ticket":`...), v.Ticket)
+		b = web.AppendJSONString(append(b, `,"queue_ticket":`...), v.Ticket)
 	}
-	b = appendJSONString(append(b, `,"poll":{"progress_url":`...), v.Poll.ProgressURL)
+	b = web.AppendJSONString(append(b, `,"poll":{"progress_url":`...), v.Poll.ProgressURL)
 	b = strconv.AppendInt(append(b, `,"progress_every_ms":`...), v.Poll.ProgressMs, 10)
-	b = appendJSONString(append(b, `,"status_url":`...), v.Poll.StatusURL)
+	b = web.AppendJSONString(append(b, `,"status_url":`...), v.Poll.StatusURL)
 	b = strconv.AppendInt(append(b, `,"status_every_ms":`...), v.Poll.StatusMs, 10)
 	return append(b, "}}\n"...)
 }
@@ -108,7 +109,7 @@ func pollHints(paths roomPaths, state queue.State) poll {
 }
 
 // restorePlace reads a valid queue ticket for this event and account.
-func (s *Server) restorePlace(r *http.Request, eventID, account int64) int64 {
+func (s *Handlers) restorePlace(r *http.Request, eventID, account int64) int64 {
 	c, err := r.Cookie(queueTicketCookie(eventID))
 	raw := r.Header.Get("X-Queue-Ticket")
 	if err == nil {
@@ -117,61 +118,37 @@ func (s *Server) restorePlace(r *http.Request, eventID, account int64) int64 {
 	if raw == "" {
 		return 0
 	}
-	claims, err := s.tickets.Verify(raw)
+	claims, err := s.Tickets.Verify(raw)
 	if err != nil || claims.Event != eventID || claims.Account != account {
 		return 0
 	}
 	return claims.Place
 }
 
-func (s *Server) issueTicket(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account, place int64, paths roomPaths) error {
-	raw, exp, err := s.tickets.Issue(token.Claims{Account: account, Event: eventID, Place: place}, ticketTTL)
+func (s *Handlers) issueTicket(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account, place int64, paths roomPaths) error {
+	raw, exp, err := s.Tickets.Issue(token.Claims{Account: account, Event: eventID, Place: place}, ticketTTL)
 	if err != nil {
 		return err
 	}
 	v.Ticket = raw
-	setTokenCookie(w, r, queueTicketCookie(eventID), raw, paths.event, exp)
+	web.SetTokenCookie(w, r, queueTicketCookie(eventID), raw, paths.event, exp)
 	return nil
-}
-
-// setTokenCookie sets an HttpOnly, SameSite=Lax cookie holding a token
-// (base64url and dots: nothing to escape), written as http.SetCookie
-// writes it (TestTokenCookieIsNetHTTPs) for a fraction of its cost: joins
-// and status calls set one or two on every answer.
-func setTokenCookie(w http.ResponseWriter, r *http.Request, name, token, path string, expires time.Time) {
-	var c strings.Builder // its buffer becomes the string: one allocation
-	c.Grow(len(name) + len(token) + len(path) + 90)
-	c.WriteString(name)
-	c.WriteByte('=')
-	c.WriteString(token)
-	c.WriteString("; Path=")
-	c.WriteString(path)
-	c.WriteString("; Expires=")
-	var at [len(http.TimeFormat)]byte
-	c.Write(expires.UTC().AppendFormat(at[:0], http.TimeFormat))
-	c.WriteString("; HttpOnly")
-	if isHTTPS(r) {
-		c.WriteString("; Secure")
-	}
-	c.WriteString("; SameSite=Lax")
-	h := w.Header()
-	h["Set-Cookie"] = append(h["Set-Cookie"], c.String())
 }
 
 // issueAdmission mints the stateless admission token once the controller
 // has admitted the fan, and sets it as a cookie for the browser.
 // The token belongs to one turn and expires with it.
-func (s *Server) issueAdmission(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account int64, until time.Time, turn int64) error {
+func (s *Handlers) issueAdmission(w http.ResponseWriter, r *http.Request, v *queueView, eventID, account int64, until time.Time, turn int64) error {
 	ttl := time.Until(until)
 	if ttl <= 0 {
 		return nil
 	}
-	raw, exp, err := s.admissions.Issue(token.Claims{Account: account, Event: eventID, Turn: turn}, ttl)
+	raw, exp, err := s.Admissions.Issue(token.Claims{Account: account, Event: eventID, Turn: turn}, ttl)
 	if err != nil {
 		return err
 	}
 	v.Admission, v.AdmissionExpires = raw, &exp
-	setTokenCookie(w, r, AdmissionCookie(eventID), raw, "/", exp)
+	web.SetTokenCookie(w, r, AdmissionCookie(eventID), raw, "/", exp)
 	s.pruneAdmissions(w, r, eventID, account)
 	return nil
 }
@@ -184,7 +161,7 @@ const maxAdmissions = 5
 // admission cookies not worth sending: the old single catraca_admission,
 // any that is not this account's valid token for the event its name says,
 // and past maxAdmissions, those whose turns end first.
-func (s *Server) pruneAdmissions(w http.ResponseWriter, r *http.Request, eventID, account int64) {
+func (s *Handlers) pruneAdmissions(w http.ResponseWriter, r *http.Request, eventID, account int64) {
 	type live struct {
 		name string
 		exp  time.Time
@@ -195,25 +172,20 @@ func (s *Server) pruneAdmissions(w http.ResponseWriter, r *http.Request, eventID
 			continue
 		}
 		id, err := strconv.ParseInt(strings.TrimPrefix(c.Name, admissionCookies+"_"), 10, 64)
-		if claims, verr := s.admissions.Verify(c.Value); err == nil && verr == nil && c.Name == AdmissionCookie(id) &&
+		if claims, verr := s.Admissions.Verify(c.Value); err == nil && verr == nil && c.Name == AdmissionCookie(id) &&
 			claims.Event == id && claims.Account == account {
 			kept = append(kept, live{c.Name, claims.Expires})
 			continue
 		}
-		expireCookie(w, r, c.Name, "/")
+		web.ExpireCookie(w, r, c.Name, "/")
 	}
 	if len(kept) < maxAdmissions {
 		return
 	}
 	slices.SortFunc(kept, func(a, b live) int { return b.exp.Compare(a.exp) })
 	for _, c := range kept[maxAdmissions-1:] {
-		expireCookie(w, r, c.name, "/")
+		web.ExpireCookie(w, r, c.name, "/")
 	}
-}
-
-// expireCookie tells the browser to drop a cookie set by this API.
-func expireCookie(w http.ResponseWriter, r *http.Request, name, path string) {
-	http.SetCookie(w, &http.Cookie{Name: name, Path: path, MaxAge: -1, HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode})
 }
 
 // queueUnavailable is the calm fail-closed answer.
@@ -228,12 +200,12 @@ func queueUnavailable(err error) error {
 // joinQueue serves POST /api/events/{id}/queue in one Redis round trip:
 // the session is checked on its signature alone (see signedSession), and
 // the join script also spends from the account's bucket.
-func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.signedSessionAndID(r)
+func (s *Handlers) joinQueue(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SignedSessionAndID(r)
 	if err != nil {
 		return err
 	}
-	place, err := s.room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	place, err := s.Room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
 	if err != nil {
 		return queueError(err)
 	}
@@ -266,10 +238,10 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // joinUnpublished answers a join the script found no room for.
-func (s *Server) joinUnpublished(w http.ResponseWriter, r *http.Request, v *queueView, id int64) error {
+func (s *Handlers) joinUnpublished(w http.ResponseWriter, r *http.Request, v *queueView, id int64) error {
 	// Redis has no room until the controller's first tick publishes it;
 	// "buy directly" then would meet the edge's gate.
-	e, err := s.publicEvent(r.Context(), id)
+	e, err := web.PublicEvent(r.Context(), s.EventCache, id)
 	if errors.Is(err, event.ErrNotFound) {
 		return err
 	}
@@ -320,19 +292,19 @@ var answers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 func (v *queueView) write(w http.ResponseWriter) {
 	b := answers.Get().(*[]byte)
 	*b = v.appendJSON((*b)[:0])
-	writeJSONBytes(w, http.StatusOK, *b)
+	web.WriteJSONBytes(w, http.StatusOK, *b)
 	answers.Put(b)
 }
 
 // queueStatus serves GET /api/events/{id}/queue: the fan's own state and
 // heartbeat, and the admission token once admitted. Like a join it costs
 // one Redis round trip, rate limit and ETA included.
-func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.signedSessionAndID(r)
+func (s *Handlers) queueStatus(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SignedSessionAndID(r)
 	if err != nil {
 		return err
 	}
-	st, err := s.room.Status(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	st, err := s.Room.Status(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
 	if err != nil {
 		return queueError(err)
 	}
@@ -369,8 +341,8 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 // leaveQueue serves DELETE /api/events/{id}/queue: a fan who is done (or
 // gives up) hands the shopping slot to the next fan now instead of when the
 // session times out. Leaving twice is fine.
-func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+func (s *Handlers) leaveQueue(w http.ResponseWriter, r *http.Request) error {
+	sess, id, err := s.Auth.SessionAndID(r)
 	if err != nil {
 		return err
 	}
@@ -379,25 +351,25 @@ func (s *Server) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 	if err := s.eventExists(r.Context(), id); err != nil {
 		return err
 	}
-	if err := s.room.Leave(r.Context(), id, sess.Account); err != nil {
+	if err := s.Room.Leave(r.Context(), id, sess.Account); err != nil {
 		return queueError(err)
 	}
 	// The queue ticket would put the fan back in line at the next status;
 	// the turn's admission buys nothing any more.
-	expireCookie(w, r, queueTicketCookie(id), pathsOf(id).event)
-	expireCookie(w, r, AdmissionCookie(id), "/")
+	web.ExpireCookie(w, r, queueTicketCookie(id), pathsOf(id).event)
+	web.ExpireCookie(w, r, AdmissionCookie(id), "/")
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
 // queueProgress serves GET /api/events/{id}/queue/progress: the shared
 // counters, the same for every fan, cached by CloudFront for a second.
-func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id")
+func (s *Handlers) queueProgress(w http.ResponseWriter, r *http.Request) error {
+	id, err := web.PathID(r, "id")
 	if err != nil {
 		return err
 	}
-	p, err := s.room.Progress(r.Context(), id)
+	p, err := s.Room.Progress(r.Context(), id)
 	if err != nil {
 		return queueError(err)
 	}
@@ -409,7 +381,7 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 	// No stale-while-revalidate: fans near the front judge from served when
 	// to pick up their turn, and a stale count costs shopping-slot time.
 	w.Header().Set("Cache-Control", "public, max-age=1")
-	writeJSON(w, http.StatusOK, struct {
+	web.WriteJSON(w, http.StatusOK, struct {
 		queue.Progress
 		Now time.Time `json:"now"`
 	}{p, time.Now().UTC()})
@@ -420,8 +392,8 @@ func (s *Server) queueProgress(w http.ResponseWriter, r *http.Request) error {
 // queue's answers come from Redis alone; only the rare ones of a room that
 // is closed or was never published ask the catalog (its in-process cache)
 // whether the event exists at all.
-func (s *Server) eventExists(ctx context.Context, id int64) error {
-	if _, err := s.publicEvent(ctx, id); errors.Is(err, event.ErrNotFound) {
+func (s *Handlers) eventExists(ctx context.Context, id int64) error {
+	if _, err := web.PublicEvent(ctx, s.EventCache, id); errors.Is(err, event.ErrNotFound) {
 		return err
 	}
 	return nil

@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// maxGroupFields bounds a handler group: a struct that grows past it is
+// turning back into a locator every handler reaches into.
+const maxGroupFields = 10
+
+// TestHTTPLayerHoldsNoClients keeps the cut of the HTTP layer honest: no
+// file of shared/api (or its groups) imports the database driver's pools
+// or the Redis client, no struct holds a pool, the shard router or a Redis
+// client, and no handler group (a type with a Mount method) nor the
+// router has more than maxGroupFields fields. SQL and Redis
+// commands belong to the domain and store packages; each handler group is
+// given the services it uses (shared/app builds them).
+func TestHTTPLayerHoldsNoClients(t *testing.T) {
+	forbiddenImports := map[string]bool{
+		"github.com/jackc/pgx/v5":         true,
+		"github.com/jackc/pgx/v5/pgxpool": true,
+		"github.com/redis/go-redis/v9":    true,
+	}
+	forbiddenFields := map[string]bool{"pgxpool.Pool": true, "pgx.Conn": true, "shard.Router": true,
+		"redis.Client": true, "redis.UniversalClient": true, "redis.ClusterClient": true}
+	fset := token.NewFileSet()
+	files := 0
+	type sized struct {
+		where  token.Pos
+		fields int
+	}
+	structs := map[string]sized{}             // "dir.Type"
+	groups := map[string]bool{"router": true} // "dir.Type" with a Mount method
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); forbiddenImports[p] {
+				t.Errorf("%s imports %s: send SQL and Redis commands through a domain or store package", path, p)
+			}
+		}
+		dir := filepath.Dir(path)
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv != nil && fn.Name.Name == "Mount" {
+				groups[dir+"."+typeName(fn.Recv.List[0].Type)] = true
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			spec, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			st, ok := spec.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			fields := 0
+			for _, field := range st.Fields.List {
+				fields += max(1, len(field.Names))
+				if typ := typeName(field.Type); forbiddenFields[typ] {
+					t.Errorf("%s: %s has a %s field: give the handlers the service that uses it instead", fset.Position(field.Pos()), spec.Name.Name, typ)
+				}
+			}
+			structs[dir+"."+spec.Name.Name] = sized{spec.Pos(), fields}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 10 || len(groups) < 8 {
+		t.Fatalf("read %d files, %d groups: the walk missed the HTTP layer", files, len(groups))
+	}
+	for name := range groups {
+		if s, ok := structs[name]; ok && s.fields > maxGroupFields {
+			t.Errorf("%s: %s has %d fields (at most %d): split the group by audience", fset.Position(s.where), name, s.fields, maxGroupFields)
+		}
+	}
+}
+
+// typeName is "pkg.Type" (or "Type") of a field's or receiver's type,
+// through pointers.
+func typeName(e ast.Expr) string {
+	if star, ok := e.(*ast.StarExpr); ok {
+		e = star.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	if sel, ok := e.(*ast.SelectorExpr); ok {
+		if pkg, ok := sel.X.(*ast.Ident); ok {
+			return pkg.Name + "." + sel.Sel.Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,26 @@
+// Package session is the HTTP face of accounts: signing up, logging in and
+// out. Other groups check the session through web.Auth.
+package session
+
+import (
+	"time"
+
+	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/api/web"
+)
+
+// Handlers serve the account and session routes.
+type Handlers struct {
+	Accounts *account.Service
+	// Auth issues sessions (Auth.Sessions) and revokes them on log-out.
+	Auth   *web.Auth
+	Limits *web.Throttle
+	TTL    time.Duration
+}
+
+// Mount registers the routes on m.
+func (s *Handlers) Mount(m *web.Mux) {
+	m.Route("POST /api/accounts", s.signUp)
+	m.Route("POST /api/session", s.logIn)
+	m.Route("DELETE /api/session", s.logOut)
+}
