@@ -222,6 +222,7 @@ func (s *Handlers) ownOrder(r *http.Request) (token.Claims, order.Detail, error)
 	return sess, d, nil
 }
 
+// OrderDetail is an order as the console shows it.
 type OrderDetail struct {
 	order.Detail
 	EventName string          `json:"event_name"`

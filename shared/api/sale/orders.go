@@ -11,6 +11,7 @@ import (
 	"github.com/catraca/catraca/shared/problem"
 )
 
+// CheckoutResponse answers a checkout: the order, and where to pay.
 type CheckoutResponse struct {
 	Order      order.Order `json:"order"`
 	PaymentURL string      `json:"payment_url,omitempty"`
