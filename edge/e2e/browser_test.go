@@ -15,11 +15,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/stack"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/stack"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the README shows into docs/")

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/tools/demo"
 )
 
 // The payment provider refuses one refund of a cancelled event: the

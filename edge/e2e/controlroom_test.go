@@ -9,9 +9,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/fan"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/tools/fan"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // buy holds a standing place, pays for it on the PSP's page and waits for

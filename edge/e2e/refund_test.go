@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/tools/fan"
 )
 
 // TestOrganizerFindsAndRefundsAnOrder: the organizer finds a fan's order

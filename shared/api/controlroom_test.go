@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/controlroom"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // TestControlRoomOverHTTP: the control room shows the line, the

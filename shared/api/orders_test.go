@@ -21,11 +21,11 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/pspsim"
-	"github.com/catraca/catraca/shared/dev/syncbuf"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/pspsim"
+	"github.com/catraca/catraca/tools/syncbuf"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // shop is a running app with a PSP simulator wired both ways.

@@ -17,13 +17,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/redisconn"
 	"github.com/catraca/catraca/shared/rediskey"
 	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/loadstat"
 )
 
 // queueRounds and queueOps size BenchmarkQueueHTTP: every sample runs each
@@ -49,7 +49,7 @@ const (
 // ratio compares runs a second apart, not minutes. The in-process figures
 // call the handler without the loopback HTTP client and server (in
 // production the Lambda adapter hands it requests): they are the ones the
-// target is read against (infra/benchreport); join-http and status-http go
+// target is read against (tools/cmd/benchreport); join-http and status-http go
 // through a net/http client and an httptest server, for information.
 func BenchmarkQueueHTTP(b *testing.B) {
 	a := apptest.New(b, 1)

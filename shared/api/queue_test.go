@@ -16,10 +16,10 @@ import (
 	"github.com/catraca/catraca/shared/admission"
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/localenv"
 )
 
 // TestWaitingRoomFailsClosed runs a waiting room on a Redis of its own,

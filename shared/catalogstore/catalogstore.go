@@ -5,7 +5,7 @@
 // them and takes and returns plain values and rows. A step runs on what it
 // is given: the catalog pool, a reader, or a transaction the caller holds
 // (so a write that locks an event row reads and writes on its one
-// connection). TestEveryTableHasOneOwner (shared/dev/sessionsql) fails when
+// connection). TestEveryTableHasOneOwner (tools/sessionsql) fails when
 // another package sends SQL to a catalog table.
 package catalogstore
 

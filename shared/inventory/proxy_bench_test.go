@@ -9,11 +9,11 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/loadstat"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/loadstat"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // Sizes of BenchmarkHoldModes: every sample runs each variant modeRounds
