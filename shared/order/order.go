@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
@@ -62,7 +63,7 @@ type Queue interface {
 // Service is the order and payment logic.
 type Service struct {
 	shards  shards
-	catalog *shardstore.Store // its outbox only (nil: not drained)
+	catalog *catalogstore.Outbox // nil: not drained
 	psp     psp.PSP
 	// confirming shares one confirmation among concurrent deliveries of
 	// an event (the PSP's duplicates): one call from the quota, not one each.
@@ -145,9 +146,9 @@ func New(c Config) *Service {
 	if c.Mailer == nil {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
-	var catalog *shardstore.Store
+	var catalog *catalogstore.Outbox
 	if c.Catalog != nil {
-		catalog = shardstore.OpenOutbox(c.Catalog)
+		catalog = catalogstore.OpenOutbox(c.Catalog)
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
