@@ -94,11 +94,11 @@ func run(ctx context.Context, env localenv.Env, addr string, servicesOnly bool) 
 		}
 	}
 	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
-		return err
+		return stale(err)
 	}
 	for _, id := range cfg.ShardIDs() {
 		if _, err := migrate.Up(ctx, cfg.Shards[id], migrate.Shard, id); err != nil {
-			return err
+			return stale(err)
 		}
 	}
 	if servicesOnly {
@@ -246,4 +246,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// stale says what to do when the local databases were made by another
+// version of the code (a branch whose migrations main numbers otherwise):
+// goose refuses migrations older than the database's newest.
+func stale(err error) error {
+	if strings.Contains(err.Error(), "out-of-order") {
+		return fmt.Errorf("%w\nThe local databases were made by another version of catraca: `make dev-reset` wipes them (the demo data is made again)", err)
+	}
+	return err
 }
