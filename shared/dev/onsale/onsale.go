@@ -85,13 +85,17 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 		return nil, fmt.Errorf("checkpoint after set-up: %w", err)
 	}
 	rep, err := r.play(ctx)
+	check, done := context.WithTimeout(context.Background(), 90*time.Second)
+	defer done()
 	if err != nil {
+		// A run cut short still says where the farm's tickets were.
+		if o.Farm.Bots > 0 {
+			rep.Farm, _ = r.tally(check)
+		}
 		return rep, err
 	}
 	// Webhooks, refunds and emails settle asynchronously: check until the
 	// state converges (or report what is still wrong after 60 s).
-	check, done := context.WithTimeout(context.Background(), 90*time.Second)
-	defer done()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		vs, err := r.check(check)
