@@ -110,8 +110,8 @@ clean:
 onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
 	$(GO) run ./infra/onsale -fans 5000 $(ARGS)
 
-onsale-farm: ## a scalper farm (300 bots, 5 cards, 3 devices) among 5,000 fans, defenses off then on → docs/onsale-farm/ (same as make onsale ARGS="-farm 300")
-	$(GO) run ./infra/onsale -fans 5000 -farm 300 $(ARGS)
+onsale-farm: ## a scalper farm (300 bots, 5 cards, 3 devices) among 5,000 fans at a 2,400-ticket venue, defenses off then on → docs/onsale-farm/ (make onsale ARGS="-farm 300" for the full venue)
+	$(GO) run ./infra/onsale -fans 5000 -seats 2000 -ga 400 -farm 300 $(ARGS)
 
 bench: ## every Go benchmark (3 runs, medians) with local and Aurora-like commits, every target judged in both, and a 5,000-fan on-sale under the commit delay → docs/benchmarks.md
 	$(GO) run ./infra/benchreport -count 3 -onsale-fans 5000 ./shared/...
