@@ -4,7 +4,7 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: fuzz onsale dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap preflight
+.PHONY: fuzz onsale onsale-farm dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap preflight
 
 dev: ## run the whole local stack with the demo on-sale
 	$(GO) run ./tools/cmd/devstack
@@ -109,6 +109,9 @@ clean:
 
 onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
 	$(GO) run ./tools/cmd/onsale -fans 5000 $(ARGS)
+
+onsale-farm: ## a scalper farm (300 bots, 5 cards, 3 devices) among 5,000 fans at a 2,400-ticket venue, defenses off then on → docs/onsale-farm/ (make onsale ARGS="-farm 300" for the full venue)
+	$(GO) run ./tools/cmd/onsale -fans 5000 -seats 2000 -ga 400 -farm 300 $(ARGS)
 
 bench: ## every Go benchmark (3 runs, medians) with local and Aurora-like commits, every target judged in both, and a 5,000-fan on-sale under the commit delay → docs/benchmarks.md
 	$(GO) run ./tools/cmd/benchreport -count 3 -onsale-fans 5000 ./shared/...

@@ -29,6 +29,9 @@ type Fan struct {
 	client  *http.Client
 	// Observe, when set, sees every call's route and latency.
 	Observe func(route string, status int, d time.Duration)
+	// Solve, when set, answers a challenged join (see Solver).
+	Solve Solver
+	guard
 }
 
 // New returns a fan with an empty cookie jar; transport may be shared.
@@ -157,13 +160,23 @@ type Progress struct {
 	AdmitAt time.Time `json:"admission_starts_at"`
 }
 
-// Join takes a place in the event's waiting room.
+// Join takes a place in the event's waiting room. A challenged join is
+// answered with f.Solve and sent again, once.
 // A room that is opening (the sale just opened, its line not yet
 // published) gives no place: the join is sent again, as the page does.
 func (f *Fan) Join(ctx context.Context, event int64) (QueueStatus, error) {
+	var body any // the challenge's answer, once one was asked
 	for {
 		var s QueueStatus
-		err := f.Call(ctx, "queue.join", http.MethodPost, fmt.Sprintf("/api/events/%d/queue", event), nil, &s)
+		err := f.Call(ctx, "queue.join", http.MethodPost, fmt.Sprintf("/api/events/%d/queue", event), body, &s)
+		if e, ok := challenged(err); ok && body == nil {
+			a, aerr := f.answer(ctx, e)
+			if aerr != nil {
+				return s, aerr
+			}
+			body = map[string]json.RawMessage{"challenge": a}
+			continue
+		}
 		if err != nil || s.State != "opening" {
 			return s, err
 		}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
-	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
 	"github.com/catraca/catraca/tools/fan"
 	"github.com/catraca/catraca/tools/loadstat"
@@ -52,7 +51,9 @@ type Options struct {
 	// CommitDelay (µs) is the Aurora-like commit latency mode of the
 	// shard databases (localenv.Env.SetCommitDelay); 0 is local commits.
 	CommitDelay int
-	Progress    func(Sample) `json:"-"` // called about once a second
+	// Farm, when it has bots, plays a scalper farm among the fans.
+	Farm     Farm
+	Progress func(Sample) `json:"-"` // called about once a second
 }
 
 // Sample is one second of the run.
@@ -84,19 +85,26 @@ func Run(ctx context.Context, st *stack.Stack, env localenv.Env, o Options) (*Re
 		return nil, fmt.Errorf("checkpoint after set-up: %w", err)
 	}
 	rep, err := r.play(ctx)
+	check, done := context.WithTimeout(context.Background(), 90*time.Second)
+	defer done()
 	if err != nil {
+		// A run cut short still says where the farm's tickets were.
+		if o.Farm.Bots > 0 {
+			rep.Farm, _ = r.tally(check)
+		}
 		return rep, err
 	}
 	// Webhooks, refunds and emails settle asynchronously: check until the
 	// state converges (or report what is still wrong after 60 s).
-	check, done := context.WithTimeout(context.Background(), 90*time.Second)
-	defer done()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		vs, err := r.check(check)
 		if err == nil && (len(vs) == 0 || time.Now().After(deadline)) {
 			rep.Violations = vs
-			return rep, nil
+			if o.Farm.Bots > 0 || o.Farm.FamilyShare > 0 {
+				rep.Farm, err = r.tally(check)
+			}
+			return rep, err
 		}
 		if err != nil && time.Now().After(deadline) {
 			return rep, err
@@ -124,6 +132,9 @@ type run struct {
 	// progress is the shared progress as the main loop last read it.
 	progress atomic.Pointer[fan.Progress]
 	shoppers sync.WaitGroup
+	// maxPerAccount is the event's limit; farm the scalper farm, if any.
+	maxPerAccount int
+	farm          *farmer
 }
 
 type shopper struct {
@@ -135,6 +146,10 @@ type shopper struct {
 	asked  time.Time
 	done   bool
 	learnt bool // read its place after the draw
+	card   string
+	bot    bool // one of the farm's (farm.go)
+	// refused: a hold refused by a limit (see refusedAt).
+	refused bool
 }
 
 func (r *run) setup(ctx context.Context) error {
@@ -151,20 +166,8 @@ func (r *run) setup(ctx context.Context) error {
 	r.layout = l
 	// Accounts made ahead: one row each, sessions signed as at log-in.
 	r.tr = &http.Transport{MaxIdleConnsPerHost: r.o.Workers * 2, MaxConnsPerHost: r.o.Workers * 2}
-	ids, err := createAccounts(ctx, a.Catalog, r.o.Fans)
-	if err != nil {
+	if err := r.newShoppers(ctx); err != nil {
 		return err
-	}
-	for _, id := range ids {
-		f := fan.New(r.st.URL, r.tr)
-		f.Account = id
-		raw, _, err := a.Sessions.Issue(token.Claims{Account: id, Role: "fan"}, 2*time.Hour)
-		if err != nil {
-			return err
-		}
-		f.SetSession(raw)
-		f.Observe = r.observe
-		r.fans = append(r.fans, &shopper{Fan: f})
 	}
 	// The pre-queue opens now; the sale is moved to start once everyone
 	// has joined (startSale), however long the joins take on this machine.
@@ -182,7 +185,7 @@ func (r *run) setup(ctx context.Context) error {
 	if err := org.SetStatus(ctx, e.ID, "on_sale"); err != nil {
 		return err
 	}
-	r.event = e.ID
+	r.event, r.maxPerAccount = e.ID, e.MaxPerAccount
 	if err := r.st.WaitForRoom(ctx, e.ID); err != nil {
 		return err
 	}
@@ -288,11 +291,20 @@ func (r *run) play(ctx context.Context) (*Report, error) {
 // prequeue has everyone join before the draw.
 func (r *run) prequeue(ctx context.Context) {
 	pool(ctx, r.o.Workers, r.fans, func(s *shopper) {
+		began := time.Now()
 		if _, err := fan.Retry(ctx, func() (fan.QueueStatus, error) { return s.Join(ctx, r.event) }); err != nil {
 			r.failed("queue.join gave up")
 			slog.Debug("join", "err", err)
 		}
 		r.origin.Add(1)
+		// A fan's whole join, a solved challenge included: what it costs.
+		if !s.bot {
+			took := time.Since(began)
+			r.lat.add(joinFan, took)
+			if n, _ := s.Challenged(); n > 0 {
+				r.lat.add(joinFanChallenged, took)
+			}
+		}
 	})
 }
 
@@ -415,7 +427,11 @@ func (r *run) ask(ctx context.Context, s *shopper, start time.Time) {
 		go func() {
 			defer r.shoppers.Done()
 			began := time.Now()
-			freed := r.shop(ctx, s)
+			shop := r.shop
+			if s.bot {
+				shop = r.scalp
+			}
+			freed := shop(ctx, s)
 			r.rep.mu.Lock()
 			r.rep.shops = append(r.rep.shops, shopTime{began.Sub(start).Seconds(), freed.Sub(began).Seconds()})
 			r.rep.mu.Unlock()

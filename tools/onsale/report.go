@@ -40,6 +40,7 @@ type Report struct {
 	Samples        []Sample               `json:"samples"`
 	ChaosEvents    []string               `json:"chaos_events"`
 	Violations     []string               `json:"violations"`
+	Farm           *FarmResult            `json:"farm,omitempty"`
 	mu             sync.Mutex
 	shops          []shopTime
 }
@@ -209,6 +210,9 @@ func (rep *Report) Markdown() string {
 	fmt.Fprintf(&b, "| invariant violations | %d |\n\n", len(rep.Violations))
 	for _, v := range rep.Violations {
 		fmt.Fprintf(&b, "- VIOLATION: %s\n", v)
+	}
+	if rep.Farm != nil {
+		fmt.Fprintf(&b, "## Scalper farm\n\n%s\n", rep.Farm.Markdown(rep.Tickets))
 	}
 	fmt.Fprintf(&b, "## Latency per endpoint (ms)\n\n| endpoint | n | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
 	routes := make([]string, 0, len(rep.Latency))

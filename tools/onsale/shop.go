@@ -13,13 +13,12 @@ import (
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/tools/fan"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
-// Cards of the PSP simulator.
-const (
-	goodCard     = "4242424242424242"
-	declinedCard = "4000000000000002"
-)
+// declinedCard is the PSP simulator's declining card; a fan's good card
+// is its own (pspsim.PersonCard).
+const declinedCard = pspsim.CardDeclined
 
 // shop is one admitted fan: look at the map, think, hold (fewer tickets
 // when the wanted number is not there), think again, pay or walk away. A fan who ends
@@ -40,6 +39,7 @@ func (r *run) shop(ctx context.Context, s *shopper) (freed time.Time) {
 	think(ctx, r.o.Think)
 	h, err := r.hold(ctx, s, snap, 1+rand.IntN(4))
 	if err != nil {
+		r.refusedAt(s, err)
 		return
 	}
 	if rand.Float64() < r.o.AbandonRate {
@@ -47,11 +47,19 @@ func (r *run) shop(ctx context.Context, s *shopper) (freed time.Time) {
 		return // walks away: the hold expires and the seats come back
 	}
 	think(ctx, r.o.Think) // reviews the order, types the card
-	card := goodCard
+	card := s.card
 	if rand.Float64() < r.o.DeclineRate {
 		card = declinedCard
 	}
-	// A fan whose payment cannot go through lets the seats go.
+	_, freed = r.buy(ctx, s, h, card)
+	return freed
+}
+
+// buy pays for a hold with card, and with the fan's own card if that one
+// is declined, as a fan would; freed is when the purchase freed the
+// fan's slot (zero when it did not). A fan whose payment cannot go
+// through lets the seats go.
+func (r *run) buy(ctx context.Context, s *shopper, h fan.Hold, card string) (o fan.Order, freed time.Time) {
 	defer func() {
 		if o, err := s.Order(ctx, h.OrderID); err == nil && o.Status == "pending" {
 			s.Release(ctx, h.HoldID)
@@ -60,22 +68,22 @@ func (r *run) shop(ctx context.Context, s *shopper) (freed time.Time) {
 	for try := 0; try < 2; try++ {
 		url, err := r.paymentURL(ctx, s, h.OrderID)
 		if err != nil || url == "" {
-			return
+			return o, freed
 		}
 		if err := s.PayOnPage(ctx, url, card); err != nil {
 			continue
 		}
-		if o := r.settle(ctx, s, h.OrderID); o.Status == "paid" {
+		if o = r.settle(ctx, s, h.OrderID); o.Status == "paid" {
 			r.sold.Add(int64(len(o.Tickets)))
 			freed = time.Now()
 			if o.PaidAt != nil {
 				freed = *o.PaidAt // the purchase itself freed the slot
 			}
-			return freed
+			return o, freed
 		}
-		card = goodCard // declined once: try the other card, like a fan would
+		card = s.card // declined once: try the other card, like a fan would
 	}
-	return freed
+	return o, freed
 }
 
 // think waits a fan's reaction time, uniformly up to max.
@@ -225,20 +233,19 @@ func (r *run) remaining(ctx context.Context) int64 {
 	return n
 }
 
-// createAccounts inserts fans' accounts in one statement (made ahead of the
-// sale; nobody logs in during it).
-func createAccounts(ctx context.Context, catalog *pgxpool.Pool, n int) ([]int64, error) {
-	stamp := time.Now().UnixNano()
+// createAccounts inserts n accounts (prefix-1@catraca.dev, …) in one
+// statement (made ahead of the sale; nobody logs in during it).
+func createAccounts(ctx context.Context, catalog *pgxpool.Pool, prefix string, n int) ([]int64, error) {
 	rows, err := catalog.Query(ctx, `INSERT INTO accounts (email, name, password_hash)
-		SELECT 'sim-' || $2::text || '-' || g || '@catraca.dev', 'Fan ' || g, 'x' FROM generate_series(1, $1) g RETURNING id`, n, fmt.Sprint(stamp))
+		SELECT $2::text || '-' || g || '@catraca.dev', 'Fan ' || g, 'x' FROM generate_series(1, $1) g RETURNING id`, n, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("create accounts: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// Tune is what an on-sale needs of the shop's configuration: every
-// simulated fan pays with one of Stripe's two good test cards, whose
-// fingerprints would reach the per-card limit after a few fans, so that
-// limit is off (shared/api's card tests prove it).
-func Tune(c *config.Config) { c.NoCardLimit = true }
+// Tune is what the plain on-sale run's configuration turns off: every
+// rule of Defenses, as runs before the scalper farm did (each fan now
+// pays with a card of its own, so the per-card limit refuses nobody
+// there; the farm run measures the rules on and off).
+func Tune(c *config.Config) { DefensesOff(c) }

@@ -211,6 +211,25 @@ func TestCheckoutThroughStripeGo(t *testing.T) {
 	}
 	require.NotEqual(t, fingerprints[CardVisa], fingerprints[CardMastercard])
 
+	// A simulated person's own card pays like a Visa test card, with a
+	// fingerprint of its own; a mistyped one (its check digit) does not.
+	for _, card := range []string{PersonCard(1), PersonCard(2), PersonCard(1)} {
+		cs := newSession(t, c, 100, "")
+		_, err := s.Pay(cs.ID, card)
+		require.NoError(t, err)
+		ch := retrieve(t, c, cs.ID).PaymentIntent.LatestCharge
+		require.Equal(t, "visa", string(ch.PaymentMethodDetails.Card.Brand))
+		if fp, ok := fingerprints[card]; ok {
+			require.Equal(t, fp, ch.PaymentMethodDetails.Card.Fingerprint, "a card's fingerprint is stable")
+		}
+		fingerprints[card] = ch.PaymentMethodDetails.Card.Fingerprint
+	}
+	require.Len(t, fingerprints, 4, "every card has its own fingerprint")
+	mistyped := []byte(PersonCard(1))
+	mistyped[15] = '0' + (mistyped[15]-'0'+1)%10
+	_, err = s.Pay(newSession(t, c, 100, "").ID, string(mistyped))
+	require.ErrorIs(t, err, ErrUnknownCard)
+
 	requireStripeShapes(t, rec)
 }
 

@@ -1,11 +1,15 @@
 // Command onsale runs an on-sale simulation on its own private local stack
 // (PostgreSQL and Redis started like make dev, on other ports, wiped each
-// run) and writes the report: onsale.json, onsale.md and onsale.svg.
+// run) and writes the report: onsale.json, onsale.md and onsale.svg. With
+// -farm N it plays a scalper farm of N bots among the fans twice, with the
+// defenses off and then on, and writes farm.{json,md} beside each phase's
+// report.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -17,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/migrate"
 	"github.com/catraca/catraca/tools/localenv"
 	"github.com/catraca/catraca/tools/onsale"
@@ -40,10 +45,23 @@ func main() {
 	flag.StringVar(&o.Chaos, "chaos", "", "one of: "+strings.Join(onsale.ChaosModes, ", "))
 	flag.IntVar(&o.CommitDelay, "commit-delay", 0, "Aurora-like commit latency: commit_delay (µs) on the shard databases (make bench uses 2000; 0: local commits)")
 	flag.DurationVar(&o.Deadline, "deadline", 20*time.Minute, "stop after this long")
-	out := flag.String("out", "docs/onsale", "report folder")
+	flag.IntVar(&o.Farm.Bots, "farm", 0, "scalper farm: this many bot accounts among the fans, played with the defenses off and then on (make onsale-farm passes 300; docs/simulator.md)")
+	flag.IntVar(&o.Farm.Cards, "farm-cards", 5, "cards the farm's bots pay with")
+	flag.IntVar(&o.Farm.Devices, "farm-devices", 3, "devices (cookie jars) the farm's bots share")
+	flag.Float64Var(&o.Farm.FamilyShare, "family", 0.02, "share of fans paying with a family member's card (farm runs)")
+	out := flag.String("out", "", "report folder (default docs/onsale, or docs/onsale-farm with -farm)")
 	admitDelay := flag.Duration("admit-delay", 0, "admission starts this long after the draw (fans learn their places meanwhile; 0: at the draw, they learn them while admission runs)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (stack and fans) here")
 	flag.Parse()
+	if *out == "" {
+		*out = "docs/onsale"
+		if o.Farm.Bots > 0 {
+			*out = "docs/onsale-farm"
+		}
+	}
+	if o.Farm.Bots == 0 {
+		o.Farm.FamilyShare = 0
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -70,6 +88,44 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 		return err
 	}
 	defer env.Down()
+	if o.Farm.Bots == 0 {
+		rep, err := play(ctx, env, o, admitDelay, onsale.Tune)
+		return report(rep, err, out)
+	}
+	// The farm: the same on-sale with the defenses off, then on, each on
+	// databases of its own.
+	var phases []onsale.Phase
+	var dirs []string
+	var failed []error
+	for _, off := range []bool{true, false} {
+		name, dir, tune := "defenses on", "on", func(*config.Config) {}
+		if off {
+			name, dir, tune = "defenses off", "off", onsale.DefensesOff
+		}
+		log.Printf("farm phase: %s", name)
+		rep, err := play(ctx, env, o, admitDelay, tune)
+		if err := report(rep, err, filepath.Join(out, dir)); err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", name, err))
+		}
+		if rep == nil || rep.Farm == nil {
+			return errors.Join(failed...)
+		}
+		phases, dirs = append(phases, onsale.Phase{Name: name, Defenses: onsale.PhaseDefenses(off), Report: rep}), append(dirs, dir)
+	}
+	j, _ := json.MarshalIndent(phases, "", "  ")
+	md := onsale.FarmMarkdown(phases, dirs)
+	for name, b := range map[string][]byte{"farm.json": j, "farm.md": []byte(md)} {
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Print(md)
+	return errors.Join(failed...)
+}
+
+// play runs one on-sale on fresh databases of env, with the
+// configuration tune leaves.
+func play(ctx context.Context, env localenv.Env, o onsale.Options, admitDelay time.Duration, tune func(*config.Config)) (*onsale.Report, error) {
 	stamp := time.Now().Format("150405")
 	dbs := map[string]string{"catalog": "onsale_catalog_" + stamp, "1": "onsale_shard1_" + stamp, "2": "onsale_shard2_" + stamp}
 	// Each run's databases go when it ends: left behind, they pile up and
@@ -83,11 +139,11 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	}()
 	for _, db := range dbs {
 		if err := env.CreateDatabase(ctx, db, ""); err != nil {
-			return err
+			return nil, err
 		}
 		if o.CommitDelay > 0 {
 			if err := env.SetCommitDelay(ctx, db, o.CommitDelay); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -99,18 +155,18 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	cfg.PSPRate = float64(o.PSPRate)
 	cfg.RoomAdmitDelay = admitDelay
 	cfg.DBMinConns = cfg.DBMaxConns
-	onsale.Tune(&cfg)
+	tune(&cfg)
 	if _, err := migrate.Up(ctx, cfg.CatalogDSN, migrate.Catalog, 0); err != nil {
-		return err
+		return nil, err
 	}
 	for id, dsn := range cfg.Shards {
 		if _, err := migrate.Up(ctx, dsn, migrate.Shard, id); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	st, err := stack.Start(ctx, cfg, stack.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer st.Close()
 	o.Progress = func(s onsale.Sample) {
@@ -118,6 +174,11 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	}
 	rep, err := onsale.Run(ctx, st, env, o)
 	fmt.Fprintln(os.Stderr)
+	return rep, err
+}
+
+// report writes a run's report to out and says whether the run passed.
+func report(rep *onsale.Report, err error, out string) error {
 	if rep == nil {
 		return err
 	}
