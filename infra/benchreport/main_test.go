@@ -170,3 +170,31 @@ func TestQueueMissReadsThePairedSample(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowTheirSpread: a paired ratio judged run by run shows each
+// run's lowest and highest round beside its median, and a comparison's
+// table lists every run, the cluster run's rows included.
+func TestRunsShowTheirSpread(t *testing.T) {
+	sample := map[string][]float64{"join-ops/s": {30000, 32000}, "zadd-ops/s": {50000, 52000},
+		"join/zadd": {0.55, 0.6}, "join/zadd-min": {0.5, 0.52}, "join/zadd-max": {0.61, 0.7}}
+	r := &results{samples: map[string]map[string]map[string][]float64{
+		local:   {"BenchmarkQueueHTTP/interleaved/clients=16": sample},
+		cluster: {"BenchmarkQueueHTTP/interleaved/clients=16": sample}},
+		load: map[string]string{local: "1", cluster: "2"}, modes: []string{local}}
+	for _, c := range comparisons {
+		if c.ratioMetric != "join/zadd" {
+			continue
+		}
+		c.at = []int{16}
+		if met, got := c.verdict(r, local); !met || got != "0.55× (0.50–0.61), 0.60× (0.52–0.70) at 16 clients (runs)" {
+			t.Errorf("verdict %v %q", met, got)
+		}
+		var b strings.Builder
+		writeComparison(&b, r, c)
+		for _, mode := range []string{local, cluster} {
+			if row := "| " + mode + " | 16 | 32000 | 52000 | 0.60× | 0.55× (0.50–0.61), 0.60× (0.52–0.70) |"; !strings.Contains(b.String(), row) {
+				t.Errorf("no row %q in\n%s", row, b.String())
+			}
+		}
+	}
+}
