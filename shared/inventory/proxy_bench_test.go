@@ -17,10 +17,11 @@ import (
 )
 
 // Sizes of BenchmarkHoldModes: every sample runs each variant modeRounds
-// times for modeOps holds, interleaved.
+// times for modeOps holds, interleaved: many short rounds, so that the load
+// other work puts on the shared cores weighs on a pair's two runs alike.
 const (
-	modeRounds = 7
-	modeOps    = 600
+	modeRounds = 11
+	modeOps    = 400
 )
 
 // BenchmarkHoldModes measures the hold as production sends it beside the
