@@ -557,6 +557,21 @@ func (r *results) eachRun(mode, bench, ratio string) string {
 	return strings.Join(each, ", ")
 }
 
+// measured tells whether mode has c's figure at some client count its
+// target names: a partial run (-bench) measures few.
+func (c comparison) measured(r *results, mode string) bool {
+	metric := c.metric
+	if c.ratioMetric != "" {
+		metric = c.ratioMetric
+	}
+	for _, n := range c.at {
+		if len(r.samples[mode][benchName(c.subject, n)][metric]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // modesOf are the modes c is shown and judged in: the commit modes, and
 // the Redis Cluster run for the waiting room's figures when it ran.
 func (c comparison) modesOf(r *results) []string {
@@ -575,6 +590,10 @@ func writeTargets(b *strings.Builder, r *results) {
 			continue
 		}
 		for _, mode := range c.modesOf(r) {
+			if !c.measured(r, mode) {
+				fmt.Fprintf(b, "| %s | %s | %s | — | not measured in this run (-bench) |\n", c.title, c.target, mode)
+				continue
+			}
 			met, got := c.verdict(r, mode)
 			v := "met"
 			if !met {
@@ -649,6 +668,14 @@ func peerName(strategy string, places, n int) string {
 // place and of two, read from the paired samples (catraca's throughput
 // over the peer's in the same round, median).
 func peersVerdict(r *results, mode string) string {
+	const line = "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients, holds of 1 and 2 places | "
+	measured := false
+	for _, p := range peers {
+		measured = measured || r.samples[mode][peerName(p.name, 1, 16)] != nil
+	}
+	if !measured {
+		return line + mode + " | — | not measured in this run (-bench) |\n"
+	}
 	var behind []string
 	for _, places := range peerPlaces {
 		for _, n := range []int{16, 64} {
@@ -669,7 +696,7 @@ func peersVerdict(r *results, mode string) string {
 			r.cpuSplit(mode, peerName(peers[0].name, 1, 16), "", "catraca's hold of one place", peerName("alfio-skip-locked", 1, 16), "", "alf.io's") +
 			": the same hold with the same checks, so the gap is the take itself (docs/inventory.md)"
 	}
-	return "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients, holds of 1 and 2 places | " + mode + " | see Peers below | " + v + " |\n"
+	return line + mode + " | see Peers below | " + v + " |\n"
 }
 
 func writePeers(b *strings.Builder, r *results) {

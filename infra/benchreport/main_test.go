@@ -198,3 +198,27 @@ func TestRunsShowTheirSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialRunsJudgeOnlyWhatTheyMeasured: a run of a few benchmarks
+// (-bench) says the others' targets were not measured instead of judging
+// them on zeros ("0.00× … not met").
+func TestPartialRunsJudgeOnlyWhatTheyMeasured(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {
+		"BenchmarkQueueHTTP/interleaved/clients=16": {"join-ops/s": {3}, "zadd-ops/s": {5}, "join/zadd": {0.6}},
+		"BenchmarkQueueHTTP/interleaved/clients=64": {"join-ops/s": {3}, "zadd-ops/s": {5}, "join/zadd": {0.6}}}},
+		load: map[string]string{local: "1"}, modes: []string{local}}
+	var b strings.Builder
+	writeTargets(&b, r)
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "| Waiting-room joins"):
+			if !strings.HasSuffix(l, "| met |") {
+				t.Errorf("the measured target: %s", l)
+			}
+		case strings.HasPrefix(l, "| ") && strings.Contains(l, " | local | "):
+			if !strings.HasSuffix(l, "| not measured in this run (-bench) |") {
+				t.Errorf("a target this run did not measure: %s", l)
+			}
+		}
+	}
+}
