@@ -79,8 +79,15 @@ func holdMode(title, kind, mode, where string) comparison {
 		c.target, c.want, c.at = "≥ 0.9× at 16 and 64 clients", 0.9, []int{16, 64}
 		c.miss = func(r *results, m string) string {
 			bench := fmt.Sprintf(holdModes, 16)
-			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") +
-				fmt.Sprintf("; the same statements on direct connections, without the pooler's hop, give %.2f× (PgBouncer's own CPU runs on the same 2 cores and is in neither CPU figure; RDS Proxy runs on hosts of its own); in proxy mode the takes run in PL/pgSQL functions that keep their plans per server connection (docs/database.md)",
+			pooler := r.get(m, bench, kind+"-proxy-pooler-cpu-ms/op")
+			proxied := r.get(m, bench, kind+"-proxy-db-cpu-ms/op") + r.get(m, bench, kind+"-proxy-go-cpu-ms/op") + pooler
+			prepared := r.get(m, bench, kind+"-prepared-db-cpu-ms/op") + r.get(m, bench, kind+"-prepared-go-cpu-ms/op")
+			withPooler := ""
+			if pooler > 0 && proxied > 0 {
+				withPooler = fmt.Sprintf("; PgBouncer itself spends %.3f ms of CPU per hold on the same 2 cores, in neither figure (with it, CPU alone would allow %.2f×; RDS Proxy runs on hosts of its own)", pooler, prepared/proxied)
+			}
+			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") + withPooler +
+				fmt.Sprintf("; the same statements on direct connections, without the pooler's hop, give %.2f×; in proxy mode the takes run in PL/pgSQL functions that keep their plans per server connection (docs/database.md)",
 					r.get(m, bench, kind+"-unnamed/"+kind+"-prepared"))
 		}
 	}

@@ -222,3 +222,16 @@ func TestPartialRunsJudgeOnlyWhatTheyMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldModesMissCountsThePooler: the proxy mode's miss reason adds
+// PgBouncer's own CPU per hold, which neither the backends' nor the Go
+// process's figure holds, to the CPU bound.
+func TestHoldModesMissCountsThePooler(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {"BenchmarkHoldModes/interleaved/clients=16": {
+		"seat-proxy-db-cpu-ms/op": {0.8}, "seat-proxy-go-cpu-ms/op": {0.1}, "seat-proxy-pooler-cpu-ms/op": {0.1},
+		"seat-prepared-db-cpu-ms/op": {0.8}, "seat-prepared-go-cpu-ms/op": {0.1}}}}}
+	why := holdMode("Seat holds", "seat", "proxy", "through PgBouncer").miss(r, local)
+	if !strings.Contains(why, "PgBouncer itself spends 0.100 ms of CPU per hold on the same 2 cores, in neither figure (with it, CPU alone would allow 0.90×") {
+		t.Errorf("miss reason %q", why)
+	}
+}

@@ -60,6 +60,11 @@ func BenchmarkHoldModes(b *testing.B) {
 		b.Fatalf("the pooler keeps %d server connections per database (%v) against the prepared pool's %d: run this benchmark through infra/benchreport, whose private pooler keeps as many",
 			size, err, f.app.Config.DBMaxConns)
 	}
+	// PgBouncer's own CPU is in neither the backends' nor this process's.
+	pooler, err := testenv.Env(b).PoolerPID(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	unnamed := f.app.Config
 	unnamed.DBProxy = true
 	apps := map[string]*app.App{"prepared": f.app, "proxy": open(testenv.Proxied(b, f.app.Config)), "unnamed": open(unnamed)}
@@ -93,7 +98,7 @@ func BenchmarkHoldModes(b *testing.B) {
 	for _, clients := range []int{16, 64} {
 		b.Run(fmt.Sprintf("interleaved/clients=%d", clients), func(b *testing.B) {
 			for range b.N {
-				interleave(b, f.shard, clients, modeRounds, modeOps, reset, variants, pairs...)
+				interleaveWith(b, f.shard, pooler, clients, modeRounds, modeOps, reset, variants, pairs...)
 			}
 		})
 	}

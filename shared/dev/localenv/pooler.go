@@ -104,6 +104,20 @@ func (e Env) PoolerPoolSize(ctx context.Context) (int, error) {
 	return size, err
 }
 
+// PoolerPID is the running pooler's process id, read from the pidfile its
+// configuration names (whatever configuration started it).
+func (e Env) PoolerPID(ctx context.Context) (int, error) {
+	var pid int
+	err := e.poolerAdmin(ctx, func(_ *pgx.Conn, settings map[string]string) error {
+		raw, err := os.ReadFile(settings["pidfile"])
+		if err == nil {
+			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		return err
+	})
+	return pid, err
+}
+
 // poolerAdmin runs fn on a connection to the pooler's admin console with
 // its settings (SHOW CONFIG) by name.
 func (e Env) poolerAdmin(ctx context.Context, fn func(conn *pgx.Conn, settings map[string]string) error) error {
