@@ -81,7 +81,7 @@ func backends(ctx context.Context, db Querier) map[int]time.Duration {
 		return out
 	}
 	for _, pid := range pids {
-		out[int(pid)] = procCPU(int(pid))
+		out[int(pid)] = ProcCPU(int(pid))
 	}
 	return out
 }
@@ -90,12 +90,12 @@ func backends(ctx context.Context, db Querier) map[int]time.Duration {
 // (100 on Linux for every architecture Go supports).
 const clockTick = 10 * time.Millisecond
 
-// procCPU is a process's time on a CPU, 0 when it cannot be read (the
+// ProcCPU is a process's time on a CPU, 0 when it cannot be read (the
 // server on another machine or user). /proc/<pid>/schedstat counts it in
 // nanoseconds; /proc/<pid>/stat, the fallback, only in clock ticks, which
 // over a benchmark's thousand operations spread across 16 to 64 backends is
 // an error of tens of microseconds per operation.
-func procCPU(pid int) time.Duration {
+func ProcCPU(pid int) time.Duration {
 	if raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat"); err == nil {
 		if f := strings.Fields(string(raw)); len(f) > 0 {
 			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {

@@ -21,9 +21,10 @@ type Metrics map[string]float64
 // them (round r starts with variant r, so none always runs first or last),
 // and reports, per variant, the median over rounds of each metric
 // ("<name>-<unit>"), and for each pair {a, b} the median of the rounds'
-// a/b throughput ratios ("a/b"): each ratio compares two runs seconds
+// a/b throughput ratios ("a/b") and their spread, the lowest and highest
+// round's ("a/b-min", "a/b-max"): each ratio compares two runs seconds
 // apart, so the machine's load, which swings over minutes, weighs on both
-// sides alike.
+// sides alike, and the spread shows how much it still moved one round.
 func Interleave(b *testing.B, rounds int, variants []Variant, sample func(Variant) Metrics, pairs ...[2]string) {
 	got := map[string][]Metrics{}
 	for r := range rounds {
@@ -42,7 +43,10 @@ func Interleave(b *testing.B, rounds int, variants []Variant, sample func(Varian
 		for r := range ratios {
 			ratios[r] = got[p[0]][r]["ops/s"] / got[p[1]][r]["ops/s"]
 		}
-		b.ReportMetric(Median(ratios, func(x float64) float64 { return x }), p[0]+"/"+p[1])
+		name := p[0] + "/" + p[1]
+		b.ReportMetric(Median(ratios, func(x float64) float64 { return x }), name)
+		b.ReportMetric(slices.Min(ratios), name+"-min")
+		b.ReportMetric(slices.Max(ratios), name+"-max")
 	}
 }
 

@@ -75,6 +75,52 @@ func poolerUsers() string {
 // started from) up to poolerUsers and reloads it: a pooler started before
 // a role existed would refuse it. It adds users and stops nothing.
 func (e Env) syncPoolerUsers(ctx context.Context) error {
+	return e.poolerAdmin(ctx, func(conn *pgx.Conn, settings map[string]string) error {
+		path, ok := settings["auth_file"]
+		if !ok {
+			return errors.New("pooler users: the pooler names no auth_file")
+		}
+		if have, err := os.ReadFile(path); err == nil && string(have) == poolerUsers() {
+			return nil
+		}
+		if err := os.WriteFile(path, []byte(poolerUsers()), 0o644); err != nil {
+			return fmt.Errorf("pooler users: %w", err)
+		}
+		_, err := conn.Exec(ctx, "RELOAD")
+		return err
+	})
+}
+
+// PoolerPoolSize is the running pooler's server connections per database
+// (default_pool_size), whatever configuration started it: a benchmark that
+// compares the pooler with direct connections needs as many.
+func (e Env) PoolerPoolSize(ctx context.Context) (int, error) {
+	var size int
+	err := e.poolerAdmin(ctx, func(_ *pgx.Conn, settings map[string]string) error {
+		var err error
+		size, err = strconv.Atoi(settings["default_pool_size"])
+		return err
+	})
+	return size, err
+}
+
+// PoolerPID is the running pooler's process id, read from the pidfile its
+// configuration names (whatever configuration started it).
+func (e Env) PoolerPID(ctx context.Context) (int, error) {
+	var pid int
+	err := e.poolerAdmin(ctx, func(_ *pgx.Conn, settings map[string]string) error {
+		raw, err := os.ReadFile(settings["pidfile"])
+		if err == nil {
+			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		return err
+	})
+	return pid, err
+}
+
+// poolerAdmin runs fn on a connection to the pooler's admin console with
+// its settings (SHOW CONFIG) by name.
+func (e Env) poolerAdmin(ctx context.Context, fn func(conn *pgx.Conn, settings map[string]string) error) error {
 	cfg, err := pgx.ParseConfig(e.PoolerDSN("pgbouncer"))
 	if err != nil {
 		return err
@@ -89,25 +135,17 @@ func (e Env) syncPoolerUsers(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	settings, err := pgx.CollectRows(rows, pgx.RowToMap)
+	all, err := pgx.CollectRows(rows, pgx.RowToMap)
 	if err != nil {
 		return err
 	}
-	for _, s := range settings {
-		if s["key"] != "auth_file" {
-			continue
-		}
-		path, _ := s["value"].(string)
-		if have, err := os.ReadFile(path); err == nil && string(have) == poolerUsers() {
-			return nil
-		}
-		if err := os.WriteFile(path, []byte(poolerUsers()), 0o644); err != nil {
-			return fmt.Errorf("pooler users: %w", err)
-		}
-		_, err = conn.Exec(ctx, "RELOAD")
-		return err
+	settings := map[string]string{}
+	for _, s := range all {
+		k, _ := s["key"].(string)
+		v, _ := s["value"].(string)
+		settings[k] = v
 	}
-	return errors.New("pooler users: the pooler names no auth_file")
+	return fn(conn, settings)
 }
 
 func (e Env) poolerPID() string { return filepath.Join(e.poolerDir(), "pgbouncer.pid") }

@@ -79,8 +79,15 @@ func holdMode(title, kind, mode, where string) comparison {
 		c.target, c.want, c.at = "≥ 0.9× at 16 and 64 clients", 0.9, []int{16, 64}
 		c.miss = func(r *results, m string) string {
 			bench := fmt.Sprintf(holdModes, 16)
-			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") +
-				fmt.Sprintf("; the same statements on direct connections, without the pooler's hop, give %.2f× (PgBouncer's own CPU runs on the same 2 cores and is in neither CPU figure; RDS Proxy runs on hosts of its own); in proxy mode the takes run in PL/pgSQL functions that keep their plans per server connection (docs/database.md)",
+			pooler := r.get(m, bench, kind+"-proxy-pooler-cpu-ms/op")
+			proxied := r.get(m, bench, kind+"-proxy-db-cpu-ms/op") + r.get(m, bench, kind+"-proxy-go-cpu-ms/op") + pooler
+			prepared := r.get(m, bench, kind+"-prepared-db-cpu-ms/op") + r.get(m, bench, kind+"-prepared-go-cpu-ms/op")
+			withPooler := ""
+			if pooler > 0 && proxied > 0 {
+				withPooler = fmt.Sprintf("; PgBouncer itself spends %.3f ms of CPU per hold on the same 2 cores, in neither figure (with it, CPU alone would allow %.2f×; RDS Proxy runs on hosts of its own)", pooler, prepared/proxied)
+			}
+			return r.cpuSplit(m, bench, kind+"-proxy-", "a hold through the pooler", bench, kind+"-prepared-", "a prepared one") + withPooler +
+				fmt.Sprintf("; the same statements on direct connections, without the pooler's hop, give %.2f×; in proxy mode the takes run in PL/pgSQL functions that keep their plans per server connection (docs/database.md)",
 					r.get(m, bench, kind+"-unnamed/"+kind+"-prepared"))
 		}
 	}
@@ -158,7 +165,7 @@ var comparisons = []comparison{
 // Why the queue targets are read in process, and what the loopback HTTP
 // figures add (docs/waiting-room.md says the same).
 const (
-	inProcessNote = "The handler is called as the Lambda adapter calls it in production: a request handed to ServeHTTP in the function's process, the session verified, one Redis script, the JSON answer. No HTTP client or server stands between the load and the handler, because none runs in the function: API Gateway and the Lambda service parse HTTP outside it, on their own machines. The baseline is a raw command through the same Redis client (same pool, same clients), so both figures pay the same go-redis and socket cost; the two run interleaved in nine short rounds per sample and the ratio is the median of the rounds' paired ratios, so the machine's load weighs on both sides alike. The loopback HTTP figures follow as information."
+	inProcessNote = "The handler is called as the Lambda adapter calls it in production: a request handed to ServeHTTP in the function's process, the session verified, one Redis script, the JSON answer. No HTTP client or server stands between the load and the handler, because none runs in the function: API Gateway and the Lambda service parse HTTP outside it, on their own machines. The baseline is a raw command through the same Redis client (same pool, same clients), so both figures pay the same go-redis and socket cost; the two run interleaved in 21 short rounds per sample and the ratio is the median of the rounds' paired ratios, so the machine's load weighs on both sides alike; each run's ratio is shown with its spread, its lowest and highest round's. The loopback HTTP figures follow as information."
 	loopbackNote  = "For information, no target: the same requests sent by a net/http client to an httptest server in the benchmark's own process, on the same 2 cores as Redis. The HTTP client and server cost this process several times what the whole in-process request costs (join-http-go-cpu-µs/op against join-go-cpu-µs/op in All results), which in production is work API Gateway and the Lambda service do outside the function; the target is read in process (above)."
 )
 
@@ -525,13 +532,11 @@ func (c comparison) verdict(r *results, mode string) (bool, string) {
 	for _, n := range c.at {
 		if c.everyRun && c.ratioMetric != "" {
 			runs := r.samples[mode][benchName(c.subject, n)][c.ratioMetric]
-			var each []string
 			for _, v := range runs {
 				met = met && (v >= c.want && !c.atMost || v <= c.want && c.atMost)
-				each = append(each, fmt.Sprintf("%.2f×", v))
 			}
 			met = met && len(runs) > 0
-			got = append(got, fmt.Sprintf("%s at %d clients (runs)", strings.Join(each, ", "), n))
+			got = append(got, fmt.Sprintf("%s at %d clients (runs)", r.eachRun(mode, benchName(c.subject, n), c.ratioMetric), n))
 			continue
 		}
 		_, _, v := c.ratio(r, mode, n)
@@ -542,6 +547,47 @@ func (c comparison) verdict(r *results, mode string) (bool, string) {
 	return met, strings.Join(got, ", ")
 }
 
+// eachRun is a paired ratio of every run in order, each with its spread
+// when the benchmark reported one (loadstat.Interleave: the lowest and
+// highest round's ratio): "0.52× (0.47–0.58), 0.55× (…)".
+func (r *results) eachRun(mode, bench, ratio string) string {
+	s := r.samples[mode][bench]
+	lo, hi := s[ratio+"-min"], s[ratio+"-max"]
+	var each []string
+	for i, v := range s[ratio] {
+		e := fmt.Sprintf("%.2f×", v)
+		if i < len(lo) && i < len(hi) {
+			e += fmt.Sprintf(" (%.2f–%.2f)", lo[i], hi[i])
+		}
+		each = append(each, e)
+	}
+	return strings.Join(each, ", ")
+}
+
+// measured tells whether mode has c's figure at some client count its
+// target names: a partial run (-bench) measures few.
+func (c comparison) measured(r *results, mode string) bool {
+	metric := c.metric
+	if c.ratioMetric != "" {
+		metric = c.ratioMetric
+	}
+	for _, n := range c.at {
+		if len(r.samples[mode][benchName(c.subject, n)][metric]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// modesOf are the modes c is shown and judged in: the commit modes, and
+// the Redis Cluster run for the waiting room's figures when it ran.
+func (c comparison) modesOf(r *results) []string {
+	if c.clusterToo && r.samples[cluster] != nil {
+		return append(slices.Clone(r.modes), cluster)
+	}
+	return r.modes
+}
+
 // writeTargets writes one line per target and mode: met, or not met with
 // the measured reason.
 func writeTargets(b *strings.Builder, r *results) {
@@ -550,11 +596,11 @@ func writeTargets(b *strings.Builder, r *results) {
 		if c.target == "" {
 			continue
 		}
-		modes := r.modes
-		if c.clusterToo && r.samples[cluster] != nil {
-			modes = append(slices.Clone(modes), cluster)
-		}
-		for _, mode := range modes {
+		for _, mode := range c.modesOf(r) {
+			if !c.measured(r, mode) {
+				fmt.Fprintf(b, "| %s | %s | %s | — | not measured in this run (-bench) |\n", c.title, c.target, mode)
+				continue
+			}
 			met, got := c.verdict(r, mode)
 			v := "met"
 			if !met {
@@ -584,14 +630,22 @@ func writeComparison(b *strings.Builder, r *results, c comparison) {
 	if c.note != "" {
 		fmt.Fprintf(b, "%s\n\n", c.note)
 	}
-	fmt.Fprintf(b, "| mode | clients | %s | baseline | ratio |\n|---|---:|---:|---:|---:|\n", c.metric)
-	for _, mode := range r.modes {
+	if c.ratioMetric == "" {
+		fmt.Fprintf(b, "| mode | clients | %s | baseline | ratio |\n|---|---:|---:|---:|---:|\n", c.metric)
+	} else {
+		fmt.Fprintf(b, "| mode | clients | %s | baseline | ratio (median of runs) | each run: median of its rounds (lowest–highest round) |\n|---|---:|---:|---:|---:|---|\n", c.metric)
+	}
+	for _, mode := range c.modesOf(r) {
 		for _, n := range c.clients {
 			s, base, v := c.ratio(r, mode, n)
 			if v == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %.2f× |\n", mode, n, format(s), format(base), v)
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %.2f× |", mode, n, format(s), format(base), v)
+			if c.ratioMetric != "" {
+				fmt.Fprintf(b, " %s |", r.eachRun(mode, benchName(c.subject, n), c.ratioMetric))
+			}
+			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\n")
@@ -621,6 +675,14 @@ func peerName(strategy string, places, n int) string {
 // place and of two, read from the paired samples (catraca's throughput
 // over the peer's in the same round, median).
 func peersVerdict(r *results, mode string) string {
+	const line = "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients, holds of 1 and 2 places | "
+	measured := false
+	for _, p := range peers {
+		measured = measured || r.samples[mode][peerName(p.name, 1, 16)] != nil
+	}
+	if !measured {
+		return line + mode + " | — | not measured in this run (-bench) |\n"
+	}
 	var behind []string
 	for _, places := range peerPlaces {
 		for _, n := range []int{16, 64} {
@@ -641,7 +703,7 @@ func peersVerdict(r *results, mode string) string {
 			r.cpuSplit(mode, peerName(peers[0].name, 1, 16), "", "catraca's hold of one place", peerName("alfio-skip-locked", 1, 16), "", "alf.io's") +
 			": the same hold with the same checks, so the gap is the take itself (docs/inventory.md)"
 	}
-	return "| GA holds beside the open-source peers' strategies (holds/s, paired samples) | ahead of every peer at 16 and 64 clients, holds of 1 and 2 places | " + mode + " | see Peers below | " + v + " |\n"
+	return line + mode + " | see Peers below | " + v + " |\n"
 }
 
 func writePeers(b *strings.Builder, r *results) {

@@ -170,3 +170,68 @@ func TestQueueMissReadsThePairedSample(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsShowTheirSpread: a paired ratio judged run by run shows each
+// run's lowest and highest round beside its median, and a comparison's
+// table lists every run, the cluster run's rows included.
+func TestRunsShowTheirSpread(t *testing.T) {
+	sample := map[string][]float64{"join-ops/s": {30000, 32000}, "zadd-ops/s": {50000, 52000},
+		"join/zadd": {0.55, 0.6}, "join/zadd-min": {0.5, 0.52}, "join/zadd-max": {0.61, 0.7}}
+	r := &results{samples: map[string]map[string]map[string][]float64{
+		local:   {"BenchmarkQueueHTTP/interleaved/clients=16": sample},
+		cluster: {"BenchmarkQueueHTTP/interleaved/clients=16": sample}},
+		load: map[string]string{local: "1", cluster: "2"}, modes: []string{local}}
+	for _, c := range comparisons {
+		if c.ratioMetric != "join/zadd" {
+			continue
+		}
+		c.at = []int{16}
+		if met, got := c.verdict(r, local); !met || got != "0.55× (0.50–0.61), 0.60× (0.52–0.70) at 16 clients (runs)" {
+			t.Errorf("verdict %v %q", met, got)
+		}
+		var b strings.Builder
+		writeComparison(&b, r, c)
+		for _, mode := range []string{local, cluster} {
+			if row := "| " + mode + " | 16 | 32000 | 52000 | 0.60× | 0.55× (0.50–0.61), 0.60× (0.52–0.70) |"; !strings.Contains(b.String(), row) {
+				t.Errorf("no row %q in\n%s", row, b.String())
+			}
+		}
+	}
+}
+
+// TestPartialRunsJudgeOnlyWhatTheyMeasured: a run of a few benchmarks
+// (-bench) says the others' targets were not measured instead of judging
+// them on zeros ("0.00× … not met").
+func TestPartialRunsJudgeOnlyWhatTheyMeasured(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {
+		"BenchmarkQueueHTTP/interleaved/clients=16": {"join-ops/s": {3}, "zadd-ops/s": {5}, "join/zadd": {0.6}},
+		"BenchmarkQueueHTTP/interleaved/clients=64": {"join-ops/s": {3}, "zadd-ops/s": {5}, "join/zadd": {0.6}}}},
+		load: map[string]string{local: "1"}, modes: []string{local}}
+	var b strings.Builder
+	writeTargets(&b, r)
+	for _, l := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "| Waiting-room joins"):
+			if !strings.HasSuffix(l, "| met |") {
+				t.Errorf("the measured target: %s", l)
+			}
+		case strings.HasPrefix(l, "| ") && strings.Contains(l, " | local | "):
+			if !strings.HasSuffix(l, "| not measured in this run (-bench) |") {
+				t.Errorf("a target this run did not measure: %s", l)
+			}
+		}
+	}
+}
+
+// TestHoldModesMissCountsThePooler: the proxy mode's miss reason adds
+// PgBouncer's own CPU per hold, which neither the backends' nor the Go
+// process's figure holds, to the CPU bound.
+func TestHoldModesMissCountsThePooler(t *testing.T) {
+	r := &results{samples: map[string]map[string]map[string][]float64{local: {"BenchmarkHoldModes/interleaved/clients=16": {
+		"seat-proxy-db-cpu-ms/op": {0.8}, "seat-proxy-go-cpu-ms/op": {0.1}, "seat-proxy-pooler-cpu-ms/op": {0.1},
+		"seat-prepared-db-cpu-ms/op": {0.8}, "seat-prepared-go-cpu-ms/op": {0.1}}}}}
+	why := holdMode("Seat holds", "seat", "proxy", "through PgBouncer").miss(r, local)
+	if !strings.Contains(why, "PgBouncer itself spends 0.100 ms of CPU per hold on the same 2 cores, in neither figure (with it, CPU alone would allow 0.90×") {
+		t.Errorf("miss reason %q", why)
+	}
+}
