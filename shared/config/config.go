@@ -237,9 +237,9 @@ func (p *Challenge) read(r *reader) {
 	}
 	p.ChallengeThreshold = r.integer("CATRACA_CHALLENGE_THRESHOLD", 3)
 	p.ChallengeLookCloser = r.integer("CATRACA_CHALLENGE_LOOK_CLOSER", 2)
-	p.ChallengeBits = r.integer("CATRACA_CHALLENGE_BITS", 16)
+	p.ChallengeBits = r.integer("CATRACA_CHALLENGE_BITS", 19)
 	p.ChallengeBitsStep = r.integer("CATRACA_CHALLENGE_BITS_STEP", 1)
-	p.ChallengeBitsMax = r.integer("CATRACA_CHALLENGE_BITS_MAX", 20)
+	p.ChallengeBitsMax = r.integer("CATRACA_CHALLENGE_BITS_MAX", 22)
 	p.ChallengeTTL = r.duration("CATRACA_CHALLENGE_TTL", 2*time.Minute)
 	p.ChallengeSiteKey = r.str("CATRACA_CHALLENGE_SITE_KEY", "")
 	p.ChallengeSecret = r.str("CATRACA_CHALLENGE_SECRET", "")
@@ -439,4 +439,11 @@ func parts(ptr any, r *reader) {
 		}
 		p.read(r)
 	}
+}
+
+// DefaultChallenge is the challenge part as an environment without its
+// variables reads it (proof-of-work on): for configurations built in code.
+func DefaultChallenge() Challenge {
+	c, _ := FromLookup[Challenge](func(string) (string, bool) { return "", false })
+	return c
 }
