@@ -236,7 +236,7 @@ func (p *Challenge) read(r *reader) {
 		r.errs = append(r.errs, fmt.Errorf("CATRACA_CHALLENGE=%q: want pow, off, turnstile or hcaptcha", p.ChallengeMode))
 	}
 	p.ChallengeThreshold = r.integer("CATRACA_CHALLENGE_THRESHOLD", 3)
-	p.ChallengeLookCloser = r.integer("CATRACA_CHALLENGE_LOOK_CLOSER", 2)
+	p.ChallengeLookCloser = r.integer("CATRACA_CHALLENGE_LOOK_CLOSER", 1)
 	p.ChallengeBits = r.integer("CATRACA_CHALLENGE_BITS", 19)
 	p.ChallengeBitsStep = r.integer("CATRACA_CHALLENGE_BITS_STEP", 1)
 	p.ChallengeBitsMax = r.integer("CATRACA_CHALLENGE_BITS_MAX", 22)

@@ -68,8 +68,9 @@ type Signals struct {
 	DeviceJoins, NetJoins int64
 }
 
-// Rules weigh the signals. Every signal adds 1 except a bot label (3) and
-// a velocity flag (its value).
+// Rules weigh the signals. Every signal adds 1 except a bot label (3), a
+// device's burst of joins (2: one device is one person, unlike a /24) and a
+// velocity flag (its value).
 type Rules struct {
 	NewAccount            time.Duration
 	DeviceJoins, NetJoins int64 // per event and minute, above which it is a burst
@@ -111,7 +112,7 @@ func (r Rules) Free(s Signals, now time.Time) Score {
 // Counted adds the join counters' signals to a free score.
 func (r Rules) Counted(sc Score, s Signals) Score {
 	if s.DeviceJoins > r.DeviceJoins {
-		sc.add(DeviceBurst, 1)
+		sc.add(DeviceBurst, 2)
 	}
 	if s.NetJoins > r.NetJoins {
 		sc.add(NetBurst, 1)
