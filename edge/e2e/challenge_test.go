@@ -3,8 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
