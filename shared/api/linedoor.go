@@ -34,6 +34,9 @@ func newLineDoor(c config.Config, rdb redis.UniversalClient, port challenge.Port
 	if ch.ChallengeMode == "off" || ch.ChallengeMode == "" && port == nil || rdb == nil {
 		return nil
 	}
+	if ch.ChallengeMode == "" { // a port given in code: the default rules
+		ch = config.DefaultChallenge()
+	}
 	if port == nil {
 		port = challengePort(c, rdb)
 	}
