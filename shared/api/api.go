@@ -22,6 +22,7 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
+	"github.com/catraca/catraca/shared/challenge"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
@@ -35,6 +36,7 @@ import (
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/shared/secret"
 	"github.com/catraca/catraca/shared/shard"
 	"github.com/catraca/catraca/shared/token"
@@ -70,6 +72,10 @@ type Deps struct {
 	// Webhooks, when set, verifies them instead, with secrets re-read
 	// when they rotate (pspwebhook on AWS).
 	Webhooks *psp.Webhooks
+	// Challenge, when set, replaces the configured waiting-room challenge;
+	// Velocity flags accounts buying across events (none by default).
+	Challenge challenge.Port
+	Velocity  risk.VelocityPort
 }
 
 // Server holds the dependencies of the handlers.
@@ -99,6 +105,7 @@ type Server struct {
 	control      *controlroom.Service
 	webhooks     *psp.Webhooks
 	limiter      *ratelimit.Limiter
+	line         *lineDoor
 	gzip         gzipMemo
 	mux          *http.ServeMux
 	// patterns are the registered routes, for Routes.
@@ -130,6 +137,7 @@ func newServer(d Deps) *Server {
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
 		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
+	s.line = newLineDoor(d.Config, d.Redis, d.Challenge, d.Velocity)
 	if s.webhooks == nil {
 		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
 	}

@@ -233,7 +233,11 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	place, err := s.room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	restore := s.restorePlace(r, id, sess.Account)
+	if err := s.line.pass(r, sess, id, restore); err != nil {
+		return err
+	}
+	place, err := s.room.Join(r.Context(), id, sess.Account, restore)
 	if err != nil {
 		return queueError(err)
 	}

@@ -70,7 +70,7 @@ func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int) error {
-	raw, exp, err := s.sessions.Issue(token.Claims{Account: a.ID, Role: a.Role}, s.cfg.SessionTTL)
+	raw, exp, err := s.sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a)}, s.cfg.SessionTTL)
 	if err != nil {
 		return err
 	}
