@@ -26,6 +26,7 @@ import (
 	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
@@ -70,6 +71,9 @@ type Deps struct {
 	// Webhooks, when set, verifies them instead, with secrets re-read
 	// when they rotate (pspwebhook on AWS).
 	Webhooks *psp.Webhooks
+	// Fairness links accounts, blocks them and counts their purchases
+	// (docs/fairness.md); nil in functions that serve no fan.
+	Fairness *fairness.Service
 }
 
 // Server holds the dependencies of the handlers.
@@ -98,6 +102,7 @@ type Server struct {
 	entry        *entry.Service
 	control      *controlroom.Service
 	webhooks     *psp.Webhooks
+	fair         *fairness.Service
 	limiter      *ratelimit.Limiter
 	gzip         gzipMemo
 	mux          *http.ServeMux
@@ -128,7 +133,7 @@ func newServer(d Deps) *Server {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
+		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks, fair: d.Fairness,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	if s.webhooks == nil {
 		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
@@ -168,6 +173,7 @@ func newServer(d Deps) *Server {
 	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.setWaitingRoom))
 	s.entryRoutes()
 	s.consoleRoutes()
+	s.fairnessRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)
