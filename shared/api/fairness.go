@@ -141,14 +141,14 @@ type clusterEvent struct {
 type cluster struct {
 	ID        int64             `json:"id"`
 	OverLimit bool              `json:"over_limit"`
-	Members   []linkedMember          `json:"members"`
+	Members   []linkedMember    `json:"members"`
 	Events    []clusterEvent    `json:"events"`
 	Evidence  fairness.Evidence `json:"evidence"`
 }
 
 type linkedView struct {
 	Clusters []cluster        `json:"clusters"`
-	Flagged  []linkedMember         `json:"flagged"`
+	Flagged  []linkedMember   `json:"flagged"`
 	Audit    []fairness.Entry `json:"audit"`
 }
 
@@ -406,4 +406,3 @@ func (s *Server) answerLinked(w http.ResponseWriter, r *http.Request, sess token
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
-

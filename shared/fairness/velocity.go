@@ -15,14 +15,20 @@ import (
 // velocity count while it is over the threshold. Both are in the
 // account's slot, with its session revocations, so the session check
 // reads all three in one MGET.
-func BlockedKey(prefix string, account int64) string { return rediskey.Account(prefix, account) + "blocked" }
+func BlockedKey(prefix string, account int64) string {
+	return rediskey.Account(prefix, account) + "blocked"
+}
 
 // FlagKey: see BlockedKey.
-func FlagKey(prefix string, account int64) string { return rediskey.Account(prefix, account) + "velocity" }
+func FlagKey(prefix string, account int64) string {
+	return rediskey.Account(prefix, account) + "velocity"
+}
 
 // deviceFlagKey holds a device's velocity count while it is over the
 // threshold: a fresh account on a flagged device is flagged too.
-func (s *Service) deviceFlagKey(device string) string { return s.prefix + "fair:device:" + device + ":velocity" }
+func (s *Service) deviceFlagKey(device string) string {
+	return s.prefix + "fair:device:" + device + ":velocity"
+}
 
 // seriesKey is the sliding window of one signal's purchases.
 func (s *Service) seriesKey(signal, value string) string {
