@@ -147,9 +147,17 @@ type cluster struct {
 }
 
 type linkedView struct {
-	Clusters []cluster        `json:"clusters"`
-	Flagged  []linkedMember   `json:"flagged"`
-	Audit    []fairness.Entry `json:"audit"`
+	Clusters []cluster      `json:"clusters"`
+	Flagged  []linkedMember `json:"flagged"`
+	Audit    []auditLine    `json:"audit"`
+}
+
+// auditLine is an audit entry with who took it and whom it concerned,
+// by email.
+type auditLine struct {
+	fairness.Entry
+	ActorEmail   string `json:"actor_email"`
+	AccountEmail string `json:"account_email"`
 }
 
 // linkedAccounts serves GET /api/organizer/linked-accounts: the clusters
@@ -171,7 +179,7 @@ func (s *Server) linkedAccounts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) linkedView(ctx context.Context, organizerID int64) (linkedView, error) {
-	v := linkedView{Clusters: []cluster{}, Flagged: []linkedMember{}, Audit: []fairness.Entry{}}
+	v := linkedView{Clusters: []cluster{}, Flagged: []linkedMember{}, Audit: []auditLine{}}
 	if s.fair == nil {
 		return v, nil
 	}
@@ -269,8 +277,21 @@ func (s *Server) linkedView(ctx context.Context, organizerID int64) (linkedView,
 			v.Flagged = append(v.Flagged, memberOf(id))
 		}
 	}
-	v.Audit, err = s.fair.Audit(ctx, organizerID, everyone, 100)
-	return v, err
+	log, err := s.fair.Audit(ctx, organizerID, everyone, 100)
+	if err != nil {
+		return v, err
+	}
+	var ids []int64
+	for _, e := range log {
+		ids = append(ids, e.Actor, e.Account)
+	}
+	if people, err = s.organizer.Buyers(ctx, ids); err != nil {
+		return v, err
+	}
+	for _, e := range log {
+		v.Audit = append(v.Audit, auditLine{Entry: e, ActorEmail: people[e.Actor].Email, AccountEmail: people[e.Account].Email})
+	}
+	return v, nil
 }
 
 func slicesKeys[V any](m map[int64]V) []int64 {
