@@ -27,11 +27,12 @@ const DeviceCookie = "catraca_device"
 const deviceCookieAge = 400 * 24 * time.Hour
 
 // seeDevice records the device an account signs up or logs in from,
-// setting the device cookie if the browser has none (or one we did not
-// make), and refuses a blocked account.
-func (s *Server) seeDevice(w http.ResponseWriter, r *http.Request, account int64) error {
+// and refuses a blocked account. It returns the device cookie to set
+// (after the session's): the browser's, or a new one if it had none (or
+// one we did not make).
+func (s *Server) seeDevice(r *http.Request, account int64) (*http.Cookie, error) {
 	if s.fair == nil {
-		return nil
+		return nil, nil
 	}
 	device := ""
 	if c, err := r.Cookie(DeviceCookie); err == nil && fairness.ValidDeviceID(c.Value) {
@@ -39,22 +40,22 @@ func (s *Server) seeDevice(w http.ResponseWriter, r *http.Request, account int64
 	} else {
 		device = fairness.NewDeviceID()
 	}
-	http.SetCookie(w, &http.Cookie{
+	cookie := &http.Cookie{
 		Name: DeviceCookie, Value: device, Path: "/", MaxAge: int(deviceCookieAge.Seconds()),
 		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
-	})
+	}
 	blocked, err := s.fair.SeenDevice(r.Context(), account, device)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if blocked {
 		// Restores the copy sessions read if Redis lost it.
 		if err := s.fair.Reblock(r.Context(), account); err != nil {
 			s.log.Warn("block not copied to redis", "account", account, "err", err)
 		}
-		return errBlocked
+		return nil, errBlocked
 	}
-	return nil
+	return cookie, nil
 }
 
 var errBlocked = problem.New(http.StatusForbidden, "account-blocked",

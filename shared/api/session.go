@@ -44,10 +44,11 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.seeDevice(w, r, a.ID); err != nil {
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusCreated)
+	return s.startSession(w, r, a, http.StatusCreated, device)
 }
 
 func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
@@ -70,13 +71,14 @@ func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.seeDevice(w, r, a.ID); err != nil {
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusOK)
+	return s.startSession(w, r, a, http.StatusOK, device)
 }
 
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int) error {
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie) error {
 	raw, exp, err := s.sessions.Issue(token.Claims{Account: a.ID, Role: a.Role}, s.cfg.SessionTTL)
 	if err != nil {
 		return err
@@ -85,6 +87,9 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.
 		Name: SessionCookie, Value: raw, Path: "/", Expires: exp, MaxAge: int(time.Until(exp).Seconds()),
 		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
+	if device != nil {
+		http.SetCookie(w, device)
+	}
 	writeJSON(w, status, sessionResponse{Account: a, Token: raw, ExpiresAt: exp})
 	return nil
 }
