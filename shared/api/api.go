@@ -27,6 +27,7 @@ import (
 	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
@@ -76,6 +77,9 @@ type Deps struct {
 	// Velocity flags accounts buying across events (none by default).
 	Challenge challenge.Port
 	Velocity  risk.VelocityPort
+	// Fairness links accounts, blocks them and counts their purchases
+	// (docs/fairness.md); nil in functions that serve no fan.
+	Fairness *fairness.Service
 }
 
 // Server holds the dependencies of the handlers.
@@ -104,6 +108,7 @@ type Server struct {
 	entry        *entry.Service
 	control      *controlroom.Service
 	webhooks     *psp.Webhooks
+	fair         *fairness.Service
 	limiter      *ratelimit.Limiter
 	line         *lineDoor
 	gzip         gzipMemo
@@ -135,7 +140,7 @@ func newServer(d Deps) *Server {
 		accounts: d.Accounts, sessions: d.Sessions, events: d.Events, eventCache: event.NewCache(d.Events, 2*time.Second),
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
-		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
+		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks, fair: d.Fairness,
 		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
 	s.line = newLineDoor(d.Config, d.Redis, d.Challenge, d.Velocity)
 	if s.webhooks == nil {
@@ -176,6 +181,7 @@ func newServer(d Deps) *Server {
 	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.setWaitingRoom))
 	s.entryRoutes()
 	s.consoleRoutes()
+	s.fairnessRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)

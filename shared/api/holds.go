@@ -20,7 +20,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // createHold serves POST /api/events/{id}/holds.
 func (s *Server) createHold(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.sessionAndID(r)
+	sess, id, err := withID(r)(s.unflaggedSession(r))
 	if err != nil {
 		return err
 	}

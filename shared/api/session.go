@@ -8,6 +8,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/rediskey"
 	"github.com/catraca/catraca/shared/token"
 )
 
@@ -43,7 +44,11 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusCreated)
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
+		return err
+	}
+	return s.startSession(w, r, a, http.StatusCreated, device)
 }
 
 func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
@@ -66,10 +71,14 @@ func (s *Server) logIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusOK)
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
+		return err
+	}
+	return s.startSession(w, r, a, http.StatusOK, device)
 }
 
-func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int) error {
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie) error {
 	raw, exp, err := s.sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a)}, s.cfg.SessionTTL)
 	if err != nil {
 		return err
@@ -78,6 +87,9 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a account.
 		Name: SessionCookie, Value: raw, Path: "/", Expires: exp, MaxAge: int(time.Until(exp).Seconds()),
 		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
+	if device != nil {
+		http.SetCookie(w, device)
+	}
 	writeJSON(w, status, sessionResponse{Account: a, Token: raw, ExpiresAt: exp})
 	return nil
 }
@@ -91,7 +103,7 @@ func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			continue
 		}
-		if err := s.redis.Set(r.Context(), s.revokedKey(c.ID), 1, time.Until(c.Expires)+time.Second).Err(); err != nil {
+		if err := s.redis.Set(r.Context(), s.revokedKey(c), 1, time.Until(c.Expires)+time.Second).Err(); err != nil {
 			p := problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
 				"We could not log you out just now. Try again in a few seconds.")
 			p.RetryAfter = 2
@@ -104,7 +116,12 @@ func (s *Server) logOut(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) revokedKey(jti string) string { return s.cfg.RedisPrefix + "revoked:" + jti }
+// revokedKey marks a logged-out session, in its account's slot: the
+// session check reads it with the account's block and velocity flag in
+// one MGET (checkedSession).
+func (s *Server) revokedKey(c token.Claims) string {
+	return rediskey.Account(s.cfg.RedisPrefix, c.Account) + "revoked:" + c.ID
+}
 
 // isHTTPS tells whether the viewer used HTTPS, directly or via CloudFront.
 func isHTTPS(r *http.Request) bool {
@@ -158,21 +175,10 @@ func sessionCandidates(r *http.Request, buf *[2]credential) []credential {
 }
 
 // session returns the caller's verified session claims, refusing a session
-// that was logged out. The revocation check is one Redis EXISTS; when Redis
-// is down it is skipped (fail open, like the admission gate), so buying
-// goes on through a Redis outage.
+// that was logged out or whose account is blocked (checkedSession).
 func (s *Server) session(r *http.Request) (token.Claims, error) {
-	c, err := s.signedSession(r)
-	if err != nil {
-		return c, err
-	}
-	n, err := s.redis.Exists(r.Context(), s.revokedKey(c.ID)).Result()
-	if err != nil {
-		s.log.Warn("session revocation check skipped", "err", err)
-	} else if n > 0 {
-		return token.Claims{}, errSessionExpired
-	}
-	return c, nil
+	c, _, err := s.checkedSession(r)
+	return c, err
 }
 
 var errSessionExpired = problem.New(http.StatusUnauthorized, "session-expired",

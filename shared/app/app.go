@@ -24,6 +24,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
@@ -58,6 +59,7 @@ type App struct {
 	Jobs         *order.LocalQueue
 	TicketSigner *order.Signer
 	Entry        *entry.Service
+	Fairness     *fairness.Service
 }
 
 // Option adjusts how Open builds the app.
@@ -133,7 +135,8 @@ func (a *App) services(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Logger); err != nil {
+	a.Fairness = NewFairness(a.Databases, a.Redis, cfg.RedisPrefix, cfg.Declines, a.Logger)
+	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Fairness, a.Logger); err != nil {
 		return err
 	}
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
@@ -176,6 +179,7 @@ func (a *App) Handler() http.Handler {
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: a.Config.PSPWebhookSecrets,
+		Fairness: a.Fairness,
 	})
 }
 

@@ -359,6 +359,15 @@ type Declines struct {
 	// provider's fingerprint, limited per event as an account is): for
 	// load tests whose fans all pay with one test card.
 	NoCardLimit bool
+	// NoClusterLimit turns off the limit of linked accounts (a cluster
+	// sharing a card, device or payout of transfers limited per event as
+	// one account is: docs/fairness.md).
+	NoClusterLimit bool
+	// More than VelocityMax purchases by one account, card or device
+	// within VelocityWindow, across events, flag the account: its next
+	// hold is refused until the window has passed (0: off).
+	VelocityWindow time.Duration
+	VelocityMax    int
 }
 
 func (p *Declines) read(r *reader) {
@@ -370,6 +379,9 @@ func (p *Declines) read(r *reader) {
 	p.AddressSlowAfter = r.integer("CATRACA_ADDRESS_DECLINES_SLOW", 10)
 	p.AddressBlockAfter = r.integer("CATRACA_ADDRESS_DECLINES_BLOCK", 30)
 	p.NoCardLimit = !r.boolean("CATRACA_CARD_LIMIT", true)
+	p.NoClusterLimit = !r.boolean("CATRACA_CLUSTER_LIMIT", true)
+	p.VelocityWindow = r.duration("CATRACA_VELOCITY_WINDOW", 7*24*time.Hour)
+	p.VelocityMax = r.integer("CATRACA_VELOCITY_MAX", 24)
 }
 
 // Edge is the CloudFront KeyValueStore the edge function reads.

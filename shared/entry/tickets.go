@@ -130,6 +130,7 @@ type Sent struct {
 	Generation int
 	Seat       string
 	From       string // the sender's name
+	FromID     int64  // the sender's account
 	To         Person
 }
 
@@ -146,7 +147,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, from); err != nil {
 		return err
 	}
-	sent := Sent{Ticket: ticket}
+	sent := Sent{Ticket: ticket, FromID: from}
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
 		m, found, err := tx.LockTicket(ctx, ticket, defaults.row())
 		if err != nil {

@@ -74,6 +74,9 @@ type Service struct {
 	confirmMu sync.Mutex
 	// noCardLimit: see Config.NoCardLimit.
 	noCardLimit bool
+	// linked and noClusterLimit: see Config.Linked, NoClusterLimit.
+	linked         Linked
+	noClusterLimit bool
 	// refunding shares one console refund among concurrent requests for
 	// an order (a double click, two organizers).
 	refunding singleflight.Group
@@ -136,6 +139,11 @@ type Config struct {
 	// NoCardLimit turns the per-card limit off (load tests whose fans all
 	// pay with one test card).
 	NoCardLimit bool
+	// Linked, if set, limits clusters of linked accounts per event and
+	// counts purchases for the velocity rule (fairness.Service);
+	// NoClusterLimit keeps the counting and turns the cluster limit off.
+	Linked         Linked
+	NoClusterLimit bool
 }
 
 // New returns the service.
@@ -153,7 +161,7 @@ func New(c Config) *Service {
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
-		noCardLimit: c.NoCardLimit,
+		noCardLimit: c.NoCardLimit, linked: c.Linked, noClusterLimit: c.NoClusterLimit,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 

@@ -57,8 +57,10 @@ export async function render(main, [id]) {
         refunded: 'This order was refunded.',
         refund_pending: 'Your payment is being refunded: the money goes back to your card once the payment provider confirms.',
       }[lapsed ? 'expired' : o.status] || 'This order can no longer be paid. Nothing was charged.';
-      const limited = pay.failure === 'card_limit' && !lapsed
-        ? 'This card has already paid for as many tickets to this event as one fan may buy, so this order was not kept. ' : '';
+      const limited = lapsed ? '' : {
+        card_limit: 'This card has already paid for as many tickets to this event as one fan may buy, so this order was not kept. ',
+        cluster_limit: 'This account is linked to other accounts (a shared card, device or transfers) that together already bought as many tickets to this event as one fan may, so this order was not kept. If this is a mistake, write to the organizer. ',
+      }[pay.failure] || '';
       title.textContent = `Order ${id}`;
       box.replaceChildren(h('p', { class: 'notice bad', role: 'alert' }, limited + why), items,
         h('p', {}, h('a', { class: 'button', href: `/events/${o.event_id}` }, 'Back to the event')));

@@ -42,6 +42,7 @@ const routes = [
   [/^\/organizer\/events\/(\d+)\/live$/, page(() => import('./organizer/live.js'), 'room')],
   [/^\/organizer\/orders$/, page(() => import('./organizer/orders.js'), 'search')],
   [/^\/organizer\/orders\/(\d+)$/, page(() => import('./organizer/orders.js'), 'detail')],
+  [/^\/organizer\/linked$/, page(() => import('./organizer/linked.js'), 'list')],
 ];
 
 let cleanup = null;
