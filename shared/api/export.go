@@ -19,7 +19,7 @@ import (
 // CSV exports of an event's orders and attendees, in pages.
 
 var (
-	ordersHeader    = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at",
+	ordersHeader = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at",
 		"refunded", "refund_reason", "refund_note"}
 	attendeesHeader = []string{"ticket_id", "order_id", "seat", "price_level", "price", "currency", "buyer_email", "buyer_name",
 		"holder_email", "holder_name", "order_status", "void"}
