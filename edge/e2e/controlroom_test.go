@@ -18,8 +18,14 @@ import (
 // the order to be paid (which also frees the fan's shopping slot).
 func (f apiFan) buy(t *testing.T, event int64) int64 {
 	t.Helper()
+	return f.buyN(t, event, 1)
+}
+
+// buyN buys n standing places in one order, as buy does.
+func (f apiFan) buyN(t *testing.T, event int64, n int) int64 {
+	t.Helper()
 	ctx := context.Background()
-	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldGA(ctx, event, "FLOOR", 1) })
+	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldGA(ctx, event, "FLOOR", n) })
 	require.NoError(t, err)
 	var url string
 	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {

@@ -76,6 +76,7 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	))
 	accessible(t, org, "refund confirmation")
 	require.NoError(t, chromedp.Do(org,
+		chromedp.SetValue(`//dialog[@open]//select`, "customer_request"),
 		chromedp.Click(`//dialog[@open]//button[. = "Refund the whole order"]`),
 		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Refunded")]`),
 		chromedp.WaitVisible(`//dd/span[contains(@class,"tag") and . = "Refunded"]`),

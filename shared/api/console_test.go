@@ -329,6 +329,7 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 		"PUT /api/events/{id}/entry":        map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
 		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
 		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
+		"POST /api/orders/{id}/refund":      map[string]any{"reason": "customer_request"},
 	}
 	tested := 0
 	for path, item := range loadOpenAPI(t).Paths.Map() {

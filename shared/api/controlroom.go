@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,14 +267,19 @@ func (s *Server) organizerOrder(w http.ResponseWriter, r *http.Request) error {
 }
 
 // refundOrder serves POST /api/orders/{id}/refund: the whole order, once
-// (a second call answers the refunded order).
+// (a second call answers the refunded order), or some of its tickets
+// (refund.go).
 func (s *Server) refundOrder(w http.ResponseWriter, r *http.Request) error {
 	sess, d, err := s.ownOrder(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
-		return refundError(err)
+	ask, err := refundAsk(r, sess.Account)
+	if err != nil {
+		return err
+	}
+	if _, err := s.orders.RefundTickets(r.Context(), d.ID, ask); err != nil {
+		return cmp.Or(partialRefundError(err), refundError(err))
 	}
 	if d, err = s.orders.Detail(r.Context(), d.ID); err != nil {
 		return err

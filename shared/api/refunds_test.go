@@ -63,7 +63,7 @@ func TestRefusedRefundIsSetAsideThenRetriedOnce(t *testing.T) {
 	f := failures[0].(map[string]any)
 	require.EqualValues(t, order, f["order_id"])
 	require.Equal(t, "refused", f["status"])
-	require.Contains(t, f["failure"], "only whole refunds")
+	require.Contains(t, f["failure"], "greater than unrefunded amount on charge")
 	require.Equal(t, "ana-retry@example.com", f["buyer"].(map[string]any)["email"])
 	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
 
@@ -312,7 +312,7 @@ func TestRefusedLatePaymentRefundIsSetAside(t *testing.T) {
 	require.EqualValues(t, order, f["order_id"])
 	require.Equal(t, "refused", f["status"])
 	require.Equal(t, "refund_pending", f["order_status"])
-	require.Contains(t, f["failure"], "only whole refunds")
+	require.Contains(t, f["failure"], "greater than unrefunded amount on charge")
 	require.Equal(t, 1.0, s.metric(metrics.RefundsFailed))
 	require.False(t, s.givenBack(p.ID))
 

@@ -139,7 +139,7 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m ou
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
 			return err
 		}
-		attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+		attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment, nil)
 		if err != nil {
 			return err
 		}
@@ -257,14 +257,15 @@ func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
 // the PSP), the refund has failed. No answer is an error: retried under
 // the same key.
 func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest) error {
-	attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+	attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment, nil)
 	if err != nil {
 		return err
 	}
 	r, err := s.refundAtPSP(ctx, p.Payment, p.Intent, p.Amount, refundKey(p.Payment, attempt), false)
 	switch {
 	case err == nil:
-		a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: shardstore.RefundPending, PSPRefundID: r.ID}
+		a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: shardstore.RefundPending, PSPRefundID: r.ID,
+			Amount: p.Amount}
 		if r.Status == psp.StatusSucceeded {
 			a.Status = shardstore.RefundSucceeded
 		}
@@ -339,7 +340,7 @@ func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRe
 	if _, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why); err != nil {
 		return err
 	}
-	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: status, Failure: why}
+	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: status, Failure: why, Amount: p.Amount}
 	if err := tx.RecordRefund(ctx, a); err != nil {
 		return err
 	}

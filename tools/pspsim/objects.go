@@ -64,7 +64,6 @@ type charge struct {
 	Number         string // the card's; "" for a Pix
 	BankTx         string // a Pix's end-to-end id at the central bank
 	Created        int64
-	PendingRefund  string // a refund of it not settled yet
 }
 
 // refund is a refund of a charge: succeeded at once, or pending until

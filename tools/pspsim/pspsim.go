@@ -552,25 +552,55 @@ func (s *Sim) refund(q request) (any, *apiErr) {
 	} else {
 		return nil, invalid(http.StatusBadRequest, "parameter_missing", "payment_intent", "One of the following params should be provided for this request: payment_intent or charge.")
 	}
-	if amount, ok := q.int("amount"); ok && amount != ch.Amount {
-		return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", "amount", "Refund amount %d is not the charge's %d: only whole refunds are simulated.", amount, ch.Amount)
+	// As Stripe: amount defaults to what is left; a refund never gives
+	// back more than the charge kept (refunded and pending refunds count).
+	left := ch.Amount - ch.AmountRefunded - s.pendingLocked(ch)
+	amount := left
+	if q.form.Get("amount") != "" {
+		n, ok := q.int("amount")
+		if !ok || n < 1 {
+			return nil, invalid(http.StatusBadRequest, "parameter_invalid_integer", "amount", "Invalid positive integer")
+		}
+		amount = n
 	}
-	if ch.PendingRefund != "" {
+	switch {
+	case ch.Refunded:
+		return nil, invalid(http.StatusBadRequest, "charge_already_refunded", "", "Charge %s has already been refunded.", ch.ID)
+	case ch.Disputed:
+		return nil, invalid(http.StatusBadRequest, "charge_disputed", "", "Charge %s has been charged back; cannot issue a refund.", ch.ID)
+	case amount > left:
 		return nil, invalid(http.StatusBadRequest, "amount_too_large", "amount",
-			"Refund amount (%d) is greater than unrefunded amount on charge (0): refund %s is pending.", ch.Amount, ch.PendingRefund)
+			"Refund amount (%s) is greater than unrefunded amount on charge (%s)", cents(amount, ch.Currency), cents(left, ch.Currency))
 	}
-	if s.cfg.Faults.RefundsPending && !ch.Refunded && !ch.Disputed {
-		re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: ch.Intent, Amount: ch.Amount, Currency: ch.Currency,
+	if s.cfg.Faults.RefundsPending {
+		re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: ch.Intent, Amount: amount, Currency: ch.Currency,
 			Status: "pending", Created: time.Now().Unix()}
-		s.refunds[re.ID], ch.PendingRefund = re, re.ID
+		s.refunds[re.ID] = re
 		s.emitLocked("refund.created", s.refundJSON(re, nil))
 		return s.refundJSON(re, nil), nil
 	}
-	re, e := s.giveBackLocked(ch, "refund")
+	re, e := s.giveBackLocked(ch, "refund", amount)
 	if e != nil {
 		return nil, e
 	}
 	return re, nil
+}
+
+// pendingLocked sums a charge's refunds not settled yet.
+func (s *Sim) pendingLocked(ch *charge) int64 {
+	var n int64
+	for _, re := range s.refunds {
+		if re.Charge == ch.ID && re.Status == "pending" {
+			n += re.Amount
+		}
+	}
+	return n
+}
+
+// cents writes an amount as Stripe's messages do ("$12.00" style, with
+// the currency's code).
+func cents(n int64, currency string) string {
+	return fmt.Sprintf("%s %d.%02d", strings.ToUpper(currency), n/100, n%100)
 }
 
 // getRefund serves GET /v1/refunds/{id} (expand[]=payment_intent).
@@ -597,7 +627,6 @@ func (s *Sim) SettleRefund(id string, succeed bool) error {
 		return fmt.Errorf("refund %s is not pending", id)
 	}
 	ch := s.charges[re.Charge]
-	ch.PendingRefund = ""
 	if !succeed {
 		re.Status, re.Failure = "failed", "expired_or_canceled_card"
 		s.emitLocked("refund.failed", s.refundJSON(re, nil))
@@ -606,9 +635,8 @@ func (s *Sim) SettleRefund(id string, succeed bool) error {
 	}
 	re.Status = "succeeded"
 	s.emitLocked("refund.updated", s.refundJSON(re, nil))
-	s.moveBackLocked(ch, "refund")
-	ch.Refunded, ch.AmountRefunded = true, ch.Amount
-	s.emitLocked("charge.refunded", s.chargeJSON(ch))
+	s.moveBackLocked(ch, "refund", re.Amount)
+	s.refundedLocked(ch, re.Amount)
 	return nil
 }
 
@@ -637,19 +665,20 @@ func (s *Sim) settleHandler(succeed bool) http.HandlerFunc {
 	}
 }
 
-// giveBackLocked returns a charge's money to the card holder, once: kind
-// is "refund" or "dispute"; the shop learns of it by webhook. It answers
-// the refund or dispute object.
-func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) {
+// giveBackLocked returns amount of a charge's money to the card holder:
+// kind is "refund" or "dispute" (which takes what is left of the charge);
+// the shop learns of it by webhook. It answers the refund or dispute
+// object.
+func (s *Sim) giveBackLocked(ch *charge, kind string, amount int64) (map[string]any, *apiErr) {
 	switch {
 	case ch.Refunded:
 		return nil, invalid(http.StatusBadRequest, "charge_already_refunded", "", "Charge %s has already been refunded.", ch.ID)
 	case ch.Disputed:
 		return nil, invalid(http.StatusBadRequest, "charge_disputed", "", "Charge %s has been charged back; cannot issue a refund.", ch.ID)
 	}
-	pi := s.moveBackLocked(ch, kind)
 	now := time.Now().Unix()
 	if kind == "dispute" {
+		pi := s.moveBackLocked(ch, kind, ch.Amount-ch.AmountRefunded)
 		ch.Disputed = true
 		d := map[string]any{"id": s.newID("dp"), "object": "dispute", "amount": ch.Amount, "charge": ch.ID, "created": now,
 			"currency": ch.Currency, "livemode": false, "metadata": map[string]string{}, "payment_intent": pi.ID,
@@ -659,18 +688,28 @@ func (s *Sim) giveBackLocked(ch *charge, kind string) (map[string]any, *apiErr) 
 		s.emitLocked("charge.dispute.created", d)
 		return d, nil
 	}
-	ch.Refunded, ch.AmountRefunded = true, ch.Amount
-	re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: pi.ID, Amount: ch.Amount, Currency: ch.Currency, Status: "succeeded", Created: now}
+	pi := s.moveBackLocked(ch, kind, amount)
+	re := &refund{ID: s.newID("re"), Charge: ch.ID, Intent: pi.ID, Amount: amount, Currency: ch.Currency, Status: "succeeded", Created: now}
 	s.refunds[re.ID] = re
-	s.emitLocked("charge.refunded", s.chargeJSON(ch))
+	s.refundedLocked(ch, amount)
 	return s.refundJSON(re, nil), nil
 }
 
-// moveBackLocked records a charge's money going back (the ledger, the
-// stats) and returns its PaymentIntent.
-func (s *Sim) moveBackLocked(ch *charge, kind string) *intent {
+// refundedLocked records amount of a charge given back by a refund and
+// tells the shop: charge.refunded follows every refund, a partial one
+// too (refunded stays false until the whole charge is back), as Stripe's.
+func (s *Sim) refundedLocked(ch *charge, amount int64) {
+	ch.AmountRefunded += amount
+	ch.Refunded = ch.AmountRefunded >= ch.Amount
+	s.emitLocked("charge.refunded", s.chargeJSON(ch))
+}
+
+// moveBackLocked records amount of a charge's money going back (the
+// ledger, the stats) and returns its PaymentIntent.
+func (s *Sim) moveBackLocked(ch *charge, kind string, amount int64) *intent {
 	pi := s.intents[ch.Intent]
 	view := s.viewLocked(s.sessions[pi.Session], pi)
+	view.Amount = amount
 	s.givenBack[view.OrderID]++
 	s.recordLocked(kind, view)
 	return pi
@@ -695,7 +734,8 @@ func (s *Sim) giveBack(id, kind string) (psp.Payment, error) {
 	if pi == nil || s.charges[pi.Charge] == nil {
 		return psp.Payment{}, fmt.Errorf("payment %s has no charge to give back (%s)", id, kind)
 	}
-	if _, e := s.giveBackLocked(s.charges[pi.Charge], kind); e != nil {
+	ch := s.charges[pi.Charge]
+	if _, e := s.giveBackLocked(ch, kind, ch.Amount-ch.AmountRefunded); e != nil {
 		return psp.Payment{}, fmt.Errorf("%s: %s", e.Code, e.Message)
 	}
 	return s.viewLocked(cs, pi), nil

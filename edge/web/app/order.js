@@ -38,7 +38,11 @@ export async function render(main, [id]) {
       title.textContent = 'Your tickets';
       box.replaceChildren(
         h('p', { class: 'notice good', role: 'status' }, 'Paid. Show these live codes at the door; they are also under ', h('a', { href: '/tickets' }, 'My tickets'), '.'),
-        items, total, h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
+        items, total,
+        // some tickets given back by the box office (a partial refund)
+        o.refunded_cents ? h('p', { class: 'notice' }, `${money(o.refunded_cents, o.currency)} of this order was refunded to your card: `,
+          `${o.tickets.filter((t) => t.void).length} ticket(s) no longer admit anyone.`) : '',
+        h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
       if (!(o.tickets || []).length) {
         poll = setTimeout(load, 1500); // issuing
         return;
