@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/catraca/catraca/shared/challenge"
 )
 
 // Device is one browser: the cookies every account used on it shares (a
@@ -67,7 +69,7 @@ type Solver func(ctx context.Context, challenge json.RawMessage) (answer json.Ra
 
 // challengeRequired is the problem type (its last path segment) of a join
 // that must first solve the challenge in the problem's "challenge" member;
-// the join is then sent again with {"challenge": answer}.
+// the join is then sent again with the Solver's answer as its body.
 const challengeRequired = "challenge-required"
 
 // Challenged tells how often the fan's joins were challenged, and how long
@@ -112,4 +114,17 @@ type guard struct {
 	mu         sync.Mutex
 	challenges int
 	solving    time.Duration
+}
+
+// SolvePoW is the Solver of the shipped proof-of-work challenge: the
+// server's own solver at CPU speed, answered as the page answers.
+func SolvePoW(_ context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	var c challenge.Challenge
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	if c.Kind != challenge.KindPoW {
+		return nil, fmt.Errorf("a %q challenge: only the proof-of-work can be solved here", c.Kind)
+	}
+	return json.Marshal(challenge.Answer{Token: c.Token, Solution: challenge.Solve(c)})
 }

@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/catraca/catraca/shared/challenge"
 )
 
 // TestAccountsOnOneDeviceShareItsCookie: two accounts on one device send
@@ -37,31 +40,32 @@ func TestAccountsOnOneDeviceShareItsCookie(t *testing.T) {
 	require.Equal(t, map[string]string{"b": "dev-a", "other": "dev-other"}, seen)
 }
 
-// TestJoinAnswersTheChallenge: a join refused with a challenge is solved
-// by the fan's Solver and sent again with the answer.
+// TestJoinAnswersTheChallenge: a join refused with the waiting room's
+// proof-of-work (428 challenge-required, as shared/api answers) is solved
+// by the fan's Solver, SolvePoW, and sent again with the answer the page
+// sends; the server checks it as the door does (challenge.ZeroBits).
 func TestJoinAnswersTheChallenge(t *testing.T) {
+	pow := challenge.NewPoW([][]byte{[]byte("key")}, nil, "", time.Minute, challenge.Difficulty{Base: 8, Max: 8})
+	c, err := pow.Issue(challenge.Subject{Account: 1, Event: 1})
+	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Challenge json.RawMessage `json:"challenge"`
-		}
-		json.NewDecoder(r.Body).Decode(&body)
-		if string(body.Challenge) != `"solved-42"` {
+		var a challenge.Answer
+		json.NewDecoder(r.Body).Decode(&a)
+		if a.Token != c.Token || challenge.ZeroBits(a.Token, a.Solution) < c.Bits {
+			b, _ := json.Marshal(map[string]any{"type": "https://catraca.dev/problems/challenge-required", "status": 428,
+				"detail": "solve it", "challenge": c})
 			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusForbidden)
-			w.Write([]byte(`{"type":"https://catraca.dev/problems/challenge-required","status":403,"detail":"solve it","challenge":{"seed":"42"}}`))
+			w.WriteHeader(http.StatusPreconditionRequired)
+			w.Write(b)
 			return
 		}
 		w.Write([]byte(`{"state":"prequeue","position":7}`))
 	}))
 	defer srv.Close()
 	f := New(srv.URL, nil)
-	_, err := f.Join(context.Background(), 1)
+	_, err = f.Join(context.Background(), 1)
 	require.ErrorContains(t, err, "no solver")
-	f.Solve = func(_ context.Context, c json.RawMessage) (json.RawMessage, error) {
-		var p struct{ Seed string }
-		require.NoError(t, json.Unmarshal(c, &p))
-		return json.RawMessage(`"solved-` + p.Seed + `"`), nil
-	}
+	f.Solve = SolvePoW
 	s, err := f.Join(context.Background(), 1)
 	require.NoError(t, err)
 	require.Equal(t, int64(7), s.Position)

@@ -174,7 +174,7 @@ func (f *Fan) Join(ctx context.Context, event int64) (QueueStatus, error) {
 			if aerr != nil {
 				return s, aerr
 			}
-			body = map[string]json.RawMessage{"challenge": a}
+			body = a
 			continue
 		}
 		if err != nil || s.State != "opening" {

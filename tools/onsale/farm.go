@@ -25,32 +25,55 @@ type Farm struct {
 	Bots, Cards, Devices int
 	FamilyShare          float64
 	// Solve answers a challenged join, for bots and fans alike (at CPU
-	// speed, in this process); nil until the challenge exists.
+	// speed, in this process); fan.SolvePoW when nil.
 	Solve fan.Solver `json:"-"`
 }
 
 // Defense is one anti-scalping rule of the configuration. The farm run
-// plays the same on-sale with every defense off, then on (as configured
-// by default); a new rule is one more line in Defenses.
+// plays the same on-sale with every defense off, then on as production
+// configures it by default; a new rule is one more line in Defenses.
 type Defense struct {
 	Name string
 	// Switch is how production turns it off; "" when it cannot be (the
 	// rule is then on in both phases, and the report says so).
 	Switch string
 	Off    func(*config.Config) `json:"-"`
+	// On sets production's default where the test configuration
+	// (testenv.BaseConfig) leaves the rule off; nil when it is on there.
+	On func(*config.Config) `json:"-"`
 }
 
 // Defenses are the rules the farm run turns off in its first phase.
 var Defenses = []Defense{
-	{"per-card limit", "CATRACA_CARD_LIMIT=false", func(c *config.Config) { c.NoCardLimit = true }},
-	{"transfers in count against the recipient's limit", "", nil},
+	{"per-card limit", "CATRACA_CARD_LIMIT=false", func(c *config.Config) { c.NoCardLimit = true }, nil},
+	{"transfers in count against the recipient's limit", "", nil, nil},
+	{"linked accounts (cluster limit)", "CATRACA_CLUSTER_LIMIT=false", func(c *config.Config) { c.NoClusterLimit = true }, nil},
+	{"velocity across events", "CATRACA_VELOCITY_MAX=0", func(c *config.Config) { c.VelocityMax = 0 },
+		func(c *config.Config) {
+			c.VelocityMax, c.VelocityWindow = productionDeclines.VelocityMax, productionDeclines.VelocityWindow
+		}},
+	{"challenge at the door of the line", "CATRACA_CHALLENGE=off", func(c *config.Config) { c.ChallengeMode = "off" },
+		func(c *config.Config) { c.Challenge = config.DefaultChallenge() }},
 }
+
+// productionDeclines is the fairness part of production's configuration
+// with nothing set: its defaults.
+var productionDeclines, _ = config.FromLookup[config.Declines](func(string) (string, bool) { return "", false })
 
 // DefensesOff turns off every defense that can be.
 func DefensesOff(c *config.Config) {
 	for _, d := range Defenses {
 		if d.Off != nil {
 			d.Off(c)
+		}
+	}
+}
+
+// DefensesOn turns on every defense as production does by default.
+func DefensesOn(c *config.Config) {
+	for _, d := range Defenses {
+		if d.On != nil {
+			d.On(c)
 		}
 	}
 }
@@ -153,7 +176,9 @@ func (r *run) newShopper(id int64, f *fan.Fan, card string) (*shopper, error) {
 	}
 	f.SetSession(raw)
 	f.Observe = r.observe
-	f.Solve = r.o.Farm.Solve
+	if f.Solve = r.o.Farm.Solve; f.Solve == nil {
+		f.Solve = fan.SolvePoW
+	}
 	s := &shopper{Fan: f, card: card}
 	r.fans = append(r.fans, s)
 	return s, nil

@@ -98,7 +98,7 @@ func run(ctx context.Context, o onsale.Options, admitDelay time.Duration, out st
 	var dirs []string
 	var failed []error
 	for _, off := range []bool{true, false} {
-		name, dir, tune := "defenses on", "on", func(*config.Config) {}
+		name, dir, tune := "defenses on", "on", onsale.DefensesOn
 		if off {
 			name, dir, tune = "defenses off", "off", onsale.DefensesOff
 		}
