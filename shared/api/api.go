@@ -30,6 +30,7 @@ import (
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
@@ -70,6 +71,8 @@ type Deps struct {
 	// Webhooks, when set, verifies them instead, with secrets re-read
 	// when they rotate (pspwebhook on AWS).
 	Webhooks *psp.Webhooks
+	// Presale runs verified-fan presales (presale.go).
+	Presale *presale.Service
 }
 
 // Server holds the dependencies of the handlers.
@@ -99,6 +102,7 @@ type Server struct {
 	control      *controlroom.Service
 	webhooks     *psp.Webhooks
 	limiter      *ratelimit.Limiter
+	presale      *presale.Service
 	gzip         gzipMemo
 	mux          *http.ServeMux
 	// patterns are the registered routes, for Routes.
@@ -129,7 +133,10 @@ func newServer(d Deps) *Server {
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
 		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks,
-		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
+		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux(), presale: d.Presale}
+	if s.presale == nil { // no mailer: winners read their code on their page
+		s.presale = &presale.Service{DB: d.Catalog, Room: d.Room, Log: d.Logger}
+	}
 	if s.webhooks == nil {
 		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
 	}
@@ -168,6 +175,7 @@ func newServer(d Deps) *Server {
 	s.route("PUT /api/events/{id}/waiting-room", eventChange(s, s.setWaitingRoom))
 	s.entryRoutes()
 	s.consoleRoutes()
+	s.presaleRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)

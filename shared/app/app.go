@@ -28,6 +28,7 @@ import (
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/searchindex/snapstore"
@@ -58,6 +59,7 @@ type App struct {
 	Jobs         *order.LocalQueue
 	TicketSigner *order.Signer
 	Entry        *entry.Service
+	Presale      *presale.Service
 }
 
 // Option adjusts how Open builds the app.
@@ -136,6 +138,7 @@ func (a *App) services(ctx context.Context) error {
 	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Logger); err != nil {
 		return err
 	}
+	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Mailer: mailer, PublicURL: cfg.PublicURL, Log: a.Logger}
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
 	a.Jobs = order.NewLocalQueue(100000)
 	jobs, err := NewQueue(ctx, cfg.Queue, a.Jobs)
@@ -176,6 +179,7 @@ func (a *App) Handler() http.Handler {
 		Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets,
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: a.Config.PSPWebhookSecrets,
+		Presale: a.Presale,
 	})
 }
 
@@ -194,6 +198,12 @@ func newOwnerID() string {
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
 	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory, a.snapshots(ctx))
+	// The sweep function draws closed presales (functions/sweep).
+	go Every(ctx, 5*time.Second, func(ctx context.Context) {
+		if _, err := a.Presale.Sweep(ctx); err != nil {
+			a.Logger.Warn("presale sweep", "err", err)
+		}
+	})
 }
 
 // snapshots is the search snapshot's builder over a's catalog reader, as
