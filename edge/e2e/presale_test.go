@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -32,18 +31,21 @@ func TestPresaleFromRegistrationToCode(t *testing.T) {
 	org := s.tab(t)
 	s.logInOrganizer(t, org, "/organizer/events/"+strconv.FormatInt(id, 10))
 	// The registration closes 40 s from now: time for the fan to register.
-	require.NoError(t, chromedp.Do(org,
-		chromedp.WaitVisible(`#presale-closes`),
-		chromedp.Evaluate[bool](`(() => {
-			const local = (ms) => { const d = new Date(ms); return new Date(ms - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19); };
-			document.getElementById('presale-opens').value = local(Date.now() - 60000);
-			document.getElementById('presale-closes').value = local(Date.now() + 40000);
-			document.getElementById('presale-codes').value = '5';
-			return true;
-		})()`),
-		chromedp.Click(`//button[. = "Open registration"]`),
-		chromedp.WaitVisible(`#presale-commitment`),
-	))
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`#presale-closes`)))
+	evaluate[bool](t, org, `(() => {
+		const local = (ms) => { const d = new Date(ms); return new Date(ms - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19); };
+		document.getElementById('presale-opens').value = local(Date.now() - 60000);
+		document.getElementById('presale-closes').value = local(Date.now() + 40000);
+		document.getElementById('presale-codes').value = '5';
+		return true;
+	})()`)
+	require.NoError(t, chromedp.Do(org, chromedp.Click(`//button[. = "Open registration"]`)))
+	// The commitment, or the console's refusal, named in the failure.
+	opened, err := chromedp.Run(org, chromedp.Poll[string](`document.querySelector('#presale-commitment') ? 'opened' :
+		(document.querySelector('.presale .error')?.textContent || [...document.querySelectorAll('.presale form :invalid')].map((e) => e.id + ': ' + e.validationMessage + ' ' + e.value).join('; '))`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err)
+	require.Equal(t, "opened", opened)
 	commitment := text(t, org, `#presale-commitment`)
 	require.Regexp(t, `^[0-9a-f]{64}$`, commitment)
 	accessible(t, org, "console presale")

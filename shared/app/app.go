@@ -198,10 +198,15 @@ func newOwnerID() string {
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
 	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory, a.snapshots(ctx))
-	// The sweep function draws closed presales (functions/sweep).
-	go Every(ctx, 5*time.Second, func(ctx context.Context) {
-		if _, err := a.Presale.Sweep(ctx); err != nil {
-			a.Logger.Warn("presale sweep", "err", err)
+	go sweepPresales(ctx, a.Presale, a.Logger)
+}
+
+// sweepPresales draws closed presales and re-writes their room gates, as
+// the sweep function does (functions/sweep), until ctx ends.
+func sweepPresales(ctx context.Context, p *presale.Service, log *slog.Logger) {
+	Every(ctx, 5*time.Second, func(ctx context.Context) {
+		if _, err := p.Sweep(ctx); err != nil {
+			log.Warn("presale sweep", "err", err)
 		}
 	})
 }

@@ -49,7 +49,7 @@ export async function presaleSection(e) {
         }
       } }, 'Run the draw') : '';
     return h('div', {},
-      h('dl', { class: 'facts', id: 'presale-facts' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+      h('dl', { class: 'facts', id: 'presale-facts' }, rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
       p.registration_ids_url ? h('p', { class: 'small' }, h('a', { href: p.registration_ids_url }, 'Registration ids'),
         ' · anyone can check the draw with ', h('code', {}, 'go run ./infra/presaledraw'), '.') : '',
       draw, error);
