@@ -329,6 +329,8 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 		"PUT /api/events/{id}/entry":        map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
 		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
 		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
+		"PUT /api/events/{id}/presale": map[string]any{"registration_opens_at": time.Now(), "registration_closes_at": time.Now().Add(time.Minute),
+			"codes": 1, "presale_ends_at": time.Now().Add(time.Hour)},
 	}
 	tested := 0
 	for path, item := range loadOpenAPI(t).Paths.Map() {
