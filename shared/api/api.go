@@ -32,6 +32,7 @@ import (
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
@@ -80,6 +81,8 @@ type Deps struct {
 	// Fairness links accounts, blocks them and counts their purchases
 	// (docs/fairness.md); nil in functions that serve no fan.
 	Fairness *fairness.Service
+	// Presale runs verified-fan presales (presale.go).
+	Presale *presale.Service
 }
 
 // Server holds the dependencies of the handlers.
@@ -111,6 +114,7 @@ type Server struct {
 	fair         *fairness.Service
 	limiter      *ratelimit.Limiter
 	line         *lineDoor
+	presale      *presale.Service
 	gzip         gzipMemo
 	mux          *http.ServeMux
 	// patterns are the registered routes, for Routes.
@@ -141,8 +145,11 @@ func newServer(d Deps) *Server {
 		inventory: d.Inventory, organizer: d.Organizer, gate: d.Gate, room: d.Room, admissions: d.Admissions,
 		tickets: d.Tickets, venues: d.Venues, availability: d.Availability, live: d.Live, readCache: d.ReadCache,
 		orders: d.Orders, ticketSigner: d.TicketSigner, entry: d.Entry, control: controlroom.New(d.Room, d.Shards), webhooks: d.Webhooks, fair: d.Fairness,
-		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux()}
+		limiter: ratelimit.New(d.Redis, d.Config.RedisPrefix), mux: http.NewServeMux(), presale: d.Presale}
 	s.line = newLineDoor(d.Config, d.Redis, d.Challenge, d.Velocity)
+	if s.presale == nil { // no mailer: winners read their code on their page
+		s.presale = &presale.Service{DB: d.Catalog, Room: d.Room, Log: d.Logger}
+	}
 	if s.webhooks == nil {
 		s.webhooks = psp.NewWebhooks(secret.Static(strings.Join(d.WebhookSecrets, ",")))
 	}
@@ -182,6 +189,7 @@ func newServer(d Deps) *Server {
 	s.entryRoutes()
 	s.consoleRoutes()
 	s.fairnessRoutes()
+	s.presaleRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)

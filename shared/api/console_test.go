@@ -330,6 +330,8 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
 		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
 		"POST /api/orders/{id}/refund":      map[string]any{"reason": "customer_request"},
+		"PUT /api/events/{id}/presale": map[string]any{"registration_opens_at": time.Now(), "registration_closes_at": time.Now().Add(time.Minute),
+			"codes": 1, "presale_ends_at": time.Now().Add(time.Hour)},
 	}
 	tested := 0
 	for path, item := range loadOpenAPI(t).Paths.Map() {

@@ -248,6 +248,8 @@ func (s *Server) joinQueue(w http.ResponseWriter, r *http.Request) error {
 		return s.joinUnpublished(w, r, &v, id)
 	case queue.StateNotYet:
 		return queueNotOpen(place.At)
+	case queue.StatePresale:
+		return presaleOnly(id, place.At)
 	case queue.StateSoldOut:
 		return problem.New(http.StatusConflict, "sold-out", "This event is sold out.")
 	case queue.StatePrequeue:

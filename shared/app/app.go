@@ -29,6 +29,7 @@ import (
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/searchindex/snapstore"
@@ -60,6 +61,7 @@ type App struct {
 	TicketSigner *order.Signer
 	Entry        *entry.Service
 	Fairness     *fairness.Service
+	Presale      *presale.Service
 }
 
 // Option adjusts how Open builds the app.
@@ -139,6 +141,11 @@ func (a *App) services(ctx context.Context) error {
 	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Fairness, a.Logger); err != nil {
 		return err
 	}
+	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Mailer: mailer, PublicURL: cfg.PublicURL, Log: a.Logger,
+		Cluster: func(ctx context.Context, account int64) (int64, error) {
+			id, _, err := a.Fairness.Cluster(ctx, account)
+			return id, err
+		}}
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
 	a.Jobs = order.NewLocalQueue(100000)
 	jobs, err := NewQueue(ctx, cfg.Queue, a.Jobs)
@@ -180,6 +187,7 @@ func (a *App) Handler() http.Handler {
 		Venues: venue.NewStore(a.CatalogRO), Availability: a.Availability, Live: a.Live, ReadCache: a.ReadCache,
 		Orders: a.Orders, TicketSigner: a.TicketSigner, Entry: a.Entry, WebhookSecrets: a.Config.PSPWebhookSecrets,
 		Fairness: a.Fairness,
+		Presale:  a.Presale,
 	})
 }
 
@@ -198,6 +206,17 @@ func newOwnerID() string {
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
 	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory, a.snapshots(ctx))
+	go sweepPresales(ctx, a.Presale, a.Logger)
+}
+
+// sweepPresales draws closed presales and re-writes their room gates, as
+// the sweep function does (functions/sweep), until ctx ends.
+func sweepPresales(ctx context.Context, p *presale.Service, log *slog.Logger) {
+	Every(ctx, 5*time.Second, func(ctx context.Context) {
+		if _, err := p.Sweep(ctx); err != nil {
+			log.Warn("presale sweep", "err", err)
+		}
+	})
 }
 
 // snapshots is the search snapshot's builder over a's catalog reader, as

@@ -25,6 +25,7 @@ const routes = [
   [/^\/events\/(\d+)$/, () => import('./event.js')],
   [/^\/events\/(\d+)\/book$/, () => import('./book.js')],
   [/^\/events\/(\d+)\/queue$/, () => import('./queue.js')],
+  [/^\/events\/(\d+)\/presale$/, () => import('./presale.js')],
   [/^\/orders$/, () => import('./orders.js')],
   [/^\/orders\/(\d+)$/, () => import('./order.js')],
   [/^\/tickets$/, () => import('./tickets.js')],
