@@ -294,6 +294,7 @@ func TestReadCacheHeaders(t *testing.T) {
 		{"availability (past)", "/api/events/" + itoa(ids["Past Festival"]) + "/availability"},
 		{"queue progress", "/api/events/" + itoa(ids["Aurora Tour"]) + "/queue/progress"},
 		{"queue status", "/api/events/" + itoa(ids["Aurora Tour"]) + "/queue"},
+		{"presale (none)", "/api/events/" + itoa(ids["Aurora Tour"]) + "/presale"},
 		{"health", "/healthz"},
 	}
 	var b strings.Builder
