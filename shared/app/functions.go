@@ -52,7 +52,12 @@ func OpenFunctions(ctx context.Context, cfg config.Config, a *App) (*Functions, 
 			return nil
 		}
 		var d *Databases
-		if d, err = OpenDatabases(ctx, As(cfg, fn).Database, config.Readers{}); err != nil {
+		// Background functions open their connections when they need
+		// them: warmed (DBMinConns) they would hold server slots the
+		// API's pools need, all on one local server.
+		c := As(cfg, fn)
+		c.DBMinConns = 0
+		if d, err = OpenDatabases(ctx, c.Database, config.Readers{}); err != nil {
 			err = fmt.Errorf("%s: %w", fn, err)
 			return nil
 		}

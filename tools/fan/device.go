@@ -13,18 +13,26 @@ import (
 	"time"
 
 	"github.com/catraca/catraca/shared/challenge"
+	"github.com/catraca/catraca/shared/fairness"
+	"github.com/catraca/catraca/shared/risk"
 )
 
 // Device is one browser: the cookies every account used on it shares (a
 // first-party device cookie among them), apart from each account's own
 // session and admission cookies. A scalper farm runs many accounts on a
 // few devices; an ordinary fan has a device of its own.
-type Device struct{ jar http.CookieJar }
+type Device struct {
+	jar http.CookieJar
+	// ID is the device cookie the server set at this browser's first
+	// log-in (fairness.NewDeviceID's form).
+	ID string
+}
 
-// NewDevice returns a device with no cookies yet.
+// NewDevice returns a device with no cookies yet and the id its first
+// log-in will be given.
 func NewDevice() *Device {
 	jar, _ := cookiejar.New(nil)
-	return &Device{jar: jar}
+	return &Device{jar: jar, ID: fairness.NewDeviceID()}
 }
 
 // OnDevice returns a fan whose cookies, but for its account's own, are
@@ -32,6 +40,9 @@ func NewDevice() *Device {
 func OnDevice(base string, transport http.RoundTripper, d *Device) *Fan {
 	f := New(base, transport)
 	f.client.Jar = &accountJar{own: f.client.Jar, device: d.jar}
+	if u, err := url.Parse(base); err == nil {
+		d.jar.SetCookies(u, []*http.Cookie{{Name: risk.DeviceCookie, Value: d.ID, Path: "/"}})
+	}
 	return f
 }
 

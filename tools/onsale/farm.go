@@ -144,7 +144,7 @@ func (r *run) newShoppers(ctx context.Context) error {
 		}
 		for i, id := range bots {
 			// Cards and devices far from the fans' numbers.
-			s, err := r.newShopper(id, fan.OnDevice(r.st.URL, r.tr, devices[i%f.Devices]), pspsim.PersonCard(1_000_000_000+i%f.Cards))
+			s, err := r.newShopper(ctx, id, devices[i%f.Devices], pspsim.PersonCard(1_000_000_000+i%f.Cards))
 			if err != nil {
 				return err
 			}
@@ -160,18 +160,25 @@ func (r *run) newShoppers(ctx context.Context) error {
 		if i > 0 && rand.Float64() < f.FamilyShare {
 			card = r.fans[len(r.fans)-1].card
 		}
-		if _, err := r.newShopper(id, fan.New(r.st.URL, r.tr), card); err != nil {
+		if _, err := r.newShopper(ctx, id, fan.NewDevice(), card); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// newShopper signs a fan in (as at log-in) and adds it to the run.
-func (r *run) newShopper(id int64, f *fan.Fan, card string) (*shopper, error) {
+// newShopper signs a fan in on device as a log-in does: a session of a
+// new account (created just now), the device cookie in the browser and
+// the device recorded against the account (what links a farm's
+// accounts); then adds it to the run.
+func (r *run) newShopper(ctx context.Context, id int64, device *fan.Device, card string) (*shopper, error) {
+	f := fan.OnDevice(r.st.URL, r.tr, device)
 	f.Account = id
-	raw, _, err := r.st.App.Sessions.Issue(token.Claims{Account: id, Role: "fan"}, 2*time.Hour)
+	raw, _, err := r.st.App.Sessions.Issue(token.Claims{Account: id, Role: "fan", Since: time.Now().Unix()}, 2*time.Hour)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := r.st.App.Fairness.SeenDevice(ctx, id, device.ID); err != nil {
 		return nil, err
 	}
 	f.SetSession(raw)

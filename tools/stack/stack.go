@@ -84,7 +84,11 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Stack, error) {
 	if o.Logger != nil {
 		opts = append(opts, app.WithLogger(o.Logger))
 	}
-	a, err := app.Open(ctx, cfg, opts...)
+	// The owner's app serves no request (the functions run as their
+	// roles): its pools stay cold.
+	owner := cfg
+	owner.DBMinConns = 0
+	a, err := app.Open(ctx, owner, opts...)
 	if err != nil {
 		web.Close()
 		if pspL != nil {
