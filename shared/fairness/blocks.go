@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // Block is an account an organizer blocked.
@@ -41,8 +43,7 @@ const (
 // changes nothing but the log).
 func (s *Service) Block(ctx context.Context, actor, account int64, reason string, evidence any) error {
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO account_blocks (account, blocked_by, reason) VALUES ($1, $2, $3)
-			ON CONFLICT (account) DO NOTHING`, account, actor, reason); err != nil {
+		if err := catalogstore.BlockAccount(ctx, tx, account, actor, reason); err != nil {
 			return err
 		}
 		return audit(ctx, tx, actor, ActionBlock, account, nil, reason, evidence)
@@ -56,7 +57,7 @@ func (s *Service) Block(ctx context.Context, actor, account int64, reason string
 // Unblock lifts a block (the appeal: docs/fairness.md) and logs it.
 func (s *Service) Unblock(ctx context.Context, actor, account int64, reason string) error {
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM account_blocks WHERE account = $1`, account); err != nil {
+		if err := catalogstore.UnblockAccount(ctx, tx, account); err != nil {
 			return err
 		}
 		return audit(ctx, tx, actor, ActionUnblock, account, nil, reason, nil)
@@ -89,28 +90,30 @@ func audit(ctx context.Context, tx pgx.Tx, actor int64, action string, account i
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO fairness_audit (actor, action, account, order_id, reason, evidence) VALUES ($1, $2, $3, $4, $5, $6)`,
-		actor, action, account, orderID, reason, raw)
-	return err
+	return catalogstore.AddAudit(ctx, tx, catalogstore.AuditEntry{
+		Actor: actor, Action: action, Account: account, OrderID: orderID, Reason: reason, Evidence: raw})
 }
 
 // Blocks returns the blocks of accounts.
 func (s *Service) Blocks(ctx context.Context, accounts []int64) (map[int64]Block, error) {
-	rows, _ := s.db.Query(ctx, `SELECT account, blocked_by, blocked_at, reason FROM account_blocks WHERE account = ANY($1)`, accounts)
-	out := map[int64]Block{}
-	var id int64
-	var b Block
-	_, err := pgx.ForEachRow(rows, []any{&id, &b.By, &b.At, &b.Reason}, func() error {
-		out[id] = b
-		return nil
-	})
+	rows, err := catalogstore.AccountBlocks(ctx, s.db, accounts)
+	out := make(map[int64]Block, len(rows))
+	for id, b := range rows {
+		out[id] = Block(b)
+	}
 	return out, err
 }
 
 // Audit lists the log's latest entries an organizer made or that concern
 // accounts, newest first.
 func (s *Service) Audit(ctx context.Context, actor int64, accounts []int64, limit int) ([]Entry, error) {
-	rows, _ := s.db.Query(ctx, `SELECT id, at, actor, action, account, order_id, reason, evidence FROM fairness_audit
-		WHERE actor = $1 OR account = ANY($2) ORDER BY id DESC LIMIT $3`, actor, accounts, limit)
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[Entry])
+	rows, err := catalogstore.AuditLog(ctx, s.db, actor, accounts, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(rows))
+	for i, e := range rows {
+		out[i] = Entry(e)
+	}
+	return out, nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // Shared is one card or device several accounts of a cluster used,
@@ -39,14 +39,11 @@ type Flag struct {
 // Clusters returns the clusters of more than one account that any of
 // accounts belongs to: cluster id → members, ascending.
 func (s *Service) Clusters(ctx context.Context, accounts []int64) (map[int64][]int64, error) {
-	rows, _ := s.db.Query(ctx, `SELECT cluster_id, account FROM account_clusters
-		WHERE cluster_id IN (SELECT cluster_id FROM account_clusters WHERE account = ANY($1)) ORDER BY cluster_id, account`, accounts)
+	rows, err := catalogstore.ClustersOf(ctx, s.db, accounts)
 	out := map[int64][]int64{}
-	var cluster, account int64
-	_, err := pgx.ForEachRow(rows, []any{&cluster, &account}, func() error {
-		out[cluster] = append(out[cluster], account)
-		return nil
-	})
+	for _, m := range rows {
+		out[m.Cluster] = append(out[m.Cluster], m.Account)
+	}
 	for id, members := range out {
 		if len(members) < 2 {
 			delete(out, id)
@@ -59,41 +56,41 @@ func (s *Service) Clusters(ctx context.Context, accounts []int64) (map[int64][]i
 // and the transfers between them.
 func (s *Service) Evidence(ctx context.Context, members []int64) (Evidence, error) {
 	e := Evidence{Cards: []Shared{}, Devices: []Shared{}, Transfers: []Payout{}}
-	shared := func(query string, cut int) ([]Shared, error) {
-		rows, _ := s.db.Query(ctx, query, members)
-		out := []Shared{}
-		var v string
-		var accounts []int64
-		_, err := pgx.ForEachRow(rows, []any{&v, &accounts}, func() error {
-			out = append(out, Shared{Value: v[:min(cut, len(v))] + "…", Accounts: accounts})
-			return nil
-		})
-		return out, err
+	// shorten keeps cut characters of each value: enough to tell two apart.
+	shorten := func(rows []catalogstore.SharedValue, cut int) []Shared {
+		out := make([]Shared, len(rows))
+		for i, r := range rows {
+			out[i] = Shared{Value: r.Value[:min(cut, len(r.Value))] + "…", Accounts: r.Accounts}
+		}
+		return out
 	}
-	var err error
-	if e.Cards, err = shared(`SELECT fingerprint, array_agg(account ORDER BY account) FROM account_cards
-		WHERE account = ANY($1) GROUP BY fingerprint HAVING count(*) > 1 ORDER BY 1`, 6); err != nil {
+	cards, err := catalogstore.SharedCards(ctx, s.db, members)
+	if err != nil {
 		return e, err
 	}
-	if e.Devices, err = shared(`SELECT device, array_agg(account ORDER BY account) FROM account_devices
-		WHERE account = ANY($1) GROUP BY device HAVING count(*) > 1 ORDER BY 1`, 8); err != nil {
+	e.Cards = shorten(cards, 6)
+	devices, err := catalogstore.SharedDevices(ctx, s.db, members)
+	if err != nil {
 		return e, err
 	}
-	rows, _ := s.db.Query(ctx, `SELECT from_account, to_account, tickets, last_at FROM account_transfers
-		WHERE from_account = ANY($1) AND to_account = ANY($1) ORDER BY last_at`, members)
-	e.Transfers, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Payout])
-	return e, err
+	e.Devices = shorten(devices, 8)
+	transfers, err := catalogstore.TransfersAmong(ctx, s.db, members)
+	if err != nil {
+		return e, err
+	}
+	e.Transfers = make([]Payout, len(transfers))
+	for i, t := range transfers {
+		e.Transfers[i] = Payout(t)
+	}
+	return e, nil
 }
 
 // Flags returns the velocity flags of accounts.
 func (s *Service) Flags(ctx context.Context, accounts []int64) (map[int64]Flag, error) {
-	rows, _ := s.db.Query(ctx, `SELECT account, purchases, signal, flagged_at FROM account_flags WHERE account = ANY($1)`, accounts)
-	out := map[int64]Flag{}
-	var id int64
-	var f Flag
-	_, err := pgx.ForEachRow(rows, []any{&id, &f.Purchases, &f.Signal, &f.At}, func() error {
-		out[id] = f
-		return nil
-	})
+	rows, err := catalogstore.AccountFlags(ctx, s.db, accounts)
+	out := make(map[int64]Flag, len(rows))
+	for id, f := range rows {
+		out[id] = Flag(f)
+	}
 	return out, err
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/catalogstore"
 )
 
 // Signals that link accounts.
@@ -81,19 +83,21 @@ func ValidDeviceID(s string) bool {
 // the account is blocked.
 func (s *Service) SeenDevice(ctx context.Context, account int64, device string) (blocked bool, err error) {
 	err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		var inserted bool
-		err := tx.QueryRow(ctx, `INSERT INTO account_devices (account, device) VALUES ($1, $2)
-			ON CONFLICT (account, device) DO UPDATE SET last_seen = now()
-			RETURNING xmax = 0`, account, device).Scan(&inserted)
+		inserted, err := catalogstore.RecordDevice(ctx, tx, account, device)
 		if err != nil {
 			return err
 		}
 		if inserted {
-			if err := s.linkBy(ctx, tx, account, `SELECT account FROM account_devices WHERE device = $1`, device); err != nil {
+			others, err := catalogstore.AccountsByDevice(ctx, tx, device)
+			if err != nil {
+				return err
+			}
+			if err := s.merge(ctx, tx, append(others, account)); err != nil {
 				return err
 			}
 		}
-		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM account_blocks WHERE account = $1)`, account).Scan(&blocked)
+		blocked, err = catalogstore.AccountBlocked(ctx, tx, account)
+		return err
 	})
 	return blocked, err
 }
@@ -102,14 +106,15 @@ func (s *Service) SeenDevice(ctx context.Context, account int64, device string) 
 // links it to every account that paid with that card.
 func (s *Service) LinkCard(ctx context.Context, account int64, fingerprint string) error {
 	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		var inserted bool
-		err := tx.QueryRow(ctx, `INSERT INTO account_cards (account, fingerprint) VALUES ($1, $2)
-			ON CONFLICT (account, fingerprint) DO UPDATE SET last_seen = now()
-			RETURNING xmax = 0`, account, fingerprint).Scan(&inserted)
+		inserted, err := catalogstore.RecordCard(ctx, tx, account, fingerprint)
 		if err != nil || !inserted {
 			return err
 		}
-		return s.linkBy(ctx, tx, account, `SELECT account FROM account_cards WHERE fingerprint = $1`, fingerprint)
+		others, err := catalogstore.AccountsByCard(ctx, tx, fingerprint)
+		if err != nil {
+			return err
+		}
+		return s.merge(ctx, tx, append(others, account))
 	})
 }
 
@@ -117,24 +122,11 @@ func (s *Service) LinkCard(ctx context.Context, account int64, fingerprint strin
 // a payout links them.
 func (s *Service) LinkTransfer(ctx context.Context, from, to int64) error {
 	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO account_transfers (from_account, to_account) VALUES ($1, $2)
-			ON CONFLICT (from_account, to_account) DO UPDATE SET tickets = account_transfers.tickets + 1, last_at = now()`, from, to)
-		if err != nil {
+		if err := catalogstore.RecordTransfer(ctx, tx, from, to); err != nil {
 			return err
 		}
 		return s.merge(ctx, tx, []int64{from, to})
 	})
-}
-
-// linkBy merges account's cluster with the clusters of the accounts query
-// (one parameter, arg) finds.
-func (s *Service) linkBy(ctx context.Context, tx pgx.Tx, account int64, query string, arg any) error {
-	rows, _ := tx.Query(ctx, query, arg)
-	others, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	return s.merge(ctx, tx, append(others, account))
 }
 
 // clustersLock serializes merges: two merges that share an account would
@@ -151,33 +143,26 @@ func (s *Service) merge(ctx context.Context, tx pgx.Tx, accounts []int64) error 
 	if len(accounts) < 2 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, clustersLock); err != nil {
+	if err := catalogstore.LockClusters(ctx, tx, clustersLock); err != nil {
 		return err
 	}
-	rows, _ := tx.Query(ctx, `SELECT DISTINCT coalesce(c.cluster_id, a) FROM unnest($1::bigint[]) a
-		LEFT JOIN account_clusters c ON c.account = a`, accounts)
-	roots, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	roots, err := catalogstore.ClusterRoots(ctx, tx, accounts)
 	if err != nil {
 		return err
 	}
 	root := slices.Min(roots)
 	if len(roots) > 1 {
-		if _, err := tx.Exec(ctx, `UPDATE account_clusters SET cluster_id = $1 WHERE cluster_id = ANY($2) AND cluster_id <> $1`, root, roots); err != nil {
+		if err := catalogstore.MoveClusters(ctx, tx, root, roots); err != nil {
 			return err
 		}
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO account_clusters (account, cluster_id)
-		SELECT a, $1 FROM unnest($2::bigint[]) a ON CONFLICT (account) DO NOTHING`, root, append(accounts, roots...))
-	return err
+	return catalogstore.JoinCluster(ctx, tx, root, append(accounts, roots...))
 }
 
 // Cluster returns account's cluster: its id and members (the account
 // alone, with its own id, when nothing links it).
 func (s *Service) Cluster(ctx context.Context, account int64) (int64, []int64, error) {
-	type member struct{ Cluster, Account int64 }
-	rows, _ := s.db.Query(ctx, `SELECT m.cluster_id, m.account FROM account_clusters c
-		JOIN account_clusters m ON m.cluster_id = c.cluster_id WHERE c.account = $1 ORDER BY m.account`, account)
-	ms, err := pgx.CollectRows(rows, pgx.RowToStructByPos[member])
+	ms, err := catalogstore.ClusterOf(ctx, s.db, account)
 	if err != nil || len(ms) == 0 {
 		return account, []int64{account}, err
 	}

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/rediskey"
 )
 
@@ -53,9 +53,7 @@ func (s *Service) Purchased(ctx context.Context, account, orderID int64, card st
 	if s.threshold <= 0 || s.window <= 0 {
 		return nil
 	}
-	rows, _ := s.db.Query(ctx, `SELECT device FROM account_devices WHERE account = $1 AND last_seen > now() - $2::interval`,
-		account, s.window.String())
-	devices, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	devices, err := catalogstore.RecentDevices(ctx, s.db, account, s.window.String())
 	if err != nil {
 		return err
 	}
@@ -89,9 +87,7 @@ func (s *Service) Purchased(ctx context.Context, account, orderID int64, card st
 			return err
 		}
 	}
-	_, err = s.db.Exec(ctx, `INSERT INTO account_flags (account, purchases, signal) VALUES ($1, $2, $3)
-		ON CONFLICT (account) DO UPDATE SET purchases = excluded.purchases, signal = excluded.signal, flagged_at = now()`, account, most, by)
-	return err
+	return catalogstore.SetFlag(ctx, s.db, account, most, by)
 }
 
 // Verdict is what the door of the line may ask about a fan: blocked by
