@@ -14,8 +14,8 @@ import (
 )
 
 // TestAccountsOnOneDeviceShareItsCookie: two accounts on one device send
-// the device cookie the first was given, each with its own session; a
-// fan on another device has none.
+// the device's cookie (set as at its first log-in), each with its own
+// session; a fan without a device gets one from the server and keeps it.
 func TestAccountsOnOneDeviceShareItsCookie(t *testing.T) {
 	seen := map[string]string{} // session → device cookie it came with
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,7 +37,7 @@ func TestAccountsOnOneDeviceShareItsCookie(t *testing.T) {
 	for _, f := range []*Fan{a, b, other, other} {
 		require.NoError(t, f.Call(ctx, "x", http.MethodGet, "/", nil, nil))
 	}
-	require.Equal(t, map[string]string{"b": "dev-a", "other": "dev-other"}, seen)
+	require.Equal(t, map[string]string{"a": d.ID, "b": d.ID, "other": "dev-other"}, seen)
 }
 
 // TestJoinAnswersTheChallenge: a join refused with the waiting room's
