@@ -43,8 +43,8 @@ CREATE TABLE presale_registrations (
 -- action and redeems codes; the sweep function draws when nobody did.
 GRANT SELECT, INSERT, UPDATE ON presales, presale_registrations TO catraca_api;
 GRANT SELECT, UPDATE ON presales, presale_registrations TO catraca_sweep;
--- Winners are mailed their code by whichever draws.
-GRANT SELECT (id, email) ON accounts TO catraca_sweep;
+-- The sweep draws without a mailer (it reads no address: the winners
+-- are mailed at the organizer's next draw call, by the API).
 
 -- +goose Down
 DROP TABLE presale_registrations;
