@@ -20,6 +20,12 @@ export async function presaleSection(e) {
     } catch (err) {
       if (err.code !== 'presale-not-found') throw err;
     }
+    show(p);
+  }
+  // After a change the console shows the answer of the change itself: the
+  // public read is cached (5 s, by the browser and the CDN), and would
+  // still say "no presale" right after one is opened.
+  function show(p) {
     section.replaceChildren(h('h2', { id: 'presale-title' }, 'Verified-fan presale'), p ? summary(p) : openForm());
   }
 
@@ -42,7 +48,7 @@ export async function presaleSection(e) {
         try {
           const d = await api('POST', `${path}/draw`);
           toast(`Drawn: ${d.winners} winners got their codes.`);
-          await load();
+          show(d);
         } catch (err) {
           ev.target.disabled = false;
           error.textContent = problemText(err);
@@ -66,14 +72,14 @@ export async function presaleSection(e) {
         error.textContent = '';
         const v = (n) => form.elements[n].value;
         try {
-          await api('PUT', path, {
+          const p = await api('PUT', path, {
             registration_opens_at: new Date(v('opens')).toISOString(),
             registration_closes_at: new Date(v('closes')).toISOString(),
             presale_ends_at: new Date(v('ends')).toISOString(),
             codes: Number(v('codes')),
           });
           toast('Registration opened; its seed commitment is published.');
-          await load();
+          show(p);
         } catch (err) {
           error.textContent = problemText(err);
         }
