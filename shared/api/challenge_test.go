@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,13 +31,7 @@ func settled(t *testing.T, a *app.App, f *fan, srv *httptest.Server, email strin
 	require.NoError(t, err)
 	r := f.do(http.MethodPost, "/api/session", map[string]any{"email": email, "password": "a long enough password"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	withDevice(f, srv, "device-"+email)
-}
-
-// withDevice gives a fan the device cookie a browser gets at sign-up.
-func withDevice(f *fan, srv *httptest.Server, device string) {
-	u, _ := url.Parse(srv.URL)
-	f.client.Jar.SetCookies(u, []*http.Cookie{{Name: risk.DeviceCookie, Value: device}})
+	f.onDevice("device-" + email)
 }
 
 // apiFan is an API client: a bearer session and no cookie jar, so it keeps
@@ -149,7 +142,7 @@ func TestCleanJoinPassesAndTheDoorCanBeOff(t *testing.T) {
 
 		ana := newFan(t, srv)
 		ana.signUp("ana-" + mode + "@example.com")
-		withDevice(ana, srv, "device-ana")
+		ana.onDevice("device-ana")
 		require.Equal(t, "waiting", ana.do(http.MethodPost, room, nil).Body["state"], "%s: a clean join", mode)
 		bot, _ := apiFan(t, srv, "bot-"+mode+"@example.com")
 		bot.header.Set(risk.BotHeader, "bot")

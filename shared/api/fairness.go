@@ -10,6 +10,7 @@ import (
 
 	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/shared/shardstore"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -18,10 +19,9 @@ import (
 // check of blocks and velocity flags, and the organizer's console of
 // clusters, with its block, unblock and void actions.
 
-// DeviceCookie is the device identifier: a random id the API sets at
+// The device identifier (risk.DeviceCookie) is a random id the API sets at
 // sign-up and log-in when the browser has none, read back at the next.
 // Nothing is read from the browser to make it (no fingerprinting).
-const DeviceCookie = "catraca_device"
 
 // deviceCookieAge is as long as browsers keep a cookie (400 days).
 const deviceCookieAge = 400 * 24 * time.Hour
@@ -35,13 +35,13 @@ func (s *Server) seeDevice(r *http.Request, account int64) (*http.Cookie, error)
 		return nil, nil
 	}
 	device := ""
-	if c, err := r.Cookie(DeviceCookie); err == nil && fairness.ValidDeviceID(c.Value) {
+	if c, err := r.Cookie(risk.DeviceCookie); err == nil && fairness.ValidDeviceID(c.Value) {
 		device = c.Value
 	} else {
 		device = fairness.NewDeviceID()
 	}
 	cookie := &http.Cookie{
-		Name: DeviceCookie, Value: device, Path: "/", MaxAge: int(deviceCookieAge.Seconds()),
+		Name: risk.DeviceCookie, Value: device, Path: "/", MaxAge: int(deviceCookieAge.Seconds()),
 		HttpOnly: true, Secure: isHTTPS(r), SameSite: http.SameSiteLaxMode,
 	}
 	blocked, err := s.fair.SeenDevice(r.Context(), account, device)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/tools/pspsim"
 )
 
@@ -22,7 +22,7 @@ import (
 func (f *fan) device() string {
 	u, _ := url.Parse(f.srv.URL)
 	for _, c := range f.client.Jar.Cookies(u) {
-		if c.Name == api.DeviceCookie {
+		if c.Name == risk.DeviceCookie {
 			return c.Value
 		}
 	}
@@ -33,7 +33,7 @@ func (f *fan) device() string {
 // use one phone.
 func (f *fan) onDevice(device string) {
 	u, _ := url.Parse(f.srv.URL)
-	f.client.Jar.SetCookies(u, []*http.Cookie{{Name: api.DeviceCookie, Value: device}})
+	f.client.Jar.SetCookies(u, []*http.Cookie{{Name: risk.DeviceCookie, Value: device}})
 }
 
 // buyWith holds seats for f, checks out and pays with card, and returns
@@ -60,7 +60,7 @@ func TestDeviceCookieIsSetOnceAndKept(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status)
 	var set *http.Cookie
 	for _, c := range (&http.Response{Header: r.Header}).Cookies() {
-		if c.Name == api.DeviceCookie {
+		if c.Name == risk.DeviceCookie {
 			set = c
 		}
 	}
