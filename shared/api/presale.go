@@ -81,11 +81,15 @@ func (s *Server) getPresale(w http.ResponseWriter, r *http.Request) error {
 	// is kept a second across instances (and 5 s by the CDN), so a crowd
 	// on such an event's page reaches no database. A presale's own answer
 	// carries live counts; the CDN's 5 s shields it.
+	// The request whose build read the presale answers with that read.
+	var v presale.Public
+	built := false
 	none, err := s.readCache.Get(r.Context(), "presale-none:"+itoa(id), time.Second, func(ctx context.Context) ([]byte, error) {
-		_, err := s.presale.Public(ctx, id)
+		p, err := s.presale.Public(ctx, id)
 		if errors.Is(err, presale.ErrNotFound) {
 			return []byte("1"), nil
 		}
+		v, built = p, err == nil
 		return []byte("0"), err
 	})
 	if err != nil {
@@ -94,9 +98,10 @@ func (s *Server) getPresale(w http.ResponseWriter, r *http.Request) error {
 	if string(none) == "1" {
 		return problem.New(http.StatusNotFound, "presale-not-found", "This event has no verified-fan presale.").CacheFor(presaleMaxAge)
 	}
-	v, err := s.presale.Public(r.Context(), id)
-	if err != nil {
-		return presaleError(err)
+	if !built {
+		if v, err = s.presale.Public(r.Context(), id); err != nil {
+			return presaleError(err)
+		}
 	}
 	w.Header().Set("Cache-Control", "public, max-age=5")
 	writeJSON(w, http.StatusOK, v)
