@@ -85,14 +85,11 @@ func (d *lineDoor) pass(r *http.Request, sess token.Claims, eventID, restore int
 	}
 	ip, _ := clientIP(r)
 	subject := challenge.Subject{Account: sess.Account, Event: eventID, RemoteIP: ip}
-	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
-		var a joinAnswer
-		if err := decode(r, &a); err != nil {
-			return err
-		}
-		if a.Token != "" || a.Solution != "" {
-			return d.verify(r, subject, a)
-		}
+	var a joinAnswer
+	if sent, err := decodeOptional(r, &a); err != nil {
+		return err
+	} else if sent && (a.Token != "" || a.Solution != "") {
+		return d.verify(r, subject, a)
 	}
 	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.velocity.Flag(r.Context(), sess.Account)}
 	if sess.Since > 0 {

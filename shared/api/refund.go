@@ -23,11 +23,8 @@ type refundBody struct {
 // refundAsk reads a refund request's body, if it has one.
 func refundAsk(r *http.Request, by int64) (order.RefundAsk, error) {
 	ask := order.RefundAsk{By: by}
-	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
-		return ask, nil
-	}
 	var b refundBody
-	if err := decode(r, &b); err != nil {
+	if sent, err := decodeOptional(r, &b); err != nil || !sent {
 		return ask, err
 	}
 	if b.Reason == "" {
