@@ -4,16 +4,16 @@ GO ?= go
 FUNCTIONS := $(notdir $(wildcard functions/*))
 GOTEST_FLAGS ?= -timeout 20m -count=1
 
-.PHONY: fuzz onsale dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap preflight
+.PHONY: fuzz onsale onsale-farm dev dev-reset test test-go test-cluster test-browser test-edge browser screenshots synth deploy localstack-deploy build tools vet fmt clean services services-down bench model infra-tools bootstrap preflight
 
 dev: ## run the whole local stack with the demo on-sale
-	$(GO) run ./infra/devstack
+	$(GO) run ./tools/cmd/devstack
 
 dev-reset: ## stop the local servers and wipe local data
-	$(GO) run ./infra/devstack -reset
+	$(GO) run ./tools/cmd/devstack -reset
 
 services: ## start only PostgreSQL and Redis of the local stack and print its environment
-	$(GO) run ./infra/devstack -services
+	$(GO) run ./tools/cmd/devstack -services
 
 test: vet test-edge test-go test-cluster test-browser ## every test (starts its own PostgreSQL, Redis, Redis Cluster and headless Chromium)
 
@@ -25,7 +25,7 @@ test-go: infra-tools
 # limits, live pushes and a whole on-sale again on the test cluster
 # (CROSSSLOT or an unfollowed MOVED fails them), and the failover tests.
 test-cluster:
-	CATRACA_TEST_REDIS=cluster $(GO) test $(GOTEST_FLAGS) ./shared/queue ./shared/admission ./shared/ratelimit ./shared/live ./shared/dev/onsale
+	CATRACA_TEST_REDIS=cluster $(GO) test $(GOTEST_FLAGS) ./shared/queue ./shared/admission ./shared/ratelimit ./shared/live ./tools/onsale
 
 # The browser tests run alone: sharing 2 cores with every other package
 # made Chromium miss its waits.
@@ -102,17 +102,20 @@ localstack-deploy: build $(CDK) ## deploy the network and async stacks to LocalS
 	$(CDKLOCAL) bootstrap && $(CDKLOCAL) deploy catraca-network catraca-async --exclusively --require-approval never
 
 services-down: ## stop the test servers
-	$(GO) run ./infra/testservices -down
+	$(GO) run ./tools/cmd/testservices -down
 
 clean:
 	rm -rf dist
 
 onsale: ## a 5,000-fan on-sale on a private stack → docs/onsale/ (ARGS="-fans 100000 -chaos redis-kill")
-	$(GO) run ./infra/onsale -fans 5000 $(ARGS)
+	$(GO) run ./tools/cmd/onsale -fans 5000 $(ARGS)
+
+onsale-farm: ## a scalper farm (300 bots, 5 cards, 3 devices) among 5,000 fans at a 2,400-ticket venue, defenses off then on → docs/onsale-farm/ (make onsale ARGS="-farm 300" for the full venue)
+	$(GO) run ./tools/cmd/onsale -fans 5000 -seats 2000 -ga 400 -farm 300 $(ARGS)
 
 bench: ## every Go benchmark (3 runs, medians) with local and Aurora-like commits, every target judged in both, and a 5,000-fan on-sale under the commit delay → docs/benchmarks.md
-	$(GO) run ./infra/benchreport -count 3 -onsale-fans 5000 ./shared/...
+	$(GO) run ./tools/cmd/benchreport -count 3 -onsale-fans 5000 ./shared/...
 
 MODEL_CHECKS ?= 200
 model: ## the model-based test of the whole sale, long: MODEL_CHECKS sequences (a failure prints the -rapid.seed that replays it)
-	$(GO) test -count=1 -timeout 90m -run '^TestSaleModel$$' ./shared/dev/stack -v -rapid.checks=$(MODEL_CHECKS) $(ARGS)
+	$(GO) test -count=1 -timeout 90m -run '^TestSaleModel$$' ./tools/stack -v -rapid.checks=$(MODEL_CHECKS) $(ARGS)

@@ -15,11 +15,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/stack"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/stack"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "copy the screenshots the README shows into docs/")
@@ -44,9 +45,16 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
+	return newSiteWith(t, func(*config.Config) {})
+}
+
+// newSiteWith is newSite with a last change to the stack's configuration.
+func newSiteWith(t *testing.T, change func(*config.Config)) *site {
+	t.Helper()
 	chrome, err := exec.LookPath("chromium")
 	require.NoError(t, err, "Chromium is missing: make test installs Debian's chromium package (make browser)")
 	cfg := testenv.Config(t, testenv.NewDatabases(t, 2))
+	change(&cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	var logger *slog.Logger
 	if !testing.Verbose() {

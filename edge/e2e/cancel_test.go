@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/tools/demo"
 )
 
 // The payment provider refuses one refund of a cancelled event: the
@@ -36,7 +36,7 @@ func TestCancelledEventAsksFailedRefundsAgain(t *testing.T) {
 		chromedp.Click(`//button[. = "Cancel event…"]`),
 		chromedp.WaitVisible(`//p[@id = "refund-label" and contains(., "1 of 2 orders refunded, 0 left")]`),
 		chromedp.WaitVisible(`//p[contains(@class, "error") and contains(., "1 refunds failed")]`),
-		chromedp.WaitVisible(`//ul[@id = "refund-failures"]/li[contains(., "only whole refunds") and contains(., "asked 1×")]/span/a[starts-with(@href, "/organizer/orders/")]`),
+		chromedp.WaitVisible(`//ul[@id = "refund-failures"]/li[contains(., "greater than unrefunded amount on charge") and contains(., "asked 1×")]/span/a[starts-with(@href, "/organizer/orders/")]`),
 		chromedp.WaitVisible(`//button[. = "Ask again"]`),
 	))
 	accessible(t, ctx, "failed refunds")

@@ -14,10 +14,10 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/dev/demo"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/demo"
 )
 
 // logInOrganizer makes the site's organizer account an organizer and logs

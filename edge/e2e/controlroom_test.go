@@ -9,17 +9,23 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/fan"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/tools/fan"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // buy holds a standing place, pays for it on the PSP's page and waits for
 // the order to be paid (which also frees the fan's shopping slot).
 func (f apiFan) buy(t *testing.T, event int64) int64 {
 	t.Helper()
+	return f.buyN(t, event, 1)
+}
+
+// buyN buys n standing places in one order, as buy does.
+func (f apiFan) buyN(t *testing.T, event int64, n int) int64 {
+	t.Helper()
 	ctx := context.Background()
-	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldGA(ctx, event, "FLOOR", 1) })
+	h, err := fan.Retry(ctx, func() (fan.Hold, error) { return f.HoldGA(ctx, event, "FLOOR", n) })
 	require.NoError(t, err)
 	var url string
 	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/tools/fan"
 )
 
 // The door's screenshots docs/entry.md shows (go test -update-docs).

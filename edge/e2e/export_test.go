@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/demo"
+	"github.com/catraca/catraca/tools/demo"
 )
 
 // TestExportDownloadsEveryPage: the console fetches an export a page at a

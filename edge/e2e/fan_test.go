@@ -275,6 +275,9 @@ func TestSeatListIsOneTabStop(t *testing.T) {
 	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`.seat-list input`)),
+		// Until the availability arrives every seat reads as taken, and a
+		// row of taken seats has no Tab stop at all.
+		chromedp.WaitEnabled(chromedp.CSS(`.seat-list input`)),
 		chromedp.Focus(chromedp.CSS(`#pick-r`)),
 		chromedp.KeyEvent(kb.Tab),
 	))

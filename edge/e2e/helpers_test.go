@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/fan"
-	"github.com/catraca/catraca/shared/dev/stack"
+	"github.com/catraca/catraca/tools/fan"
+	"github.com/catraca/catraca/tools/stack"
 )
 
 // apiFan is a second fan, driven over HTTP through the same gateway.

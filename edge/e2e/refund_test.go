@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/fan"
+	"github.com/catraca/catraca/tools/fan"
 )
 
 // TestOrganizerFindsAndRefundsAnOrder: the organizer finds a fan's order
@@ -76,6 +76,7 @@ func TestOrganizerFindsAndRefundsAnOrder(t *testing.T) {
 	))
 	accessible(t, org, "refund confirmation")
 	require.NoError(t, chromedp.Do(org,
+		chromedp.SetValue(`//dialog[@open]//select`, "customer_request"),
 		chromedp.Click(`//dialog[@open]//button[. = "Refund the whole order"]`),
 		chromedp.WaitVisible(`//p[@role="status" and starts-with(., "Refunded")]`),
 		chromedp.WaitVisible(`//dd/span[contains(@class,"tag") and . = "Refunded"]`),

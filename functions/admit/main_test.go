@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/lambdatest"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/lambdatest"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestAdmitsWithItsOwnConfigurationUnderEmulator runs the built admission

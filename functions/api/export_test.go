@@ -18,12 +18,12 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/demo"
-	"github.com/catraca/catraca/shared/dev/lambdatest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/demo"
+	"github.com/catraca/catraca/tools/lambdatest"
 )
 
 // lambdaPayloadLimit is what Lambda (and the emulator) accepts as a

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/lambdatest"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/lambdatest"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestUnderRuntimeInterfaceEmulator builds the real bootstrap and invokes it

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/lambdatest"
+	"github.com/catraca/catraca/tools/lambdatest"
 )
 
 // TestAnswersCloudFormationWhenConfigFails runs the built custom resource

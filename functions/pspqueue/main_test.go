@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/dev/lambdatest"
-	"github.com/catraca/catraca/shared/dev/pspsim"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/lambdatest"
+	"github.com/catraca/catraca/tools/pspsim"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestConsumesSQSBatchUnderEmulator invokes the built consumer with a

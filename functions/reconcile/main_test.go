@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/lambdatest"
-	"github.com/catraca/catraca/shared/dev/pspsim"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/lambdatest"
+	"github.com/catraca/catraca/tools/pspsim"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestReconcilesWithItsOwnConfigurationUnderEmulator runs the built

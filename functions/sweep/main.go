@@ -12,6 +12,8 @@ import (
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/live"
+	"github.com/catraca/catraca/shared/presale"
+	"github.com/catraca/catraca/shared/queue"
 )
 
 func main() {
@@ -19,10 +21,19 @@ func main() {
 	cfg := app.MustLoad[config.Sweep](ctx)
 	db := app.Must(app.OpenDatabases(ctx, cfg.Database, config.Readers{}))
 	log := app.NewLogger()
-	inv := app.NewInventory(db, live.New(app.OpenRedis(cfg.Redis), cfg.RedisPrefix), log)
+	rdb := app.OpenRedis(cfg.Redis)
+	inv := app.NewInventory(db, live.New(rdb, cfg.RedisPrefix), log)
+	// Presales whose registration closed are drawn here when their
+	// organizer did not. This function has no mail permission: winners
+	// read their code on their page, and the API mails whoever was not
+	// mailed at the organizer's next draw call.
+	presales := &presale.Service{DB: db.Catalog, Room: queue.New(rdb, cfg.RedisPrefix), Log: log}
 	snapshots := app.Must(app.SearchSnapshotBuilder(ctx, cfg.SearchSnapshots, db.Catalog, log))
 	lambda.Start(func(ctx context.Context) (map[int]int, error) {
 		snapshots(ctx)
+		if _, err := presales.Sweep(ctx); err != nil {
+			log.Warn("presale sweep", "err", err)
+		}
 		return inv.SweepAll(ctx, 500)
 	})
 }

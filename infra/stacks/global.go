@@ -118,6 +118,19 @@ func webACL(st awscdk.Stack, rateLimit float64) awswafv2.CfnWebACL {
 			managed(4, "AWSManagedRulesKnownBadInputsRuleSet", notWebhook, nil, nil),
 			managed(5, "AWSManagedRulesBotControlRuleSet", notWebhook, &[]any{&awswafv2.CfnWebACL_ManagedRuleGroupConfigProperty{
 				AwsManagedRulesBotControlRuleSet: &awswafv2.CfnWebACL_AWSManagedRulesBotControlRuleSetProperty{InspectionLevel: jsii.String("COMMON")}}}, nil),
+			// A request Bot Control labelled a bot and let through carries
+			// the label to the origin (WAF prefixes the header:
+			// x-amzn-waf-catraca-bot), a signal of the waiting room's risk
+			// score (risk.BotHeader, docs/fairness.md).
+			&awswafv2.CfnWebACL_RuleProperty{
+				Name: jsii.String("BotLabelToOrigin"), Priority: jsii.Number(6),
+				Action: &awswafv2.CfnWebACL_RuleActionProperty{Count: &awswafv2.CfnWebACL_CountActionProperty{
+					CustomRequestHandling: &awswafv2.CfnWebACL_CustomRequestHandlingProperty{InsertHeaders: &[]any{
+						&awswafv2.CfnWebACL_CustomHTTPHeaderProperty{Name: jsii.String("catraca-bot"), Value: jsii.String("1")}}}}},
+				Statement: &awswafv2.CfnWebACL_StatementProperty{LabelMatchStatement: &awswafv2.CfnWebACL_LabelMatchStatementProperty{
+					Scope: jsii.String("NAMESPACE"), Key: jsii.String("awswaf:managed:aws:bot-control:bot:")}},
+				VisibilityConfig: visibility("BotLabelToOrigin"),
+			},
 		},
 	})
 }

@@ -16,8 +16,8 @@ import (
 
 	"github.com/catraca/catraca/edge"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 type resource struct {

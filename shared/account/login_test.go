@@ -11,7 +11,7 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // queries records each query's SQL and what the database answered.

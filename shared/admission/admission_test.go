@@ -13,12 +13,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/redisconn"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 // TestFailedFirstTickLeavesTheRoomUnpublished: when the first publication

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 func TestAccounts(t *testing.T) {

@@ -96,7 +96,7 @@ func translate(err error) error {
 	if errors.As(err, &p) {
 		return err
 	}
-	for _, m := range []func(error) error{session.AccountError, sale.InventoryError, console.OrganizerError, sale.OrderError, door.EntryError} {
+	for _, m := range []func(error) error{session.AccountError, sale.InventoryError, console.OrganizerError, sale.OrderError, door.EntryError, room.PresaleError} {
 		if p := m(err); p != nil {
 			return p
 		}

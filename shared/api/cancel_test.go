@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // cancelEvent cancels the shop's event (again: the refunds that failed are
@@ -58,13 +58,13 @@ func TestCancelShowsRefusedRefundsAsFailed(t *testing.T) {
 	s.cancelEvent(t, org)
 	p := s.waitRefunds(t, org, 3, 2, 1, 0, nil)
 	require.Equal(t, "paid", s.orderStatus(t, cai, caiOrder).Body["status"], "a refused refund changes nothing")
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM cancel_refunds WHERE order_id = $1 AND status = 'failed' AND failure LIKE '%only whole refunds%'`, caiOrder))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM cancel_refunds WHERE order_id = $1 AND status = 'failed' AND failure LIKE '%greater than unrefunded amount on charge%'`, caiOrder))
 	// The organizer is told which order failed, whose it is and why.
 	require.Len(t, p["failures"], 1, "%v", p)
 	f := p["failures"].([]any)[0].(map[string]any)
 	require.EqualValues(t, caiOrder, f["order_id"])
 	require.Equal(t, "cai-refused@example.com", f["buyer"].(map[string]any)["email"])
-	require.Contains(t, f["failure"], "only whole refunds")
+	require.Contains(t, f["failure"], "greater than unrefunded amount on charge")
 	require.EqualValues(t, 1, f["tries"])
 	require.Positive(t, f["amount_cents"])
 	require.NotEmpty(t, f["failed_at"])

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // cardLimit turns on the per-card limit the test shops turn off.

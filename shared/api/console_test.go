@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // cast is two organizers and a fan of a fresh app.
@@ -305,7 +305,7 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 	anaVenue := importVenue(t, ana, venue.Stadium("Ana Hidden Arena", "Recife", 20, 5))
 	anaEvent := createEvent(t, ana, anaVenue, "Ana Hidden Show", false)
 	buyer := newFan(t, srv)
-	buyer.signUp("buyer@example.com")
+	buyerID := buyer.signUp("buyer@example.com")
 	r := buyer.do(http.MethodPost, "/api/events/"+itoa(anaEvent)+"/holds", map[string]any{"seats": seatIDs(t, a, anaVenue)[:1]}, "Idempotency-Key", "h1")
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	anaOrder := int64(r.Body["order_id"].(float64))
@@ -317,18 +317,27 @@ func TestOrganizerRoutesHideOtherOrganizersResources(t *testing.T) {
 		"/api/orders/{id}":           {anaOrder, anaOrder + 1<<30},
 		"/api/organizer/orders/{id}": {anaOrder, anaOrder + 1<<30},
 		"/api/venues/{id}":           {anaVenue, 1 << 40},
+		// Ana's buyer, and an account nobody has.
+		"/api/organizer/linked-accounts/{id}": {buyerID, 1 << 40},
+		"/api/organizer/linked-orders/{id}":   {anaOrder, anaOrder + 1<<30},
 	}
 	// A valid body for each route that takes one, so the answer is about
 	// the resource and not the body.
 	bodies := map[string]any{
-		"PATCH /api/events/{id}":            map[string]any{"name": "Bob Was Here"},
-		"PUT /api/events/{id}/status":       map[string]any{"status": "cancelled"},
-		"PUT /api/events/{id}/price-levels": []map[string]any{{"code": "A", "price_cents": 1}},
-		"PUT /api/events/{id}/waiting-room": map[string]any{"enabled": true, "ceiling": 5, "active_ttl_seconds": 60, "admission_ttl_seconds": 60},
-		"PUT /api/events/{id}/admission":    map[string]any{"paused": true, "ceiling": 5},
-		"PUT /api/events/{id}/entry":        map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
-		"POST /api/events/{id}/door-staff":  map[string]any{"email": "bob@example.com"},
-		"POST /api/venues/{id}/layouts":     venue.Stadium("Bob Took It", "Recife", 10, 5),
+		"PATCH /api/events/{id}":                           map[string]any{"name": "Bob Was Here"},
+		"PUT /api/events/{id}/status":                      map[string]any{"status": "cancelled"},
+		"PUT /api/events/{id}/price-levels":                []map[string]any{{"code": "A", "price_cents": 1}},
+		"PUT /api/events/{id}/waiting-room":                map[string]any{"enabled": true, "ceiling": 5, "active_ttl_seconds": 60, "admission_ttl_seconds": 60},
+		"PUT /api/events/{id}/admission":                   map[string]any{"paused": true, "ceiling": 5},
+		"PUT /api/events/{id}/entry":                       map[string]any{"doors_open_at": nil, "static_codes": false, "transfers_allowed": true, "max_transfers": 3},
+		"POST /api/events/{id}/door-staff":                 map[string]any{"email": "bob@example.com"},
+		"POST /api/venues/{id}/layouts":                    venue.Stadium("Bob Took It", "Recife", 10, 5),
+		"POST /api/orders/{id}/refund":                     map[string]any{"reason": "customer_request"},
+		"POST /api/organizer/linked-accounts/{id}/block":   map[string]any{"reason": "Bob tries"},
+		"POST /api/organizer/linked-accounts/{id}/unblock": map[string]any{"reason": "Bob tries"},
+		"POST /api/organizer/linked-orders/{id}/void":      map[string]any{"reason": "Bob tries"},
+		"PUT /api/events/{id}/presale": map[string]any{"registration_opens_at": time.Now(), "registration_closes_at": time.Now().Add(time.Minute),
+			"codes": 1, "presale_ends_at": time.Now().Add(time.Hour)},
 	}
 	tested := 0
 	for path, item := range loadOpenAPI(t).Paths.Map() {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/controlroom"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/shard"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // TestControlRoomOverHTTP: the control room shows the line, the
@@ -252,7 +252,7 @@ func TestOrganizerRefundsAnOrder(t *testing.T) {
 	kept := r.Body["refunds"].([]any)
 	require.Len(t, kept, 1)
 	require.Equal(t, "refused", kept[0].(map[string]any)["status"])
-	require.Contains(t, kept[0].(map[string]any)["failure"], "only whole refunds")
+	require.Contains(t, kept[0].(map[string]any)["failure"], "greater than unrefunded amount on charge")
 	require.Equal(t, "Caio", r.Body["buyer"].(map[string]any)["name"])
 	require.NotEmpty(t, r.Body["payments"])
 	require.Zero(t, s.errors5xx.Load())
@@ -374,7 +374,8 @@ func TestOrganizerFindsOrdersAndExportsThem(t *testing.T) {
 		return rows
 	}
 	orders := csvOf(o, "orders.csv")
-	require.Equal(t, []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at"}, orders[0])
+	require.Equal(t, []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at",
+		"refunded", "refund_reason", "refund_note"}, orders[0])
 	require.Len(t, orders, 3)
 	byID := map[string][]string{}
 	for _, row := range orders[1:] {

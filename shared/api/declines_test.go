@@ -10,8 +10,8 @@ import (
 	"github.com/stripe/stripe-go/v82"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // declineShop is a shop whose account thresholds are 2 (slow) and 4

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // A scan id answers a retry of the same scan, not another gate's scan that

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // paidTickets buys n seats for f and waits for the tickets.

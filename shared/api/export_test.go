@@ -17,10 +17,10 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/demo"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/demo"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // exportShop is an organizer's event with buyers, on a one-shard app.

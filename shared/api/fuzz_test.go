@@ -13,10 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // FuzzAPI sends arbitrary requests (method, path and query, headers, body,

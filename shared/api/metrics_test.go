@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/syncbuf"
 )
 
 // TestRequestLogCarriesMetrics: the hold's request log line is also the

@@ -25,8 +25,8 @@ import (
 
 	"github.com/catraca/catraca/shared/api"
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 // openAPI loads shared/api/openapi.json once.

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/loadstat"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/loadstat"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // BenchmarkWebhooks posts signed checkout.session.completed events for 300 held

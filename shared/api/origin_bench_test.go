@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/gateway"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/gateway"
 )
 
 // edgeCache stands in for CloudFront's progress behavior: the gateway's

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // Pix: a BRL page offers it; the fan chooses it and leaves, and the bank

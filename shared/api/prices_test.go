@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // Tests of price changes meeting places that are held at the time: a place

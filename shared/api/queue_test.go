@@ -16,10 +16,10 @@ import (
 	"github.com/catraca/catraca/shared/admission"
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/localenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/localenv"
 )
 
 // TestWaitingRoomFailsClosed runs a waiting room on a Redis of its own,
@@ -418,11 +418,13 @@ func countTrip(ctx context.Context) {
 // TestJoinAndStatusAreOneRedisRoundTrip counts the Redis round trips behind
 // each join and status request in the states a fan meets, the rate limit's
 // answer included: one each (issue 18). The session is checked on its
-// signature, the bucket and the ETA are in the script.
+// signature, the bucket and the ETA are in the script. The waiting room's
+// door is on (issue 31): a clean fan's risk score is read from its session
+// and headers, at no Redis cost.
 func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := apptest.New(t, 1)
+	a := apptest.New(t, 1, withChallenge)
 	var trips atomic.Int64
 	a.Redis.AddHook(tripCounter{})
 	h := validated(t, a.Handler())
@@ -456,6 +458,9 @@ func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	bia.signUp("bia@example.com")
 	carol.signUp("carol@example.com")
 	warm.signUp("warm@example.com")
+	for f, email := range map[*fan]string{ana: "ana@example.com", bia: "bia@example.com", carol: "carol@example.com", warm: "warm@example.com"} {
+		settled(t, a, f, srv, email)
+	}
 	tick() // publishes and draws: the sale started an hour ago
 	// A Redis that has not seen a script yet costs one more trip to load it.
 	warm.do(http.MethodPost, gated, nil)
@@ -486,4 +491,15 @@ func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	}
 	requireProblem(t, r, http.StatusTooManyRequests, "slow-down")
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
+
+	// A new account is looked at closer: its join also counts the
+	// device's and the network's joins of the minute, one more round trip
+	// (a pipeline to the event's slot), and passes when they are few.
+	dora := newFan(t, srv)
+	dora.signUp("dora@example.com")
+	dora.onDevice("device-dora")
+	trips.Store(0)
+	r = dora.do(http.MethodPost, gated, nil)
+	require.Equal(t, "waiting", r.Body["state"], string(r.Raw))
+	require.EqualValues(t, 2, trips.Load(), "a new account's join: the counters, then the script")
 }

@@ -14,10 +14,10 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/pspsim"
-	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/ratelimit"
+	"github.com/catraca/catraca/tools/pspsim"
+	"github.com/catraca/catraca/tools/syncbuf"
 )
 
 // closedRedis is a Redis client on a port nothing listens on: every

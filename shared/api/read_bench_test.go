@@ -18,12 +18,12 @@ import (
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/loadstat"
 )
 
 // bigEvent creates an on-sale event on a 50,000-seat stadium with a third

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // A hold right after the organizer closes or cancels the sale is refused:

@@ -11,8 +11,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // TestFeatureSequences walks random sequences across features — holds of

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // A hold body names one shape. An empty seat list beside a pool, or a

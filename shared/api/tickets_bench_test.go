@@ -13,8 +13,8 @@ import (
 
 	qrcode "github.com/skip2/go-qrcode"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/entry"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // pngTickets is the ticket list as it was answered before it was paged:

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // ticketPage reads one page of f's ticket list.

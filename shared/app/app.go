@@ -22,10 +22,12 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/searchindex/snapstore"
@@ -55,6 +57,8 @@ type App struct {
 	Jobs         *order.LocalQueue
 	TicketSigner *order.Signer
 	Entry        *entry.Service
+	Fairness     *fairness.Service
+	Presale      *presale.Service
 }
 
 // Option adjusts how Open builds the app.
@@ -130,9 +134,15 @@ func (a *App) services(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Logger); err != nil {
+	a.Fairness = NewFairness(a.Databases, a.Redis, cfg.RedisPrefix, cfg.Declines, a.Logger)
+	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Fairness, a.Logger); err != nil {
 		return err
 	}
+	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Mailer: mailer, PublicURL: cfg.PublicURL, Log: a.Logger,
+		Cluster: func(ctx context.Context, account int64) (int64, error) {
+			id, _, err := a.Fairness.Cluster(ctx, account)
+			return id, err
+		}}
 	a.TicketSigner = order.NewSigner(cfg.TicketKey[0].Secret)
 	a.Jobs = order.NewLocalQueue(100000)
 	jobs, err := NewQueue(ctx, cfg.Queue, a.Jobs)
@@ -179,6 +189,17 @@ func newOwnerID() string {
 func (a *App) RunWorkers(ctx context.Context) {
 	a.Jobs.Run(ctx, 4, a.Orders, a.Logger)
 	runWorkers(ctx, a.Logger, a.Orders, a.Orders, a.Inventory, a.snapshots(ctx))
+	go sweepPresales(ctx, a.Presale, a.Logger)
+}
+
+// sweepPresales draws closed presales and re-writes their room gates, as
+// the sweep function does (functions/sweep), until ctx ends.
+func sweepPresales(ctx context.Context, p *presale.Service, log *slog.Logger) {
+	Every(ctx, 5*time.Second, func(ctx context.Context) {
+		if _, err := p.Sweep(ctx); err != nil {
+			log.Warn("presale sweep", "err", err)
+		}
+	})
 }
 
 // snapshots is the search snapshot's builder over a's catalog reader, as

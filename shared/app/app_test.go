@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/searchindex"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 // TestSearchIndexTakesItsBoundFromTheConfig: CATRACA_SEARCH_MAX_EVENTS

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestProxiedPoolsPrepareNoNamedStatements: behind RDS Proxy a named

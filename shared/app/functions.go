@@ -12,6 +12,7 @@ import (
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/queue"
 )
 
@@ -26,6 +27,7 @@ type Functions struct {
 	Webhook                     http.Handler // pspwebhook
 	Admission                   *admission.Controller
 	Sweep                       *inventory.Service
+	Presales                    *presale.Service
 	Fulfil, Reconcile, PSPQueue *order.Service
 	snapshots                   func(context.Context) // the sweep's search snapshot builder
 	dbs                         []*Databases
@@ -50,7 +52,12 @@ func OpenFunctions(ctx context.Context, cfg config.Config, a *App) (*Functions, 
 			return nil
 		}
 		var d *Databases
-		if d, err = OpenDatabases(ctx, As(cfg, fn).Database, config.Readers{}); err != nil {
+		// Background functions open their connections when they need
+		// them: warmed (DBMinConns) they would hold server slots the
+		// API's pools need, all on one local server.
+		c := As(cfg, fn)
+		c.DBMinConns = 0
+		if d, err = OpenDatabases(ctx, c.Database, config.Readers{}); err != nil {
 			err = fmt.Errorf("%s: %w", fn, err)
 			return nil
 		}
@@ -68,6 +75,7 @@ func OpenFunctions(ctx context.Context, cfg config.Config, a *App) (*Functions, 
 	}
 	f.Admission = NewAdmission(admit, queue.New(rdb, prefix), NewInventory(admit, hub, log), cfg.Room, log)
 	f.Sweep = NewInventory(sweep, hub, log)
+	f.Presales = &presale.Service{DB: sweep.Catalog, Room: queue.New(rdb, prefix), Log: log} // as functions/sweep: no mailer
 	if f.snapshots, err = SearchSnapshotBuilder(ctx, cfg.SearchSnapshots, sweep.CatalogRO, log); err != nil {
 		f.Close()
 		return nil, err
@@ -111,6 +119,7 @@ func (f *Functions) Handler() http.Handler {
 func (f *Functions) RunWorkers(ctx context.Context) {
 	f.API.Jobs.Run(ctx, 4, f.PSPQueue, f.API.Logger)
 	runWorkers(ctx, f.API.Logger, f.Fulfil, f.Reconcile, f.Sweep, f.snapshots)
+	go sweepPresales(ctx, f.Presales, f.API.Logger)
 }
 
 // Close closes every function's pools.

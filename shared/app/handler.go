@@ -30,7 +30,7 @@ import (
 // the services it uses, and nothing else.
 func (a *App) Handler() http.Handler {
 	log, cfg := a.Logger, a.Config
-	auth := &web.Auth{Sessions: a.Sessions, Revoked: token.NewRevocations(a.Redis, cfg.RedisPrefix), PublicURL: cfg.PublicURL, Log: log}
+	auth := &web.Auth{Sessions: a.Sessions, Standing: a.Fairness, Roles: a.Accounts, PublicURL: cfg.PublicURL, Log: log}
 	limits := &web.Throttle{Limiter: ratelimit.New(a.Redis, cfg.RedisPrefix), PerIP: cfg.AuthPerIP, Log: log}
 	// One short cache of events for every group: a hold, a join and a
 	// checkout each read the event, and 2 s of staleness is the read path's.
@@ -38,15 +38,18 @@ func (a *App) Handler() http.Handler {
 	venues := venue.NewStore(a.CatalogRO)
 	return api.New(api.Config{Log: log, HTTP: cfg.HTTP, Incidents: a.Room},
 		&api.Ops{Checks: a.healthChecks(), Outbox: a.Orders, Log: log},
-		&session.Handlers{Accounts: a.Accounts, Auth: auth, Limits: limits, TTL: cfg.SessionTTL},
+		&session.Handlers{Accounts: a.Accounts, Auth: auth, Revocations: token.NewRevocations(a.Redis, cfg.RedisPrefix),
+			Fairness: a.Fairness, Limits: limits, TTL: cfg.SessionTTL},
 		&read.Handlers{Events: a.Events, EventCache: events, Venues: venues, Availability: a.Availability,
-			Live: a.Live, ReadCache: a.ReadCache, Log: log},
-		&room.Handlers{Auth: auth, Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets, EventCache: events, Log: log},
+			Live: a.Live, ReadCache: a.ReadCache, Presale: a.Presale, Log: log},
+		&room.Handlers{Auth: auth, Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets, EventCache: events,
+			Door: NewLineDoor(cfg, a.Redis, nil), Presale: a.Presale, Log: log},
 		&sale.Handlers{Auth: auth, Gate: room.TokenGate{Signer: a.Admissions, Room: a.Room}, Inventory: a.Inventory,
 			Seats: venue.NewStore(a.Catalog), EventCache: events, Orders: a.Orders, Room: a.Room, Live: a.Live, Log: log},
 		NewWebhook(a.Orders, cfg.PSPWebhookSecrets),
-		&console.Handlers{Auth: auth, Accounts: a.Accounts, Organizer: a.Organizer, Events: a.Events, EventCache: events,
-			Venues: venues, Orders: a.Orders, Control: controlroom.New(a.Room, a.Shards), ReadCache: a.ReadCache},
+		&console.Handlers{Auth: auth, Organizer: a.Organizer, Events: a.Events, EventCache: events,
+			Venues: venues, Orders: a.Orders, Control: controlroom.New(a.Room, a.Shards), ReadCache: a.ReadCache,
+			Fairness: a.Fairness, Presale: a.Presale},
 		&door.Handlers{Auth: auth, Limits: limits, Entry: a.Entry},
 	)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
@@ -70,7 +71,8 @@ func NewOrders(o Orders) *order.Service {
 		Tickets: tickets, Mailer: o.Mailer, Log: o.Log, Events: catalog.Get, Cancelled: catalog.CancelledSince,
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
 		Strikes: strikes(o), Declines: declines(o.Declines), NoPix: o.PSP.PSPNoPix,
-		NoCardLimit: o.Declines.NoCardLimit,
+		NoCardLimit: o.Declines.NoCardLimit, NoClusterLimit: o.Declines.NoClusterLimit,
+		Linked: NewFairness(o.DB, o.Redis, o.Prefix, o.Declines, o.Log),
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			return catalogstore.AccountEmail(ctx, o.DB.CatalogRO, account)
 		},
@@ -85,14 +87,23 @@ func NewOrders(o Orders) *order.Service {
 		}})
 }
 
+// NewFairness is the linked-accounts store (docs/fairness.md).
+func NewFairness(db *Databases, rdb redis.UniversalClient, prefix string, c config.Declines, log *slog.Logger) *fairness.Service {
+	return fairness.New(fairness.Config{Catalog: db.Catalog, Redis: rdb, Prefix: prefix, Window: c.VelocityWindow, Threshold: c.VelocityMax, Log: log})
+}
+
 // NewEntry is the door and transfer service; transfers are mailed to
 // their recipients with links to publicURL.
-func NewEntry(db *Databases, ticketKey []config.Key, mailer order.Mailer, publicURL string, log *slog.Logger) (*entry.Service, error) {
+func NewEntry(db *Databases, ticketKey []config.Key, mailer order.Mailer, publicURL string, fair *fairness.Service, log *slog.Logger) (*entry.Service, error) {
 	ring, err := entry.NewRing(ticketKey)
 	if err != nil {
 		return nil, err
 	}
 	return entry.New(db.Catalog, db.Shards, ring, entry.OnSent(func(ctx context.Context, n entry.Sent) {
+		// A payout of transfers links the sender and the recipient.
+		if err := fair.LinkTransfer(ctx, n.FromID, n.To.ID); err != nil {
+			log.Warn("transfer link", "ticket", n.Ticket, "err", err)
+		}
 		err := mailer.Send(ctx, order.Mail{Key: fmt.Sprintf("transfer-%d-%d", n.Ticket, n.Generation), To: n.To.Email,
 			Subject: n.From + " sent you a ticket",
 			Body:    fmt.Sprintf("%s sent you a ticket: %s.\n\nIt is yours now. Show it at the door from %s/tickets\n", n.From, n.Seat, publicURL)})

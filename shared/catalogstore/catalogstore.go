@@ -1,11 +1,12 @@
 // Package catalogstore holds every SQL statement on the catalog database's
 // tables (accounts, venues and their layouts, events and their price
-// levels, the search words), as shared/shardstore holds every statement on
-// a shard's. The domain packages call its named steps; it imports none of
-// them and takes and returns plain values and rows. A step runs on what it
+// levels, the search words, the linked accounts of shared/fairness), as
+// shared/shardstore holds every statement on a shard's. The domain
+// packages call its named steps; it imports none of them and takes and
+// returns plain values and rows. A step runs on what it
 // is given: the catalog pool, a reader, or a transaction the caller holds
 // (so a write that locks an event row reads and writes on its one
-// connection). TestEveryTableHasOneOwner (shared/dev/sessionsql) fails when
+// connection). TestEveryTableHasOneOwner (tools/sessionsql) fails when
 // another package sends SQL to a catalog table.
 package catalogstore
 

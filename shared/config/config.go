@@ -25,6 +25,7 @@ type Config struct {
 	Sessions
 	Passwords
 	Admission
+	Challenge
 	Room
 	Tickets
 	PSP
@@ -203,6 +204,50 @@ type Admission struct {
 
 func (p *Admission) read(r *reader) { p.AdmissionKeys = r.keys("CATRACA_ADMISSION_KEYS") }
 
+// Challenge is the waiting room's door: the risk score of a join and the
+// challenge a risky one passes before it gets a place (docs/fairness.md).
+type Challenge struct {
+	// ChallengeMode is pow (the default), off, turnstile or hcaptcha.
+	ChallengeMode string
+	// ChallengeThreshold is the risk score from which a join is
+	// challenged; ChallengeLookCloser the score of the free signals from
+	// which the join counters are read (one more Redis round trip).
+	ChallengeThreshold, ChallengeLookCloser int
+	// ChallengeBits is the proof-of-work's leading zero bits at the
+	// threshold, ChallengeBitsStep more per point above it, at most
+	// ChallengeBitsMax.
+	ChallengeBits, ChallengeBitsStep, ChallengeBitsMax int
+	// ChallengeTTL is how long a challenge can be answered.
+	ChallengeTTL time.Duration
+	// ChallengeSiteKey and ChallengeSecret are the hosted CAPTCHA's.
+	ChallengeSiteKey, ChallengeSecret string
+	// RiskNewAccount is the age under which an account is new;
+	// RiskDeviceJoins and RiskNetJoins the joins of one event per minute
+	// from one device and from one /24 (/64) above which they are risky.
+	RiskNewAccount                time.Duration
+	RiskDeviceJoins, RiskNetJoins int
+}
+
+func (p *Challenge) read(r *reader) {
+	p.ChallengeMode = r.str("CATRACA_CHALLENGE", "pow")
+	switch p.ChallengeMode {
+	case "pow", "off", "turnstile", "hcaptcha":
+	default:
+		r.errs = append(r.errs, fmt.Errorf("CATRACA_CHALLENGE=%q: want pow, off, turnstile or hcaptcha", p.ChallengeMode))
+	}
+	p.ChallengeThreshold = r.integer("CATRACA_CHALLENGE_THRESHOLD", 3)
+	p.ChallengeLookCloser = r.integer("CATRACA_CHALLENGE_LOOK_CLOSER", 1)
+	p.ChallengeBits = r.integer("CATRACA_CHALLENGE_BITS", 19)
+	p.ChallengeBitsStep = r.integer("CATRACA_CHALLENGE_BITS_STEP", 1)
+	p.ChallengeBitsMax = r.integer("CATRACA_CHALLENGE_BITS_MAX", 22)
+	p.ChallengeTTL = r.duration("CATRACA_CHALLENGE_TTL", 2*time.Minute)
+	p.ChallengeSiteKey = r.str("CATRACA_CHALLENGE_SITE_KEY", "")
+	p.ChallengeSecret = r.str("CATRACA_CHALLENGE_SECRET", "")
+	p.RiskNewAccount = r.duration("CATRACA_RISK_NEW_ACCOUNT", 24*time.Hour)
+	p.RiskDeviceJoins = r.integer("CATRACA_RISK_DEVICE_JOINS", 5)
+	p.RiskNetJoins = r.integer("CATRACA_RISK_NET_JOINS", 30)
+}
+
 // Room tunes the admission controller.
 type Room struct {
 	// RoomAdmitDelay starts waiting-room admission this long after the draw.
@@ -314,6 +359,15 @@ type Declines struct {
 	// provider's fingerprint, limited per event as an account is): for
 	// load tests whose fans all pay with one test card.
 	NoCardLimit bool
+	// NoClusterLimit turns off the limit of linked accounts (a cluster
+	// sharing a card, device or payout of transfers limited per event as
+	// one account is: docs/fairness.md).
+	NoClusterLimit bool
+	// More than VelocityMax purchases by one account, card or device
+	// within VelocityWindow, across events, flag the account: its next
+	// hold is refused until the window has passed (0: off).
+	VelocityWindow time.Duration
+	VelocityMax    int
 }
 
 func (p *Declines) read(r *reader) {
@@ -325,6 +379,9 @@ func (p *Declines) read(r *reader) {
 	p.AddressSlowAfter = r.integer("CATRACA_ADDRESS_DECLINES_SLOW", 10)
 	p.AddressBlockAfter = r.integer("CATRACA_ADDRESS_DECLINES_BLOCK", 30)
 	p.NoCardLimit = !r.boolean("CATRACA_CARD_LIMIT", true)
+	p.NoClusterLimit = !r.boolean("CATRACA_CLUSTER_LIMIT", true)
+	p.VelocityWindow = r.duration("CATRACA_VELOCITY_WINDOW", 7*24*time.Hour)
+	p.VelocityMax = r.integer("CATRACA_VELOCITY_MAX", 24)
 }
 
 // Edge is the CloudFront KeyValueStore the edge function reads.
@@ -394,4 +451,11 @@ func parts(ptr any, r *reader) {
 		}
 		p.read(r)
 	}
+}
+
+// DefaultChallenge is the challenge part as an environment without its
+// variables reads it (proof-of-work on): for configurations built in code.
+func DefaultChallenge() Challenge {
+	c, _ := FromLookup[Challenge](func(string) (string, bool) { return "", false })
+	return c
 }

@@ -16,6 +16,7 @@ type (
 		Sessions
 		Passwords
 		Admission
+		Challenge
 		Tickets
 		PSP
 		Queue

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/account/pgstore"
-	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/entry"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 // Attacks on the door by people who hold a door, a ticket or once held

@@ -25,14 +25,17 @@ const (
 
 // Ticket is a fan's ticket as the ticket page shows it.
 type Ticket struct {
-	ID          int64        `json:"id"`
-	EventID     int64        `json:"event_id"`
-	EventName   string       `json:"event_name"`
-	StartsAt    time.Time    `json:"starts_at"`
-	Seat        string       `json:"seat"`
-	Holder      string       `json:"holder"`
-	Status      TicketStatus `json:"status"`
-	CheckedInAt *time.Time   `json:"checked_in_at,omitempty"`
+	ID        int64        `json:"id"`
+	EventID   int64        `json:"event_id"`
+	EventName string       `json:"event_name"`
+	StartsAt  time.Time    `json:"starts_at"`
+	Seat      string       `json:"seat"`
+	Holder    string       `json:"holder"`
+	Status    TicketStatus `json:"status"`
+	// Refunded says a void ticket's price went back to its buyer (its
+	// order, or this ticket alone, was refunded).
+	Refunded    bool       `json:"refunded,omitempty"`
+	CheckedInAt *time.Time `json:"checked_in_at,omitempty"`
 	// LiveFrom is when the list starts to carry a valid ticket's codes:
 	// before it the page asks for them when the fan opens the ticket.
 	LiveFrom    time.Time   `json:"live_from"`
@@ -94,6 +97,7 @@ func (s *Service) show(h shardstore.HeldTicket, ev eventInfo, now time.Time, cod
 	switch {
 	case h.OrderStatus != shardstore.OrderPaid:
 		t.Status = TicketVoid
+		t.Refunded = h.OrderStatus == shardstore.OrderRefunded || h.OrderStatus == shardstore.OrderRefundPending
 	case h.CheckedInAt != nil:
 		t.Status = TicketUsed
 	}
@@ -130,6 +134,7 @@ type Sent struct {
 	Generation int
 	Seat       string
 	From       string // the sender's name
+	FromID     int64  // the sender's account
 	To         Person
 }
 
@@ -146,7 +151,7 @@ func (s *Service) Transfer(ctx context.Context, ticket, from int64, email string
 	if err := s.keyTickets(ctx, st, shardstore.BuyerTickets, from); err != nil {
 		return err
 	}
-	sent := Sent{Ticket: ticket}
+	sent := Sent{Ticket: ticket, FromID: from}
 	err = st.WithTx(ctx, func(tx shardstore.Tx) error {
 		m, found, err := tx.LockTicket(ctx, ticket, defaults.row())
 		if err != nil {

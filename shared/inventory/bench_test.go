@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/loadstat"
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/loadstat"
 )
 
 // benchOps is how many operations each benchmark case runs per b.N.
@@ -82,22 +82,35 @@ func BenchmarkSeatHolds(b *testing.B) {
 // besides throughput and latency it reports the CPU (shard backends and
 // this process) and the WAL bytes each operation cost.
 func interleave(b *testing.B, shard loadstat.Querier, clients, rounds, ops int, reset func() error, variants []loadstat.Variant, pairs ...[2]string) {
+	interleaveWith(b, shard, 0, clients, rounds, ops, reset, variants, pairs...)
+}
+
+// interleaveWith is interleave that also reports the CPU the process pooler
+// (a pid, 0 for none: PgBouncer) spent per operation ("pooler-cpu-ms/op"),
+// which neither the shard's backends nor this process include.
+func interleaveWith(b *testing.B, shard loadstat.Querier, pooler, clients, rounds, ops int, reset func() error, variants []loadstat.Variant, pairs ...[2]string) {
 	ctx := context.Background()
 	loadstat.Interleave(b, rounds, variants, func(v loadstat.Variant) loadstat.Metrics {
 		if err := reset(); err != nil {
 			b.Fatal(err)
 		}
 		wal0 := walBytes(b, shard)
+		pooled0 := loadstat.ProcCPU(pooler)
 		cpu := loadstat.StartCPU(ctx, shard)
 		res := loadstat.Run(clients, ops, v.Op)
 		c := cpu.Stop(ctx)
+		pooled := loadstat.ProcCPU(pooler) - pooled0
 		wal := walBytes(b, shard) - wal0
 		if res.Errors > 0 {
 			b.Fatalf("%s: %d of %d operations failed", v.Name, res.Errors, ops)
 		}
 		n := float64(ops)
-		return loadstat.Metrics{"ops/s": res.PerSec, "p50-ms": loadstat.Ms(res.P50), "p99-ms": loadstat.Ms(res.P99),
+		m := loadstat.Metrics{"ops/s": res.PerSec, "p50-ms": loadstat.Ms(res.P50), "p99-ms": loadstat.Ms(res.P99),
 			"db-cpu-ms/op": loadstat.Ms(c.DB) / n, "go-cpu-ms/op": loadstat.Ms(c.Go) / n, "wal-bytes/op": wal / n}
+		if pooler > 0 {
+			m["pooler-cpu-ms/op"] = loadstat.Ms(pooled) / n
+		}
+		return m
 	}, pairs...)
 }
 

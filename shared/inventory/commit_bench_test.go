@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/catraca/catraca/shared/dev/loadstat"
+	"github.com/catraca/catraca/tools/loadstat"
 )
 
 // BenchmarkCommitLatency measures what one commit costs in this database:

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
-	"github.com/catraca/catraca/shared/dev/apptest"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
 	"github.com/catraca/catraca/shared/venue"
+	"github.com/catraca/catraca/tools/apptest"
 )
 
 // fixture is one on-sale event on a one-shard deployment.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/live"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestSlowWatcherIsDropped: a watcher that stops reading must not miss

@@ -9,7 +9,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestItemSlotsMoveHoldGA: migration 00009 moves what hold_ga recorded

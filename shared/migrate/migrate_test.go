@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/migrate"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 func TestUpTwiceIsNoOp(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/catraca/catraca/shared/psp"
@@ -89,28 +88,41 @@ var ErrNotRefundable = errors.New("order is not refundable")
 // the order (Detail.Refunds).
 var ErrRefundRefused = errors.New("the payment provider refused the refund")
 
-// Refund gives a paid order's money back at the PSP and voids its tickets;
-// it also asks again for an order whose refund is pending (a charge given
-// back whose refund failed). The PSP is called outside any transaction:
-// the attempt is recorded first (asking, under the order's refund lock),
-// then asked, then its outcome recorded — refunded when the PSP says
-// succeeded, refund_pending when it accepted (its webhook finishes), a
-// refusal (ErrRefundRefused) or no answer (the PSP's error) returned as
-// failed and kept on the order among the organizer's refund failures.
-// Concurrent refunds of one order in a process share one run; across
-// processes they ask under the same idempotency key, so the PSP refunds
-// once. An empty PSP quota is ErrPSPBusy, before anything is recorded.
+// Refund gives a paid order's money back at the PSP and voids its tickets,
+// as RefundTickets does for every ticket still valid.
 func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
+	return s.RefundTickets(ctx, id, RefundAsk{By: by})
+}
+
+// RefundTickets gives back at the PSP the price of some tickets of a paid
+// order (every ticket still valid when ask names none: the whole order)
+// and voids them; it also asks again for an order whose refund is pending
+// (a charge given back whose refund failed). The PSP is called outside
+// any transaction: the attempt is recorded first (asking, under the
+// order's refund lock, where its tickets are claimed), then asked, then
+// its outcome recorded — refunded when the PSP says succeeded,
+// refund_pending when it accepted (its webhook finishes), a refusal
+// (ErrRefundRefused) or no answer (the PSP's error) returned as failed
+// and kept on the order among the organizer's refund failures. A partial
+// refund leaves the order paid, its refunded tickets void; the one that
+// gives back the last valid tickets refunds the order. Concurrent refunds
+// of the same tickets in a process share one run; across processes they
+// ask under the same idempotency key, so the PSP refunds once. An empty
+// PSP quota is ErrPSPBusy, before anything is recorded.
+func (s *Service) RefundTickets(ctx context.Context, id int64, ask RefundAsk) (Order, error) {
 	st, err := s.shards.OfRow(id)
 	if err != nil {
 		return Order{}, ErrNotFound
 	}
-	_, err, _ = s.refunding.Do(strconv.FormatInt(id, 10), func() (any, error) {
+	if err := ask.check(); err != nil {
+		return Order{}, err
+	}
+	_, err, _ = s.refunding.Do(ask.runKey(id), func() (any, error) {
 		// Shared by every caller waiting on it: not ended by the first
 		// caller going away, bounded all the same.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundRunTimeout)
 		defer cancel()
-		return nil, s.refundOrder(ctx, st, id, by)
+		return nil, s.refundOrder(ctx, st, id, ask)
 	})
 	if err != nil {
 		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
@@ -128,10 +140,12 @@ func notRefundable(status shardstore.OrderStatus) error {
 }
 
 // refundOrder records, asks and settles one refund attempt of an order.
-func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by int64) error {
+func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id int64, ask RefundAsk) error {
 	switch o, err := load(ctx, st, id); {
-	case err != nil || o.Status == shardstore.OrderRefunded:
+	case err != nil:
 		return err
+	case o.Status == shardstore.OrderRefunded:
+		return ask.alreadyDone()
 	case o.Status != shardstore.OrderPaid && o.Status != shardstore.OrderRefundPending:
 		return notRefundable(o.Status)
 	}
@@ -141,7 +155,7 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by 
 		return err
 	}
 	var a shardstore.RefundAttempt
-	var paymentID, askID, amount int64
+	var paymentID, askID int64
 	done := false
 	err := st.WithTx(ctx, func(tx shardstore.Tx) error {
 		status, found, err := tx.LockRefunds(ctx, id)
@@ -152,7 +166,7 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by 
 			return ErrNotFound
 		case status == shardstore.OrderRefunded:
 			done = true
-			return nil
+			return ask.alreadyDone()
 		case status != shardstore.OrderPaid && status != shardstore.OrderRefundPending:
 			return notRefundable(status)
 		}
@@ -164,18 +178,20 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id, by 
 		if err != nil {
 			return err
 		}
-		amount = o.TotalCents
-		a = shardstore.RefundAttempt{OrderID: id, Payment: pspID, By: by}
-		if a.Attempt, err = tx.NextRefundAttempt(ctx, id, pspID); err != nil {
+		a = shardstore.RefundAttempt{OrderID: id, Payment: pspID, By: ask.By, Reason: ask.Reason, Note: ask.Note}
+		if a.Tickets, a.Amount, err = s.plan(ctx, tx, o, ask.Tickets); err != nil {
+			return err
+		}
+		if a.Attempt, err = tx.NextRefundAttempt(ctx, id, pspID, a.Tickets); err != nil {
 			return err
 		}
 		askID, err = tx.AskRefund(ctx, a)
 		return err
 	})
 	if err != nil || done {
-		return err
+		return err // a whole refund asked again answers the refunded order
 	}
-	refund, err := s.refundAtPSP(ctx, a.Payment, "", amount, refundKey(a.Payment, a.Attempt), true)
+	refund, err := s.refundAtPSP(ctx, a.Payment, "", a.Amount, attemptKey(a), true)
 	failed := s.judgeRefund(ctx, &a, refund, err)
 	// The outcome is recorded even if the caller has gone: the money
 	// moved (or not) at the PSP either way.
@@ -222,6 +238,9 @@ func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID,
 			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 		}
 		err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+			if a.Tickets != nil {
+				return settlePartial(ctx, tx, askID, paymentID, a)
+			}
 			// Rows are locked in the order the charge's refund webhook
 			// locks them (payment, refund attempts, order), so the two
 			// cannot deadlock.

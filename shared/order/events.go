@@ -22,8 +22,9 @@ var rank = map[shardstore.PaymentStatus]int{
 }
 
 type sale struct {
-	eventID, account int64
-	seats            []int
+	eventID, account, order int64
+	card                    string
+	seats                   []int
 }
 
 // refusal is a charge the shop gives back, said once the transaction that
@@ -138,6 +139,9 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 	}
 	if out.sold != nil && s.paid != nil {
 		s.paid(out.sold.eventID, out.sold.account, out.sold.seats)
+	}
+	if out.sold != nil {
+		s.countPurchase(ctx, out.sold.account, out.sold.order, out.sold.card)
 	}
 	return nil
 }
@@ -296,11 +300,13 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
 	}
-	if reason, err := c.overCardLimit(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
-		if err == nil {
-			err = c.giveBack(ctx, o.OrderID, paymentID, reason)
+	for _, over := range []func(context.Context, shardstore.Charge, int64, int) (string, error){c.overCardLimit, c.overClusterLimit} {
+		if reason, err := over(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
+			if err == nil {
+				err = c.giveBack(ctx, o.OrderID, paymentID, reason)
+			}
+			return err
 		}
-		return err
 	}
 	ok, seats, err := c.tx.SellHold(ctx, o.HoldID, o.OrderID)
 	if err != nil {
@@ -320,7 +326,7 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	if err := c.tx.Enqueue(ctx, shardstore.TopicOrderPaid, map[string]any{"order_id": o.OrderID, "event_id": o.EventID, "account": o.Account}); err != nil {
 		return err
 	}
-	c.out.sold = &sale{eventID: o.EventID, account: o.Account, seats: seats}
+	c.out.sold = &sale{eventID: o.EventID, account: o.Account, order: o.OrderID, card: c.p.Card, seats: seats}
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/psp"
@@ -62,7 +63,7 @@ type Queue interface {
 // Service is the order and payment logic.
 type Service struct {
 	shards  shards
-	catalog *shardstore.Store // its outbox only (nil: not drained)
+	catalog *catalogstore.Outbox // nil: not drained
 	psp     psp.PSP
 	// confirming shares one confirmation among concurrent deliveries of
 	// an event (the PSP's duplicates): one call from the quota, not one each.
@@ -73,6 +74,9 @@ type Service struct {
 	confirmMu sync.Mutex
 	// noCardLimit: see Config.NoCardLimit.
 	noCardLimit bool
+	// linked and noClusterLimit: see Config.Linked, NoClusterLimit.
+	linked         Linked
+	noClusterLimit bool
 	// refunding shares one console refund among concurrent requests for
 	// an order (a double click, two organizers).
 	refunding singleflight.Group
@@ -135,6 +139,11 @@ type Config struct {
 	// NoCardLimit turns the per-card limit off (load tests whose fans all
 	// pay with one test card).
 	NoCardLimit bool
+	// Linked, if set, limits clusters of linked accounts per event and
+	// counts purchases for the velocity rule (fairness.Service);
+	// NoClusterLimit keeps the counting and turns the cluster limit off.
+	Linked         Linked
+	NoClusterLimit bool
 }
 
 // New returns the service.
@@ -145,14 +154,14 @@ func New(c Config) *Service {
 	if c.Mailer == nil {
 		c.Mailer = LogMailer{Log: c.Log}
 	}
-	var catalog *shardstore.Store
+	var catalog *catalogstore.Outbox
 	if c.Catalog != nil {
-		catalog = shardstore.OpenOutbox(c.Catalog)
+		catalog = catalogstore.OpenOutbox(c.Catalog)
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
-		noCardLimit: c.NoCardLimit,
+		noCardLimit: c.NoCardLimit, linked: c.Linked, noClusterLimit: c.NoClusterLimit,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 

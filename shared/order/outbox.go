@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/shared/outbox"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/shardstore"
 )
@@ -29,71 +31,88 @@ import (
 // tries is failed, any other message out of tries is set aside for an
 // operator (later).
 func (s *Service) Fulfil(ctx context.Context) (int, error) {
-	outboxes, err := s.outboxes()
-	if err != nil {
-		return 0, err
-	}
 	done := 0
 	var errs []error
-	for id, st := range outboxes {
-		for {
-			var msgs []shardstore.Message
-			var failed []error
-			n := 0
-			err := st.WithTx(ctx, func(tx shardstore.Tx) error {
-				n, failed = 0, nil
-				var err error
-				if msgs, err = tx.Unprocessed(ctx, 20); err != nil {
-					return err
-				}
-				for _, m := range msgs {
-					if err := tx.Try(ctx, func(sp shardstore.Tx) error { return s.handle(ctx, sp, m.Topic, m.Payload) }); err != nil {
-						failed = append(failed, fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err))
-						if err := s.later(ctx, tx, id, m, err); err != nil {
-							return err
-						}
-						continue
-					}
-					if err := tx.Processed(ctx, m.ID); err != nil {
-						return err
-					}
-					n++
-				}
-				return nil
-			})
-			done += n
-			if err != nil {
-				errs = append(errs, err)
-				break
-			}
-			errs = append(errs, failed...)
-			if len(msgs) == 0 {
-				break
-			}
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return done, err
 		}
+		n, err := drain(ctx, st.WithTx, s.handle, func(tx shardstore.Tx, m outbox.Message, cause error) error {
+			return s.later(ctx, tx, id, m, cause)
+		})
+		done, errs = done+n, append(errs, err)
+	}
+	if s.catalog != nil {
+		n, err := drain(ctx, s.catalog.WithTx, func(_ context.Context, _ catalogstore.OutboxTx, m outbox.Message) error {
+			return s.copyStatus(ctx, m.Payload)
+		}, func(tx catalogstore.OutboxTx, m outbox.Message, cause error) error {
+			return s.retry(ctx, tx, catalogOutbox, m, cause)
+		})
+		done, errs = done+n, append(errs, err)
 	}
 	return done, errors.Join(errs...)
 }
 
-// catalogOutbox names the catalog's outbox among the shards' (ids from 1).
-const catalogOutbox = 0
-
-// outboxes are the stores whose outboxes Fulfil drains, by shard id; the
-// catalog's is catalogOutbox, when the service has it.
-func (s *Service) outboxes() (map[int]*shardstore.Store, error) {
-	out := map[int]*shardstore.Store{}
-	if s.catalog != nil {
-		out[catalogOutbox] = s.catalog
-	}
-	for _, id := range s.shards.IDs() {
-		st, err := s.shards.Primary(id)
-		if err != nil {
-			return nil, err
-		}
-		out[id] = st
-	}
-	return out, nil
+// outboxTx is a transaction on an outbox, a shard's or the catalog's.
+type outboxTx[T any] interface {
+	retrier
+	Unprocessed(ctx context.Context, limit int) ([]outbox.Message, error)
+	Processed(ctx context.Context, id int64) error
+	Try(ctx context.Context, fn func(sp T) error) error
 }
+
+// retrier records a failed try of a message.
+type retrier interface {
+	Failed(ctx context.Context, id int64, cause string, wait time.Duration) error
+	Dead(ctx context.Context, id int64, cause string) error
+}
+
+// drain handles an outbox's due messages, twenty per transaction, each in
+// a savepoint: a failed one is handed to later and the others go on.
+func drain[T outboxTx[T]](ctx context.Context, withTx func(context.Context, func(T) error) error,
+	handle func(context.Context, T, outbox.Message) error, later func(T, outbox.Message, error) error) (int, error) {
+	done := 0
+	var errs []error
+	for {
+		var msgs []outbox.Message
+		var failed []error
+		n := 0
+		err := withTx(ctx, func(tx T) error {
+			n, failed = 0, nil
+			var err error
+			if msgs, err = tx.Unprocessed(ctx, 20); err != nil {
+				return err
+			}
+			for _, m := range msgs {
+				if err := tx.Try(ctx, func(sp T) error { return handle(ctx, sp, m) }); err != nil {
+					failed = append(failed, fmt.Errorf("outbox %d (%s): %w", m.ID, m.Topic, err))
+					if err := later(tx, m, err); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := tx.Processed(ctx, m.ID); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		done += n
+		if err != nil {
+			return done, errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, failed...)
+		if len(msgs) == 0 {
+			return done, errors.Join(errs...)
+		}
+	}
+}
+
+// catalogOutbox names the catalog's outbox among the shards' (ids from 1)
+// in logs.
+const catalogOutbox = 0
 
 // Default tries of the outbox worker (Config.OutboxTries, RefundTries).
 const (
@@ -110,15 +129,17 @@ const (
 // (one second, doubling, at most a minute), except a refund out of tries,
 // which has failed, and another message out of tries, which is set aside
 // (dead) for an operator: alarmed on (OutboxDead), counted by /healthz.
-func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m shardstore.Message, cause error) error {
+func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m outbox.Message, cause error) error {
 	tries := m.Attempts + 1
-	switch {
-	case m.Topic == shardstore.TopicRefundRequested && tries >= s.refundTries:
+	if m.Topic == shardstore.TopicRefundRequested {
+		if tries < s.refundTries {
+			return tx.Failed(ctx, m.ID, cause.Error(), backoff(tries))
+		}
 		var p refundRequest
 		if err := json.Unmarshal(m.Payload, &p); err != nil {
 			return err
 		}
-		attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+		attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment, nil)
 		if err != nil {
 			return err
 		}
@@ -126,7 +147,15 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m sh
 			return err
 		}
 		return tx.Processed(ctx, m.ID)
-	case m.Topic != shardstore.TopicRefundRequested && tries >= s.outboxTries:
+	}
+	return s.retry(ctx, tx, shardID, m, cause)
+}
+
+// retry records a failed try of a message that is not a refund: tried
+// again after a backoff, or set aside (dead) when out of tries.
+func (s *Service) retry(ctx context.Context, tx retrier, shardID int, m outbox.Message, cause error) error {
+	tries := m.Attempts + 1
+	if tries >= s.outboxTries {
 		if err := tx.Dead(ctx, m.ID, cause.Error()); err != nil {
 			return err
 		}
@@ -136,21 +165,32 @@ func (s *Service) later(ctx context.Context, tx shardstore.Tx, shardID int, m sh
 		}, metrics.Attrs(map[string]float64{metrics.OutboxDead: 1})...)...)
 		return nil
 	}
-	return tx.Failed(ctx, m.ID, cause.Error(), min(time.Second<<min(tries-1, 6), time.Minute))
+	return tx.Failed(ctx, m.ID, cause.Error(), backoff(tries))
 }
+
+// backoff is the wait before try tries+1: one second, doubling, at most a
+// minute.
+func backoff(tries int) time.Duration { return min(time.Second<<min(tries-1, 6), time.Minute) }
 
 // DeadMessages counts the outbox messages set aside on every shard and in
 // the catalog.
 func (s *Service) DeadMessages(ctx context.Context) (int, error) {
-	outboxes, err := s.outboxes()
-	if err != nil {
-		return 0, err
-	}
 	total := 0
-	for id, st := range outboxes {
+	for _, id := range s.shards.IDs() {
+		st, err := s.shards.Primary(id)
+		if err != nil {
+			return 0, err
+		}
 		n, err := st.DeadMessages(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("dead outbox messages of shard %d (0: the catalog): %w", id, err)
+			return 0, fmt.Errorf("dead outbox messages of shard %d: %w", id, err)
+		}
+		total += n
+	}
+	if s.catalog != nil {
+		n, err := s.catalog.DeadMessages(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("dead outbox messages of the catalog: %w", err)
 		}
 		total += n
 	}
@@ -169,15 +209,12 @@ type refundRequest struct {
 	Try     int    `json:"try"`
 }
 
-func (s *Service) handle(ctx context.Context, tx shardstore.Tx, topic shardstore.Topic, payload []byte) error {
-	if topic == shardstore.TopicEventStatus {
-		return s.copyStatus(ctx, payload)
-	}
+func (s *Service) handle(ctx context.Context, tx shardstore.Tx, m outbox.Message) error {
 	var p refundRequest
-	if err := json.Unmarshal(payload, &p); err != nil {
+	if err := json.Unmarshal(m.Payload, &p); err != nil {
 		return err
 	}
-	switch topic {
+	switch m.Topic {
 	case shardstore.TopicRefundRequested:
 		return s.refund(ctx, tx, p)
 	case shardstore.TopicPaymentCancel:
@@ -220,14 +257,15 @@ func (s *Service) copyStatus(ctx context.Context, payload []byte) error {
 // the PSP), the refund has failed. No answer is an error: retried under
 // the same key.
 func (s *Service) refund(ctx context.Context, tx shardstore.Tx, p refundRequest) error {
-	attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment)
+	attempt, err := tx.NextRefundAttempt(ctx, p.OrderID, p.Payment, nil)
 	if err != nil {
 		return err
 	}
 	r, err := s.refundAtPSP(ctx, p.Payment, p.Intent, p.Amount, refundKey(p.Payment, attempt), false)
 	switch {
 	case err == nil:
-		a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: shardstore.RefundPending, PSPRefundID: r.ID}
+		a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: shardstore.RefundPending, PSPRefundID: r.ID,
+			Amount: p.Amount}
 		if r.Status == psp.StatusSucceeded {
 			a.Status = shardstore.RefundSucceeded
 		}
@@ -302,7 +340,7 @@ func (s *Service) refundFailed(ctx context.Context, tx shardstore.Tx, p refundRe
 	if _, err := tx.RefundFailed(ctx, p.OrderID, p.Try, why); err != nil {
 		return err
 	}
-	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: status, Failure: why}
+	a := shardstore.RefundAttempt{OrderID: p.OrderID, Payment: p.Payment, Attempt: attempt, Status: status, Failure: why, Amount: p.Amount}
 	if err := tx.RecordRefund(ctx, a); err != nil {
 		return err
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/apptest"
-	"github.com/catraca/catraca/shared/dev/syncbuf"
 	"github.com/catraca/catraca/shared/metrics"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/syncbuf"
 )
 
 // TestFailingMessagesAreSetAside: a message that fails every try (a mail

@@ -30,6 +30,8 @@ type Order struct {
 	Tickets    []Ticket               `json:"tickets"`
 	Payment    *Payment               `json:"payment,omitempty"`
 	UserID     int64                  `json:"-"`
+	// RefundedCents is what partial refunds of a paid order gave back.
+	RefundedCents int64 `json:"refunded_cents,omitempty"`
 }
 
 // Payment is the attempt that paid an order, or its latest one.
@@ -44,9 +46,10 @@ type Payment struct {
 // one. Its code is not here: codes rotate and are shown on the ticket page
 // (shared/entry), only to the ticket's holder.
 type Ticket struct {
-	ID    int64  `json:"id"`
-	Label string `json:"label"`
-	Void  bool   `json:"void,omitempty"`
+	ID         int64  `json:"id"`
+	Label      string `json:"label"`
+	Void       bool   `json:"void,omitempty"`
+	PriceCents int64  `json:"price_cents"`
 }
 
 // PaymentRecord is one payment attempt, as the organizer sees it.
@@ -71,6 +74,12 @@ type RefundRecord struct {
 	PSPRefundID string                  `json:"psp_refund_id,omitempty"`
 	Failure     string                  `json:"failure,omitempty"`
 	CreatedAt   time.Time               `json:"created_at"`
+	AmountCents int64                   `json:"amount_cents,omitempty"`
+	// Tickets are the tickets a partial refund gives back; none for the
+	// whole order.
+	Tickets []int64 `json:"tickets,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+	Note    string  `json:"note,omitempty"`
 }
 
 // RefundFailure is an order whose latest refund attempt the PSP refused or
@@ -106,7 +115,7 @@ func orderOf(o shardstore.Order) Order {
 	out := Order{ID: o.ID, EventID: o.EventID, Status: o.Status, TotalCents: o.TotalCents, Currency: o.Currency,
 		CreatedAt: o.CreatedAt, PaidAt: o.PaidAt, HoldID: o.HoldID, HoldStatus: o.HoldStatus, ExpiresAt: o.ExpiresAt,
 		Items: inventory.Items(o.Items), Tickets: shardstore.Rows(o.Tickets, func(t shardstore.Ticket) Ticket { return Ticket(t) }),
-		UserID: o.UserID}
+		UserID: o.UserID, RefundedCents: o.RefundedCents}
 	if o.Payment != nil {
 		p := Payment(*o.Payment)
 		out.Payment = &p

@@ -10,6 +10,7 @@ import (
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/reject"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // EventIDs lists the ids of organizerID's events.
@@ -19,6 +20,25 @@ func (s *Service) EventIDs(ctx context.Context, organizerID int64) ([]int64, err
 		return nil, fmt.Errorf("events of organizer %d: %w", organizerID, err)
 	}
 	return ids, nil
+}
+
+// EventBuyers lists, from every shard's reader, the buyers of events'
+// paid orders with their tickets and orders, per event (the console's
+// view of linked accounts).
+func (s *Service) EventBuyers(ctx context.Context, events []int64) ([]shardstore.EventBuyer, error) {
+	var out []shardstore.EventBuyer
+	for _, id := range s.stores.IDs() {
+		st, err := s.stores.Reader(id)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := st.EventBuyers(ctx, events)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
 }
 
 // Admission is the live control of an event's waiting room; a field left

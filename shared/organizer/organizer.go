@@ -63,13 +63,13 @@ type Service struct {
 	stores  *shardstore.Shards
 	venues  *venue.Store
 	events  *event.Directory
-	outbox  *shardstore.Store // the catalog's
+	outbox  *catalogstore.Outbox
 }
 
 // New returns the organizer service.
 func New(catalog *pgxpool.Pool, shards *shard.Router) *Service {
 	return &Service{catalog: catalog, shards: shards, stores: shardstore.Open(shards), venues: venue.NewStore(catalog), events: event.NewDirectory(catalog),
-		outbox: shardstore.OpenOutbox(catalog)}
+		outbox: catalogstore.OpenOutbox(catalog)}
 }
 
 // ImportLayout stores a venue layout as an operator (a new venue when
@@ -458,7 +458,7 @@ func enqueueCopy(ctx context.Context, tx pgx.Tx, before, after event.Event) (int
 	if before.Status == after.Status && before.SaleEndsAt.Equal(after.SaleEndsAt) {
 		return 0, nil
 	}
-	return shardstore.Enqueue(ctx, tx, shardstore.TopicEventStatus, after.StatusCopy())
+	return catalogstore.EnqueueStatusCopy(ctx, tx, after.StatusCopy())
 }
 
 // copyWait bounds the copy made at once: later than the sale path's cache
@@ -480,7 +480,7 @@ func (s *Service) copyNow(ctx context.Context, e event.Event, msg int64) {
 	if err != nil || st.CopyStatus(ctx, shardstore.StatusCopy(e.StatusCopy())) != nil {
 		return // the worker's to deliver
 	}
-	_ = s.outbox.WithTx(ctx, func(tx shardstore.Tx) error { return tx.Processed(ctx, msg) }) // else delivered again, harmlessly
+	_ = s.outbox.WithTx(ctx, func(tx catalogstore.OutboxTx) error { return tx.Processed(ctx, msg) }) // else delivered again, harmlessly
 }
 
 // owns fails with event.ErrNotFound unless organizerID created the event:

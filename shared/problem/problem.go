@@ -27,6 +27,10 @@ type Error struct {
 	Extra map[string]any
 	// RetryAfter, when positive, is sent as Retry-After seconds.
 	RetryAfter int
+	// MaxAge, when positive, lets caches keep the answer that long
+	// (public): an answer every viewer gets alike, such as "this event
+	// has no presale", which a CDN may then serve instead of the origin.
+	MaxAge time.Duration
 	// Cause is logged, never sent.
 	Cause error
 }
@@ -64,6 +68,13 @@ func (e *Error) With(key string, value any) *Error {
 func (e *Error) RetryIn(wait time.Duration) *Error {
 	c := *e
 	c.RetryAfter = int(wait.Seconds()) + 1
+	return &c
+}
+
+// CacheFor returns the problem marked cacheable by anyone for d.
+func (e *Error) CacheFor(d time.Duration) *Error {
+	c := *e
+	c.MaxAge = d
 	return &c
 }
 
@@ -115,7 +126,11 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		body["request_id"] = id
 	}
 	w.Header().Set("Content-Type", ContentType)
-	w.Header().Set("Cache-Control", "no-store")
+	if p.MaxAge > 0 {
+		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(p.MaxAge.Seconds())))
+	} else {
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(p.RetryAfter))
 	}

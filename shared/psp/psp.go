@@ -3,7 +3,7 @@
 // list recent events, confirm an event against the provider's own records)
 // and its adapter for Stripe (Checkout Sessions, PaymentIntents, refunds and
 // signed webhook events), built on the official SDK. The local simulator
-// (shared/dev/pspsim) speaks the same wire format, so the same adapter runs
+// (tools/pspsim) speaks the same wire format, so the same adapter runs
 // in tests, in make dev and against Stripe.
 package psp
 

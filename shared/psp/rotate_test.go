@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/secret"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // TestStripeFollowsARotatedKey: the key is rotated at the PSP and in

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/stripe/stripe-go/v82"
 
-	"github.com/catraca/catraca/shared/dev/pspsim"
 	"github.com/catraca/catraca/shared/psp"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 func event(typ, object string) []byte {

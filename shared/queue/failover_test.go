@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/dev/localenv"
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/redisconn"
+	"github.com/catraca/catraca/tools/localenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // joinLog is what fans were told while Redis failed over: each join

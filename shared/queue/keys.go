@@ -46,6 +46,9 @@ type roomKeys struct {
 	// ts (hash): the control room's series, "<step>:<name>" → count or
 	// sample (series.go).
 	ts string
+	// pass (set): during a presale, the accounts that redeemed a code
+	// (presale.go).
+	pass string
 	// fan holds, per fan script, the room's keys it declares, boxed once
 	// (fanArgs); set by Room.keys.
 	fan [fanKinds][]any
@@ -73,7 +76,7 @@ func keysOf(prefix string, eventID int64) roomKeys {
 	tag := rediskey.Event(prefix, eventID)
 	return roomKeys{tag: tag, cfg: tag + "cfg", st: tag + "st", pre: tag + "pre", q: tag + "q", seen: tag + "seen",
 		active: tag + "active", adm: tag + "adm", ticks: tag + "ticks", health: tag + "health", frozen: tag + "frozen",
-		placed: tag + "placed", lease: tag + "lease", ts: tag + "ts"}
+		placed: tag + "placed", lease: tag + "lease", ts: tag + "ts", pass: tag + "pass"}
 }
 
 // pace is account's token bucket for joins and status calls in this room
@@ -131,7 +134,7 @@ const (
 
 // fanRooms are the room's keys each fan script declares.
 var fanRooms = [fanKinds]func(k roomKeys) []string{
-	joinKind:   func(k roomKeys) []string { return append(roomFanKeys(k), k.ts) },
+	joinKind:   func(k roomKeys) []string { return append(roomFanKeys(k), k.ts, k.pass) },
 	statusKind: func(k roomKeys) []string { return append(roomFanKeys(k), k.frozen) },
 }
 

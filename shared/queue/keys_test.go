@@ -48,7 +48,7 @@ var returnedState = regexp.MustCompile(`return \{'(\w+)'`)
 // scripts return is a State constant (or the bucket's slow), and every
 // State is returned by one of them.
 func TestScriptsReturnKnownStates(t *testing.T) {
-	known := []State{StateClosed, StateNotYet, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateSoldOut, StateNone}
+	known := []State{StateClosed, StateNotYet, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateSoldOut, StateNone, StatePresale}
 	seen := map[State]bool{}
 	for _, s := range []script{joinScript.script, statusScript.script} {
 		for _, m := range returnedState.FindAllStringSubmatch(s.src, -1) {

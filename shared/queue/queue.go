@@ -53,6 +53,9 @@ const (
 	StateExpired  State = "expired"  // admitted earlier, token pickup window gone
 	StateSoldOut  State = "soldout"
 	StateNone     State = "none" // not in this queue (never joined, or abandoned)
+	// StatePresale refuses a join during the event's presale from an
+	// account that redeemed no presale code (see SetPresale).
+	StatePresale State = "presale"
 	// StateOpening is the API's, never a script's: the room's line should
 	// be open but the controller has not published it yet (within a tick).
 	StateOpening State = "opening"
@@ -207,7 +210,7 @@ func (r *Room) Join(ctx context.Context, eventID, account, restore int64) (Place
 	case StateWaiting:
 		p.Number, p.Ahead = asInt(v[1]), asInt(v[2])
 		p.Position = p.Ahead + 1
-	case StatePrequeue, StateNotYet, StateAdmitted:
+	case StatePrequeue, StateNotYet, StateAdmitted, StatePresale:
 		p.At = time.UnixMilli(asInt(v[1])).UTC()
 	}
 	if p.State == StateAdmitted {

@@ -68,7 +68,7 @@ func roomFanKeys(k roomKeys) []string {
 // read from Redis come back as strings. The functions it needs only off
 // its most frequent path are defined after it.
 var joinScript = newFanScript(joinKind, slowLua+`
-local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw')
+local conf = redis.call('HMGET', cfg, 'enabled', 'opens', 'draw', 'presale')
 if conf[1] ~= '1' then return {'closed', 0} end
 if now < tonumber(conf[2]) then return {'notyet', conf[2]} end
 local m = ARGV[1]
@@ -78,6 +78,10 @@ local place = redis.call('ZSCORE', q, m)
 if place then
   redis.call('ZADD', seen, ARGV[2], m)
   return {'waiting', place, redis.call('ZRANK', q, m)}
+end
+-- A presale until conf[4]: only accounts with a redeemed code get a place.
+if conf[4] and now < tonumber(conf[4]) and redis.call('SISMEMBER', pass, m) == 0 then
+  return {'presale', conf[4]}
 end
 `+turnLua+tallyLua+`
 local exp, slot = turn(m, now)

@@ -3,7 +3,7 @@ package queue
 import (
 	"testing"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestScriptKeysShareASlot: every script's keys, and every MULTI's, are in

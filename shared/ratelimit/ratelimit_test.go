@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestBurstThenRate: a bucket of 3 refilled at 0.5/s lets 3 calls through

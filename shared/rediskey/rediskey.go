@@ -10,3 +10,9 @@ import "strconv"
 func Event(prefix string, eventID int64) string {
 	return prefix + "{evt:" + strconv.FormatInt(eventID, 10) + "}:"
 }
+
+// Account is the prefix of an account's keys (session revocations, its
+// block and velocity flag): one slot, so one MGET reads them all.
+func Account(prefix string, accountID int64) string {
+	return prefix + "{acct:" + strconv.FormatInt(accountID, 10) + "}:"
+}

@@ -58,7 +58,9 @@ func (r reads) Payments(ctx context.Context, orderID int64) ([]PaymentRecord, er
 
 // RefundRecord is one refund attempt, an organizer's (RequestedBy) or the
 // outbox's (RequestedBy 0), and what the PSP said. Attempt numbers its
-// idempotency key.
+// idempotency key. AmountCents is what it asked back (0 for attempts
+// recorded before amounts were kept), Tickets the tickets a partial
+// refund gives back (nil: the whole order), Reason and Note why.
 type RefundRecord struct {
 	Status      RefundStatus
 	RequestedBy int64
@@ -66,18 +68,24 @@ type RefundRecord struct {
 	PSPRefundID string
 	Failure     string
 	CreatedAt   time.Time
+	AmountCents int64
+	Tickets     []int64
+	Reason      string
+	Note        string
 }
 
 // Refunds reads the refund attempts of an order, oldest first.
 func (r reads) Refunds(ctx context.Context, orderID int64) ([]RefundRecord, error) {
-	rows, err := r.q.Query(ctx, `SELECT status, requested_by, attempt, coalesce(psp_refund_id, ''), coalesce(failure, ''), created_at
+	rows, err := r.q.Query(ctx, `SELECT status, requested_by, attempt, coalesce(psp_refund_id, ''), coalesce(failure, ''), created_at,
+		coalesce(amount_cents, 0), tickets, coalesce(reason, ''), coalesce(note, '')
 		FROM refunds WHERE order_id = $1 ORDER BY id`, orderID)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RefundRecord, error) {
 		var f RefundRecord
-		return f, r.Scan(&f.Status, &f.RequestedBy, &f.Attempt, &f.PSPRefundID, &f.Failure, &f.CreatedAt)
+		return f, r.Scan(&f.Status, &f.RequestedBy, &f.Attempt, &f.PSPRefundID, &f.Failure, &f.CreatedAt,
+			&f.AmountCents, &f.Tickets, &f.Reason, &f.Note)
 	})
 }
 
@@ -96,11 +104,14 @@ func (r reads) PaidBy(ctx context.Context, orderID int64) (paymentID int64, pspI
 // refused or failed. A refusal or a failure is final under its idempotency
 // key (the PSP replays its answer), so the next attempt asks under a new
 // key; a call the PSP never answered (or is still answering) is asked
-// again under its own, so it cannot refund twice.
-func (r reads) NextRefundAttempt(ctx context.Context, orderID int64, payment string) (int, error) {
+// again under its own, so it cannot refund twice. A partial refund counts
+// the attempts of its own set of tickets (tickets, sorted), a whole one
+// (tickets nil) those of whole refunds: each has its own keys.
+func (r reads) NextRefundAttempt(ctx context.Context, orderID int64, payment string, tickets []int64) (int, error) {
 	var n int
 	err := r.q.QueryRow(ctx, `SELECT 1 + count(*) FROM refunds f JOIN payments p ON p.id = f.payment_id
-		WHERE f.order_id = $1 AND p.psp_payment_id = $2 AND f.status IN ('refused', 'failed')`, orderID, payment).Scan(&n)
+		WHERE f.order_id = $1 AND p.psp_payment_id = $2 AND f.status IN ('refused', 'failed')
+		  AND f.tickets IS NOT DISTINCT FROM $3::bigint[]`, orderID, payment, tickets).Scan(&n)
 	return n, err
 }
 
@@ -170,9 +181,10 @@ const AskingStale = "2 minutes"
 // any transaction, and SettleRefund records its outcome.
 func (t Tx) AskRefund(ctx context.Context, a RefundAttempt) (int64, error) {
 	var id int64
-	err := t.tx.QueryRow(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, attempt)
-		SELECT $1, id, $3, 'asking', $4 FROM payments WHERE order_id = $1 AND psp_payment_id = $2 RETURNING id`,
-		a.OrderID, a.Payment, a.By, max(a.Attempt, 1)).Scan(&id)
+	err := t.tx.QueryRow(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, attempt, amount_cents, tickets, reason, note)
+		SELECT $1, id, $3, 'asking', $4, nullif($5, 0), $6, nullif($7, ''), nullif($8, '')
+		FROM payments WHERE order_id = $1 AND psp_payment_id = $2 RETURNING id`,
+		a.OrderID, a.Payment, a.By, max(a.Attempt, 1), a.Amount, a.Tickets, a.Reason, a.Note).Scan(&id)
 	return id, err
 }
 
@@ -192,9 +204,15 @@ func (t Tx) RefundFailedAtPSP(ctx context.Context, pspRefundID, failure string) 
 	found, err = one(t.tx.QueryRow(ctx, `
 		UPDATE refunds f SET status = 'failed', failure = $2 FROM payments p, orders o
 		WHERE f.psp_refund_id = $1 AND f.status IN ('pending', 'asking', 'succeeded') AND p.id = f.payment_id AND o.id = f.order_id
-		RETURNING f.order_id, p.psp_payment_id, f.requested_by, f.attempt, o.payment_id IS NOT DISTINCT FROM f.payment_id`,
-		pspRefundID, failure), &a.OrderID, &a.Payment, &a.By, &a.Attempt, &own)
+		RETURNING f.order_id, p.psp_payment_id, f.requested_by, f.attempt, o.payment_id IS NOT DISTINCT FROM f.payment_id, f.tickets`,
+		pspRefundID, failure), &a.OrderID, &a.Payment, &a.By, &a.Attempt, &own, &a.Tickets)
 	a.Status, a.PSPRefundID, a.Failure = RefundFailed, pspRefundID, failure
+	if err == nil && found && a.Tickets != nil {
+		// The money of a partial refund is still the fan's: its tickets
+		// admit again, and may be asked back again.
+		_, err = t.tx.Exec(ctx, `UPDATE tickets SET void_at = NULL WHERE order_id = $1 AND id = ANY($2)
+			AND EXISTS (SELECT 1 FROM orders WHERE id = $1 AND status = 'paid')`, a.OrderID, a.Tickets)
+	}
 	return a, own, found, err
 }
 
@@ -206,7 +224,9 @@ func (t Tx) RefundConfirmed(ctx context.Context, paymentID int64) error {
 }
 
 // RefundAttempt is one refund asked of the PSP for an order's payment
-// (its PSP id), by an organizer or the outbox (By 0), and what it said.
+// (its PSP id), by an organizer or the outbox (By 0), and what it said:
+// Amount back, the Tickets a partial refund gives back (nil: the whole
+// order), its Reason (RefundReasons) and the organizer's Note.
 type RefundAttempt struct {
 	OrderID     int64
 	Payment     string
@@ -215,14 +235,18 @@ type RefundAttempt struct {
 	Status      RefundStatus
 	PSPRefundID string
 	Failure     string
+	Amount      int64
+	Tickets     []int64
+	Reason      string
+	Note        string
 }
 
 // RecordRefund records a refund attempt; one of a payment that is not the
 // order's (a stray charge) records nothing.
 func (t Tx) RecordRefund(ctx context.Context, a RefundAttempt) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, psp_refund_id, failure, attempt)
-		SELECT $1, id, $3, $4, nullif($5, ''), nullif($6, ''), $7 FROM payments WHERE order_id = $1 AND psp_payment_id = $2`,
-		a.OrderID, a.Payment, a.By, a.Status, a.PSPRefundID, a.Failure, max(a.Attempt, 1))
+	_, err := t.tx.Exec(ctx, `INSERT INTO refunds (order_id, payment_id, requested_by, status, psp_refund_id, failure, attempt, amount_cents)
+		SELECT $1, id, $3, $4, nullif($5, ''), nullif($6, ''), $7, nullif($8, 0) FROM payments WHERE order_id = $1 AND psp_payment_id = $2`,
+		a.OrderID, a.Payment, a.By, a.Status, a.PSPRefundID, a.Failure, max(a.Attempt, 1), a.Amount)
 	return err
 }
 
@@ -236,7 +260,12 @@ type ExportOrder struct {
 	Currency   string
 	CreatedAt  time.Time
 	PaidAt     *time.Time
-	Attendees  []Attendee // filled by Attendees
+	// RefundedCents is what went back: the whole total of a refunded
+	// order, the partial refunds (succeeded or pending) of one still paid.
+	RefundedCents int64
+	// RefundReason and RefundNote are the latest refund's.
+	RefundReason, RefundNote string
+	Attendees                []Attendee // filled by Attendees
 }
 
 // Attendee is one ticket of an exported order.
@@ -255,14 +284,19 @@ type Attendee struct {
 // OrdersAfter reads up to limit of an event's orders with ids above
 // after, in id order (a keyset page on orders_event).
 func (r reads) OrdersAfter(ctx context.Context, eventID, after int64, limit int) ([]ExportOrder, error) {
-	rows, err := r.q.Query(ctx, `SELECT id, user_id, status, ticket_count, total_cents, currency, created_at, paid_at
-		FROM orders WHERE event_id = $1 AND id > $2 ORDER BY id LIMIT $3`, eventID, after, limit)
+	rows, err := r.q.Query(ctx, `SELECT o.id, o.user_id, o.status, o.ticket_count, o.total_cents, o.currency, o.created_at, o.paid_at,
+		CASE WHEN o.status = 'refunded' THEN o.total_cents ELSE `+partlyRefundedSQL+` END,
+		coalesce(why.reason, ''), coalesce(why.note, '')
+		FROM orders o LEFT JOIN LATERAL (SELECT reason, note FROM refunds f WHERE f.order_id = o.id AND f.reason IS NOT NULL
+		  ORDER BY f.id DESC LIMIT 1) why ON true
+		WHERE o.event_id = $1 AND o.id > $2 ORDER BY o.id LIMIT $3`, eventID, after, limit)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ExportOrder, error) {
 		var o ExportOrder
-		return o, r.Scan(&o.ID, &o.UserID, &o.Status, &o.Tickets, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt)
+		return o, r.Scan(&o.ID, &o.UserID, &o.Status, &o.Tickets, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt,
+			&o.RefundedCents, &o.RefundReason, &o.RefundNote)
 	})
 }
 

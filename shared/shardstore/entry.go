@@ -166,7 +166,11 @@ const (
 // each event whose refunds were asked; either is enough, as the refund
 // step may fail after the copy landed. (Entry also reads the catalog,
 // which has the cancel before either.)
-const doorStatus = `CASE WHEN o.status = 'paid' AND (EXISTS (SELECT 1 FROM cancel_refund_counts cx WHERE cx.event_id = o.event_id)
+//
+// A ticket of a paid order given back on its own (a partial refund: void)
+// reads refunded.
+const doorStatus = `CASE WHEN o.status = 'paid' AND t.void_at IS NOT NULL THEN 'refunded'
+	WHEN o.status = 'paid' AND (EXISTS (SELECT 1 FROM cancel_refund_counts cx WHERE cx.event_id = o.event_id)
 		OR EXISTS (SELECT 1 FROM event_status es WHERE es.event_id = o.event_id AND es.status = 'cancelled'))
 	THEN 'cancelled' ELSE o.status END`
 

@@ -28,6 +28,9 @@ type Order struct {
 	Tickets    []Ticket
 	Payment    *Payment
 	UserID     int64
+	// RefundedCents is what partial refunds of a paid order gave back (or
+	// are giving back: pending).
+	RefundedCents int64
 }
 
 // Payment is the attempt that paid an order, or its latest one.
@@ -42,9 +45,10 @@ type Payment struct {
 // one. Its code is not here: codes rotate and are shown on the ticket page
 // (shared/entry), only to the ticket's holder.
 type Ticket struct {
-	ID    int64
-	Label string
-	Void  bool
+	ID         int64
+	Label      string
+	Void       bool
+	PriceCents int64
 }
 
 // OrderOwner reads an order's event and account.
@@ -58,10 +62,11 @@ func (r reads) OrderOwner(ctx context.Context, id int64) (eventID, account int64
 func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err error) {
 	found, err = one(r.q.QueryRow(ctx, `
 		SELECT o.id, o.event_id, o.user_id, o.status, o.total_cents, o.currency, o.created_at, o.paid_at,
-		       h.id, CASE WHEN h.status = 'active' AND h.expires_at <= now() THEN 'expired' ELSE h.status END, h.expires_at
+		       h.id, CASE WHEN h.status = 'active' AND h.expires_at <= now() THEN 'expired' ELSE h.status END, h.expires_at,
+		       `+partlyRefundedSQL+`
 		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1`, id),
 		&o.ID, &o.EventID, &o.UserID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt,
-		&o.HoldID, &o.HoldStatus, &o.ExpiresAt)
+		&o.HoldID, &o.HoldStatus, &o.ExpiresAt, &o.RefundedCents)
 	if !found {
 		return Order{}, false, err
 	}
@@ -69,14 +74,14 @@ func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err er
 	if o.Items, err = r.Items(ctx, id); err != nil {
 		return Order{}, false, err
 	}
-	rows, err := r.q.Query(ctx, `SELECT t.id, i.label, t.void_at IS NOT NULL FROM tickets t JOIN order_items i ON i.id = t.order_item_id
+	rows, err := r.q.Query(ctx, `SELECT t.id, i.label, t.void_at IS NOT NULL, i.price_cents FROM tickets t JOIN order_items i ON i.id = t.order_item_id
 		WHERE t.order_id = $1 ORDER BY t.id`, id)
 	if err != nil {
 		return Order{}, false, err
 	}
 	o.Tickets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Ticket, error) {
 		var t Ticket
-		return t, r.Scan(&t.ID, &t.Label, &t.Void)
+		return t, r.Scan(&t.ID, &t.Label, &t.Void, &t.PriceCents)
 	})
 	if err != nil {
 		return Order{}, false, err

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
 	"github.com/catraca/catraca/shared/shardstore"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestCheckoutLocksTheHoldBeforeTheOrder: a charge (a payment's webhook,

@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/loadstat"
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/loadstat"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // The peers benchmark samples every strategy for the same time, round after

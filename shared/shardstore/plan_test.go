@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
-	"github.com/catraca/catraca/shared/dev/testenv"
+	"github.com/catraca/catraca/tools/testenv"
 )
 
 // TestLimitCheckReadsTheBuyersOrders: the limit checks' generic plans

@@ -1,8 +1,8 @@
 // Package shardstore is the only code that reads and writes an event
 // shard's tables: seats, GA pools and slots, holds, orders and their items,
 // payments, PSP webhook records, tickets, ticket keys and transfers, door
-// staff, entry settings, check-ins and the outbox (whose statements serve
-// the catalog's outbox too: OpenOutbox). The domain packages
+// staff, entry settings and check-ins, and runs the outbox's statements
+// (shared/outbox) in its transactions. The domain packages
 // (inventory, order, entry, organizer) keep the rules and call the named
 // steps here; WithTx owns begin, commit and rollback.
 package shardstore

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/catraca/catraca/shared/rediskey"
 )
 
 // Revocations remember logged-out sessions by token id (jti) in Redis until
@@ -19,15 +21,14 @@ func NewRevocations(rdb redis.UniversalClient, prefix string) *Revocations {
 	return &Revocations{rdb: rdb, prefix: prefix}
 }
 
-func (v *Revocations) key(jti string) string { return v.prefix + "revoked:" + jti }
-
-// Revoke refuses the token jti from now until a second past until.
-func (v *Revocations) Revoke(ctx context.Context, jti string, until time.Time) error {
-	return v.rdb.Set(ctx, v.key(jti), 1, time.Until(until)+time.Second).Err()
+// RevokedKey marks a logged-out session, in its account's slot
+// (rediskey.Account): the session check reads it with the account's block
+// and velocity flag in one MGET (fairness.Service.Standing).
+func RevokedKey(prefix string, c Claims) string {
+	return rediskey.Account(prefix, c.Account) + "revoked:" + c.ID
 }
 
-// Revoked tells whether the token jti was revoked.
-func (v *Revocations) Revoked(ctx context.Context, jti string) (bool, error) {
-	n, err := v.rdb.Exists(ctx, v.key(jti)).Result()
-	return n > 0, err
+// Revoke refuses the session c from now until a second past its expiry.
+func (v *Revocations) Revoke(ctx context.Context, c Claims) error {
+	return v.rdb.Set(ctx, RevokedKey(v.prefix, c), 1, time.Until(c.Expires)+time.Second).Err()
 }

@@ -34,6 +34,7 @@ type Claims struct {
 	Event   int64  // evt, admission tokens and queue tickets
 	Place   int64  // plc, queue tickets only
 	Turn    int64  // trn, admission tokens only: the waiting-room turn they belong to
+	Since   int64  // acs, session tokens: when the account was created (Unix seconds), a risk signal the join reads without a lookup
 	ID      string // jti
 	Expires time.Time
 }
@@ -43,6 +44,7 @@ type jwtClaims struct {
 	Event int64  `json:"evt,omitempty"`
 	Place int64  `json:"plc,omitempty"`
 	Turn  int64  `json:"trn,omitempty"`
+	Since int64  `json:"acs,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -110,5 +112,5 @@ func (s *Signer) verifyJWT(raw string) (Claims, error) {
 	if err != nil || account <= 0 {
 		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
 	}
-	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
+	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, Since: jc.Since, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
 }

@@ -19,6 +19,9 @@ export async function render(main, [id]) {
   } else {
     action = h('p', {}, h('a', { class: 'button', href: `/events/${id}/book` }, 'Choose seats'));
   }
+  // A presale's page, when the event has one (404 otherwise).
+  const presale = await api('GET', `/api/events/${id}/presale`).then(
+    () => h('p', {}, h('a', { href: `/events/${id}/presale` }, 'Verified-fan presale: register, or see your code')), () => '');
   main.append(
     h('h1', {}, e.name),
     h('p', { class: 'lead' }, `${when(e.starts_at)} · ${e.venue_name}, ${e.city}`),
@@ -26,6 +29,7 @@ export async function render(main, [id]) {
     e.description ? h('p', {}, e.description) : '',
     prices,
     h('p', { class: 'muted' }, `Up to ${e.max_per_account} tickets per fan. Seats are held for ${Math.round(e.hold_ttl_seconds / 60)} minutes while you pay.`),
+    presale,
     action,
   );
 }

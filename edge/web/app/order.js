@@ -38,7 +38,11 @@ export async function render(main, [id]) {
       title.textContent = 'Your tickets';
       box.replaceChildren(
         h('p', { class: 'notice good', role: 'status' }, 'Paid. Show these live codes at the door; they are also under ', h('a', { href: '/tickets' }, 'My tickets'), '.'),
-        items, total, h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
+        items, total,
+        // some tickets given back by the box office (a partial refund)
+        o.refunded_cents ? h('p', { class: 'notice' }, `${money(o.refunded_cents, o.currency)} of this order was refunded to your card: `,
+          `${o.tickets.filter((t) => t.void).length} ticket(s) no longer admit anyone.`) : '',
+        h('p', {}, h('a', { href: '/orders' }, 'All my orders')));
       if (!(o.tickets || []).length) {
         poll = setTimeout(load, 1500); // issuing
         return;
@@ -57,8 +61,10 @@ export async function render(main, [id]) {
         refunded: 'This order was refunded.',
         refund_pending: 'Your payment is being refunded: the money goes back to your card once the payment provider confirms.',
       }[lapsed ? 'expired' : o.status] || 'This order can no longer be paid. Nothing was charged.';
-      const limited = pay.failure === 'card_limit' && !lapsed
-        ? 'This card has already paid for as many tickets to this event as one fan may buy, so this order was not kept. ' : '';
+      const limited = lapsed ? '' : {
+        card_limit: 'This card has already paid for as many tickets to this event as one fan may buy, so this order was not kept. ',
+        cluster_limit: 'This account is linked to other accounts (a shared card, device or transfers) that together already bought as many tickets to this event as one fan may, so this order was not kept. If this is a mistake, write to the organizer. ',
+      }[pay.failure] || '';
       title.textContent = `Order ${id}`;
       box.replaceChildren(h('p', { class: 'notice bad', role: 'alert' }, limited + why), items,
         h('p', {}, h('a', { class: 'button', href: `/events/${o.event_id}` }, 'Back to the event')));

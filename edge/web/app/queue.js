@@ -6,6 +6,7 @@ import { api, layoutOf, when } from './api.js';
 import { h } from './dom.js';
 import { navigate } from './nav.js';
 import { explain } from './messages.js';
+import { solve } from './challenge.js';
 
 export async function render(main, [id]) {
   const e = await api('GET', `/api/events/${id}`);
@@ -111,7 +112,7 @@ export async function render(main, [id]) {
     };
     headline.textContent = messages[st] || 'Checking your place in line…';
     announce(headline.textContent, st, true);
-    const rejoin = () => h('button', { type: 'button', onclick: join }, 'Join the line');
+    const rejoin = () => h('button', { type: 'button', onclick: () => join() }, 'Join the line');
     const next = {
       expired: rejoin,
       none: rejoin,
@@ -149,18 +150,27 @@ export async function render(main, [id]) {
     later(retry, after * 1000 + Math.random() * 2000);
   }
 
-  async function join() {
+  // answer is a solved challenge sent with the join; tries counts the
+  // checks asked in a row (a refused answer gets one fresh check).
+  async function join(answer, tries = 0) {
     try {
-      mine = await api('POST', `/api/events/${id}/queue`, undefined, { retries: 0 });
+      mine = await api('POST', `/api/events/${id}/queue`, answer, { retries: 0 });
       // The line opens any moment: join again in a second or two (the
       // answer's Retry-After), spread a little so fans do not arrive at once.
       if (mine.state === 'opening') {
         show();
-        return later(join, 1000 + Math.random() * 1000);
+        return later(() => join(), 1000 + Math.random() * 1000);
       }
       await status();
     } catch (err) {
-      if (err.status === 503) return calm(err, join);
+      if (err.status === 503) return calm(err, () => join(answer, tries));
+      // A risky join first proves some work; the page does it by itself.
+      if ((err.code === 'challenge-required' || err.code === 'challenge-failed') && tries < 2) {
+        if (err.code === 'challenge-failed') return join(undefined, tries + 1);
+        headline.textContent = 'Checking this browser before giving you a place. This takes a few seconds; keep the page open.';
+        announce(headline.textContent, 'challenge', true);
+        return join(await solve(err.body.challenge), tries + 1);
+      }
       // Before the line opens, or once the sale is over, asking again
       // changes nothing: say so and wait for the opening time.
       if (err.code === 'queue-not-open') {

@@ -25,6 +25,7 @@ const routes = [
   [/^\/events\/(\d+)$/, () => import('./event.js')],
   [/^\/events\/(\d+)\/book$/, () => import('./book.js')],
   [/^\/events\/(\d+)\/queue$/, () => import('./queue.js')],
+  [/^\/events\/(\d+)\/presale$/, () => import('./presale.js')],
   [/^\/orders$/, () => import('./orders.js')],
   [/^\/orders\/(\d+)$/, () => import('./order.js')],
   [/^\/tickets$/, () => import('./tickets.js')],
@@ -42,6 +43,7 @@ const routes = [
   [/^\/organizer\/events\/(\d+)\/live$/, page(() => import('./organizer/live.js'), 'room')],
   [/^\/organizer\/orders$/, page(() => import('./organizer/orders.js'), 'search')],
   [/^\/organizer\/orders\/(\d+)$/, page(() => import('./organizer/orders.js'), 'detail')],
+  [/^\/organizer\/linked$/, page(() => import('./organizer/linked.js'), 'list')],
 ];
 
 let cleanup = null;

@@ -132,7 +132,7 @@ export function liveTickets(ids) {
       h('p', {}, h('strong', {}, t.event_name || `Event ${t.event_id}`)),
       t.starts_at ? h('p', { class: 'small muted' }, when(t.starts_at)) : null,
       t.status === 'valid' ? [qr.svg, later, left, code] : h('p', { class: 'notice ' + (t.status === 'used' ? 'good' : 'bad') },
-        t.status === 'used' ? `Used at the door${t.checked_in_at ? ' ' + when(t.checked_in_at) : ''}.` : 'Void: this ticket no longer admits anyone.'),
+        t.status === 'used' ? `Used at the door${t.checked_in_at ? ' ' + when(t.checked_in_at) : ''}.` : t.refunded ? 'Refunded: this ticket no longer admits anyone; its price went back to the buyer.' : 'Void: this ticket no longer admits anyone.'),
       h('p', {}, h('strong', {}, t.seat)),
       h('p', { class: 'small' }, t.holder));
     const c = { t, li, qr, left, code, later };

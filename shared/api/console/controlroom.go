@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,14 +252,19 @@ func (s *Handlers) organizerOrder(w http.ResponseWriter, r *http.Request) error 
 }
 
 // refundOrder serves POST /api/orders/{id}/refund: the whole order, once
-// (a second call answers the refunded order).
+// (a second call answers the refunded order), or some of its tickets
+// (refund.go).
 func (s *Handlers) refundOrder(w http.ResponseWriter, r *http.Request) error {
 	sess, d, err := s.ownOrder(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.Orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
-		return refundError(err)
+	ask, err := refundAsk(r, sess.Account)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Orders.RefundTickets(r.Context(), d.ID, ask); err != nil {
+		return cmp.Or(partialRefundError(err), refundError(err))
 	}
 	if d, err = s.Orders.Detail(r.Context(), d.ID); err != nil {
 		return err
@@ -272,7 +278,7 @@ func refundError(err error) error {
 		return web.Refused(err, http.StatusConflict, "order-not-refundable")
 	case errors.Is(err, order.ErrRefundRefused):
 		return problem.New(http.StatusConflict, "refund-refused",
-			"The payment provider web.Refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
+			"The payment provider refused this refund; the order stays as it was and is listed among the refund failures. Its reason is in the order's refunds: fix it, then ask again (a new refund attempt).").Wrap(err)
 	}
 	if busy := (*order.ErrPSPBusy)(nil); errors.As(err, &busy) {
 		if busy.Unknown {

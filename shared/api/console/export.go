@@ -20,7 +20,8 @@ import (
 // CSV exports of an event's orders and attendees, in pages.
 
 var (
-	ordersHeader    = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at"}
+	ordersHeader = []string{"order_id", "status", "buyer_email", "buyer_name", "tickets", "total", "currency", "created_at", "paid_at",
+		"refunded", "refund_reason", "refund_note"}
 	attendeesHeader = []string{"ticket_id", "order_id", "seat", "price_level", "price", "currency", "buyer_email", "buyer_name",
 		"holder_email", "holder_name", "order_status", "void"}
 )
@@ -36,7 +37,7 @@ func (s *Handlers) exportOrders(w http.ResponseWriter, r *http.Request) error {
 			paid = o.PaidAt.In(zone).Format(time.RFC3339)
 		}
 		return [][]string{{web.Itoa(o.ID), string(o.Status), b.Email, b.Name, strconv.Itoa(o.Tickets), money(o.TotalCents), o.Currency,
-			o.CreatedAt.In(zone).Format(time.RFC3339), paid}}
+			o.CreatedAt.In(zone).Format(time.RFC3339), paid, money(o.RefundedCents), o.RefundReason, o.RefundNote}}
 	})
 }
 

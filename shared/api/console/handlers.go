@@ -1,24 +1,27 @@
 // Package console is the organizer's console: venues and layouts, events
 // and their changes, the live control room, orders (search, detail,
-// refunds) and the CSV exports. Every route answers 403 to a fan and 404
-// to another organizer, as if the event or order did not exist.
+// whole and partial refunds), the CSV exports, linked accounts (blocks,
+// voids) and the opening and draw of verified-fan presales. Every route
+// answers 403 to a fan and 404 to another organizer, as if the event or
+// order did not exist.
 package console
 
 import (
-	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/controlroom"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/venue"
 )
 
 // Handlers serve the console routes.
 type Handlers struct {
+	// Auth also tells an organizer (Auth.OrganizerSession).
 	Auth       *web.Auth
-	Accounts   *account.Service
 	Organizer  *organizer.Service
 	Events     *event.Directory
 	EventCache *event.Cache
@@ -26,6 +29,10 @@ type Handlers struct {
 	Orders     *order.Service
 	Control    *controlroom.Service
 	ReadCache  *cache.Cache
+	// Fairness shows linked and flagged buyers and keeps the blocks and
+	// their audit log (linked.go); Presale opens and draws presales.
+	Fairness *fairness.Service
+	Presale  *presale.Service
 }
 
 // Mount registers the routes on m.
@@ -51,4 +58,10 @@ func (s *Handlers) Mount(m *web.Mux) {
 	m.Route("GET /api/organizer/refund-failures", s.refundFailures)
 	m.Route("GET /api/events/{id}/orders.csv", s.exportOrders)
 	m.Route("GET /api/events/{id}/attendees.csv", s.exportAttendees)
+	m.Route("GET /api/organizer/linked-accounts", s.linkedAccounts)
+	m.Route("POST /api/organizer/linked-accounts/{id}/block", s.blockAccount)
+	m.Route("POST /api/organizer/linked-accounts/{id}/unblock", s.unblockAccount)
+	m.Route("POST /api/organizer/linked-orders/{id}/void", s.voidOrder)
+	m.Route("PUT /api/events/{id}/presale", s.openPresale)
+	m.Route("POST /api/events/{id}/presale/draw", s.drawPresale)
 }

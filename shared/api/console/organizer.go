@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/api/read"
 	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
@@ -25,22 +24,9 @@ import (
 )
 
 // organizerSession returns the caller's session if they are an organizer
-// now: the role is read from the catalog, not the token, so a promotion or
-// a demotion applies at once (organizer routes are rare and write to the
-// catalog anyway).
+// now (web.Auth.OrganizerSession).
 func (s *Handlers) organizerSession(r *http.Request) (token.Claims, error) {
-	sess, err := s.Auth.Session(r)
-	if err != nil {
-		return sess, err
-	}
-	role, err := s.Accounts.Role(r.Context(), sess.Account)
-	if err != nil {
-		return sess, err
-	}
-	if role != account.RoleOrganizer {
-		return sess, problem.New(http.StatusForbidden, "organizer-only", "Only organizer accounts can do this.")
-	}
-	return sess, nil
+	return s.Auth.OrganizerSession(r)
 }
 
 // organizerAndID is sessionAndID for organizer routes.

@@ -1,6 +1,6 @@
 // Package read is the fans' read path: event listings and pages, seat
-// maps, availability snapshots and the live stream of seat changes, all
-// cacheable at the edge.
+// maps, availability snapshots, the live stream of seat changes and a
+// presale's public answer, all cacheable at the edge.
 package read
 
 import (
@@ -11,6 +11,7 @@ import (
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/live"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/venue"
 )
 
@@ -22,8 +23,10 @@ type Handlers struct {
 	Availability *availability.Service
 	Live         *live.Hub
 	ReadCache    *cache.Cache
-	Log          *slog.Logger
-	cached       web.Cached
+	// Presale answers an event's public presale (commitment, seed, ids).
+	Presale *presale.Service
+	Log     *slog.Logger
+	cached  web.Cached
 }
 
 // Mount registers the routes on m.
@@ -33,4 +36,6 @@ func (s *Handlers) Mount(m *web.Mux) {
 	m.Route("GET /api/events/{id}/availability", s.getAvailability)
 	m.Route("GET /api/events/{id}/stream", s.stream)
 	m.Route("GET /api/venues/{id}/layouts/{version}", s.getLayout)
+	m.Route("GET /api/events/{id}/presale", s.getPresale)
+	m.Route("GET /api/events/{id}/presale/registrations", s.presaleIDs)
 }

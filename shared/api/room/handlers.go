@@ -1,6 +1,7 @@
 // Package room is the waiting room's HTTP face: joining, the place in
-// line, leaving, progress, and the admission tokens that open the sale
-// (TokenGate checks them on every hold).
+// line, leaving, progress, the admission tokens that open the sale
+// (TokenGate checks them on every hold), the challenge a risky join must
+// pass (Door), and a fan's side of a verified-fan presale.
 package room
 
 import (
@@ -8,6 +9,7 @@ import (
 
 	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -20,7 +22,11 @@ type Handlers struct {
 	// Tickets sign the fan's place in line (queue tickets).
 	Tickets    *token.Signer
 	EventCache *event.Cache
-	Log        *slog.Logger
+	// Door challenges risky joins (nil: none); Presale registers fans for
+	// a verified-fan presale and redeems their codes.
+	Door    *Door
+	Presale *presale.Service
+	Log     *slog.Logger
 }
 
 // Mount registers the routes on m.
@@ -29,4 +35,7 @@ func (s *Handlers) Mount(m *web.Mux) {
 	m.Route("GET /api/events/{id}/queue", s.queueStatus)
 	m.Route("DELETE /api/events/{id}/queue", s.leaveQueue)
 	m.Route("GET /api/events/{id}/queue/progress", s.queueProgress)
+	m.Route("GET /api/events/{id}/presale/registration", s.myPresale)
+	m.Route("POST /api/events/{id}/presale/registration", s.registerPresale)
+	m.Route("POST /api/events/{id}/presale/code", s.redeemPresale)
 }

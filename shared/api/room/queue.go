@@ -205,7 +205,11 @@ func (s *Handlers) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	place, err := s.Room.Join(r.Context(), id, sess.Account, s.restorePlace(r, id, sess.Account))
+	restore := s.restorePlace(r, id, sess.Account)
+	if err := s.Door.pass(r, sess, id, restore); err != nil {
+		return err
+	}
+	place, err := s.Room.Join(r.Context(), id, sess.Account, restore)
 	if err != nil {
 		return queueError(err)
 	}
@@ -216,6 +220,8 @@ func (s *Handlers) joinQueue(w http.ResponseWriter, r *http.Request) error {
 		return s.joinUnpublished(w, r, &v, id)
 	case queue.StateNotYet:
 		return queueNotOpen(place.At)
+	case queue.StatePresale:
+		return presaleOnly(id, place.At)
 	case queue.StateSoldOut:
 		return problem.New(http.StatusConflict, "sold-out", "This event is sold out.")
 	case queue.StatePrequeue:

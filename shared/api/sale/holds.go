@@ -17,7 +17,7 @@ import (
 
 // createHold serves POST /api/events/{id}/holds.
 func (s *Handlers) createHold(w http.ResponseWriter, r *http.Request) error {
-	sess, id, err := s.Auth.SessionAndID(r)
+	sess, id, err := s.Auth.UnflaggedSessionAndID(r)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 // Package session is the HTTP face of accounts: signing up, logging in and
-// out. Other groups check the session through web.Auth.
+// out, and the device cookie that links accounts (docs/fairness.md).
+// Other groups check the session through web.Auth.
 package session
 
 import (
@@ -7,15 +8,22 @@ import (
 
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/api/web"
+	"github.com/catraca/catraca/shared/fairness"
+	"github.com/catraca/catraca/shared/token"
 )
 
 // Handlers serve the account and session routes.
 type Handlers struct {
 	Accounts *account.Service
-	// Auth issues sessions (Auth.Sessions) and revokes them on log-out.
-	Auth   *web.Auth
-	Limits *web.Throttle
-	TTL    time.Duration
+	// Auth issues sessions (Auth.Sessions); Revocations revoke them on
+	// log-out.
+	Auth        *web.Auth
+	Revocations *token.Revocations
+	// Fairness records the device of each sign-up and log-in and refuses
+	// a blocked account (nil: neither).
+	Fairness *fairness.Service
+	Limits   *web.Throttle
+	TTL      time.Duration
 }
 
 // Mount registers the routes on m.

@@ -43,7 +43,11 @@ func (s *Handlers) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusCreated)
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
+		return err
+	}
+	return s.startSession(w, r, a, http.StatusCreated, device)
 }
 
 func (s *Handlers) logIn(w http.ResponseWriter, r *http.Request) error {
@@ -66,11 +70,15 @@ func (s *Handlers) logIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusOK)
+	device, err := s.seeDevice(r, a.ID)
+	if err != nil {
+		return err
+	}
+	return s.startSession(w, r, a, http.StatusOK, device)
 }
 
-func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int) error {
-	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role}, s.TTL)
+func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie) error {
+	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a)}, s.TTL)
 	if err != nil {
 		return err
 	}
@@ -78,6 +86,9 @@ func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a accoun
 		Name: SessionCookie, Value: raw, Path: "/", Expires: exp, MaxAge: int(time.Until(exp).Seconds()),
 		HttpOnly: true, Secure: web.IsHTTPS(r), SameSite: http.SameSiteLaxMode,
 	})
+	if device != nil {
+		http.SetCookie(w, device)
+	}
 	web.WriteJSON(w, status, sessionResponse{Account: a, Token: raw, ExpiresAt: exp})
 	return nil
 }
@@ -91,7 +102,7 @@ func (s *Handlers) logOut(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			continue
 		}
-		if err := s.Auth.Revoked.Revoke(r.Context(), c.ID, c.Expires); err != nil {
+		if err := s.Revocations.Revoke(r.Context(), c); err != nil {
 			p := problem.New(http.StatusServiceUnavailable, "temporarily-unavailable",
 				"We could not log you out just now. Try again in a few seconds.")
 			p.RetryAfter = 2
@@ -102,6 +113,15 @@ func (s *Handlers) logOut(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// accountSince is the session claim of when the account was created (0
+// when unknown): the join's account-age signal, read without a lookup.
+func accountSince(a account.Account) int64 {
+	if a.CreatedAt.IsZero() {
+		return 0
+	}
+	return a.CreatedAt.Unix()
 }
 
 // AccountError maps account sentinels to problems.

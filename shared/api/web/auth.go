@@ -2,12 +2,15 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/catraca/catraca/shared/account"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -15,17 +18,28 @@ import (
 // SessionCookie carries the session JWT for browsers.
 const SessionCookie = "catraca_session"
 
-// Revocations remember logged-out sessions (token.Revocations over Redis).
-type Revocations interface {
-	Revoke(ctx context.Context, jti string, until time.Time) error
-	Revoked(ctx context.Context, jti string) (bool, error)
+// Standings read a session's standing: logged out, blocked, over the
+// velocity threshold (fairness.Service).
+type Standings interface {
+	Standing(ctx context.Context, c token.Claims) (fairness.Standing, error)
+	// Window is the velocity window, for the message of a paused hold.
+	Window() time.Duration
 }
 
-// Auth checks the caller's session: its signature, its revocation and,
-// for cookies on writes, that it came from this site.
+// Roles read an account's role.
+type Roles interface {
+	Role(ctx context.Context, account int64) (string, error)
+}
+
+// Auth checks the caller's session: its signature, its standing (not
+// logged out, its account not blocked) and, for cookies on writes, that
+// it came from this site.
 type Auth struct {
 	Sessions *token.Signer
-	Revoked  Revocations
+	Standing Standings
+	// Roles reads an account's role for the organizer routes
+	// (account.Service).
+	Roles Roles
 	// PublicURL is the site's own origin, always same-origin.
 	PublicURL string
 	Log       *slog.Logger
@@ -83,21 +97,80 @@ func SessionCandidates(r *http.Request, buf *[2]Credential) []Credential {
 }
 
 // Session returns the caller's verified session claims, refusing a session
-// that was logged out. The revocation check is one Redis EXISTS; when Redis
-// is down it is skipped (fail open, like the admission gate), so buying
-// goes on through a Redis outage.
+// that was logged out or whose account is blocked (checkedSession).
 func (s *Auth) Session(r *http.Request) (token.Claims, error) {
+	c, _, err := s.checkedSession(r)
+	return c, err
+}
+
+// checkedSession is Session, also telling whether the account is over
+// the velocity threshold. The revocation, the block and the flag are in
+// the account's Redis slot: one MGET (fairness.Service.Standing). When
+// Redis is down it is skipped (fail open, like the admission gate), so
+// buying goes on through a Redis outage.
+func (s *Auth) checkedSession(r *http.Request) (token.Claims, bool, error) {
 	c, err := s.SignedSession(r)
 	if err != nil {
-		return c, err
+		return c, false, err
 	}
-	revoked, err := s.Revoked.Revoked(r.Context(), c.ID)
-	if err != nil {
+	st, err := s.Standing.Standing(r.Context(), c)
+	switch {
+	case err != nil:
 		s.Log.Warn("session revocation check skipped", "err", err)
-	} else if revoked {
-		return token.Claims{}, ErrSessionExpired
+		return c, false, nil
+	case st.Revoked:
+		return token.Claims{}, false, ErrSessionExpired
+	case st.Blocked:
+		return token.Claims{}, false, ErrBlocked
 	}
-	return c, nil
+	return c, st.Flagged, nil
+}
+
+// OrganizerSession is Session for the organizer routes: the role is read
+// from the catalog, not the token, so a promotion or a demotion applies
+// at once (organizer routes are rare and write to the catalog anyway).
+func (s *Auth) OrganizerSession(r *http.Request) (token.Claims, error) {
+	sess, err := s.Session(r)
+	if err != nil {
+		return sess, err
+	}
+	role, err := s.Roles.Role(r.Context(), sess.Account)
+	if err != nil {
+		return sess, err
+	}
+	if role != account.RoleOrganizer {
+		return sess, problem.New(http.StatusForbidden, "organizer-only", "Only organizer accounts can do this.")
+	}
+	return sess, nil
+}
+
+// ErrBlocked refuses an account an organizer blocked.
+var ErrBlocked = problem.New(http.StatusForbidden, "account-blocked",
+	"This account is blocked: an event organizer found it linked to other accounts buying more tickets than one fan may. "+
+		"If this is a mistake, write to the organizer of your event; they can unblock it.")
+
+// UnflaggedSessionAndID is SessionAndID for holds: an account over the
+// velocity threshold may not take a new hold until its window has passed.
+func (s *Auth) UnflaggedSessionAndID(r *http.Request) (token.Claims, int64, error) {
+	return withID(r)(s.unflaggedSession(r))
+}
+
+func (s *Auth) unflaggedSession(r *http.Request) (token.Claims, error) {
+	c, flagged, err := s.checkedSession(r)
+	if err == nil && flagged {
+		p := problem.New(http.StatusTooManyRequests, "purchase-velocity",
+			fmt.Sprintf("This account, its card or its device bought tickets more often than a fan does within %s, across events, "+
+				"so new holds are paused for now. If this is a mistake, write to the organizer of your event.", humanWindow(s.Standing.Window())))
+		return token.Claims{}, p.RetryIn(time.Hour)
+	}
+	return c, err
+}
+
+func humanWindow(d time.Duration) string {
+	if d >= 48*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 var ErrSessionExpired = problem.New(http.StatusUnauthorized, "session-expired",
@@ -157,7 +230,7 @@ func UnsafeMethod(m string) bool {
 }
 
 var errCrossSite = problem.New(http.StatusForbidden, "cross-site-request",
-	"This request came from another site, so it was Refused. Open catraca directly and try again.")
+	"This request came from another site, so it was refused. Open catraca directly and try again.")
 
 // sameOrigin refuses a cookie-authenticated write that a browser sent from
 // another origin (CSRF). Browsers send Sec-Fetch-Site, older ones Origin; a

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,24 @@ import (
 
 	"github.com/catraca/catraca/shared/problem"
 )
+
+// DecodeOptional is Decode for a body a route lets the client leave out:
+// an empty body is no body (sent false), whatever its headers say, so a
+// client that always sends Content-Type is not refused for sending nothing.
+func DecodeOptional(r *http.Request, dst any) (sent bool, err error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return false, nil
+	}
+	br := bufio.NewReader(r.Body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return true, Decode(r, dst)
+}
 
 // Decode reads exactly one JSON object into dst, rejecting unknown fields,
 // trailing data, what checkBody refuses (a key sent twice, text that is not

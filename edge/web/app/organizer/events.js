@@ -9,6 +9,7 @@ import { navigate } from '../nav.js';
 import { PALETTE } from '../seatmap.js';
 import { frame, problemText } from './shell.js';
 import { entryRules } from './entry.js';
+import { presaleSection } from './presale.js';
 import { doorStaff } from './staff.js';
 
 const STATUS = { draft: 'Draft', scheduled: 'Scheduled', on_sale: 'On sale', closed: 'Sales paused', sold_out: 'Sold out', cancelled: 'Cancelled' };
@@ -62,7 +63,7 @@ export async function show(main, [id]) {
   // Revoking still matters once cancelled: a scanner lent is taken back.
   body.append(await doorStaff(e.id, { cancelled: e.status === 'cancelled' }));
   if (e.status === 'cancelled') return watchRefunds(refunds, e.id);
-  if (e.status !== 'draft') body.append(await entryRules(e.id));
+  if (e.status !== 'draft') body.append(await presaleSection(e), await entryRules(e.id));
   body.append(h('h2', {}, 'Settings'), await eventForm(e, null, etag));
 }
 

@@ -100,15 +100,19 @@ export async function room(main, [id]) {
   };
   const act = async (question, call, done) => {
     if (!(await confirm(question))) return;
+    let out;
     try {
-      const out = await call();
-      say(done(out));
+      out = await call();
     } catch (err) {
       // 412: what this control sets changed since these figures (another
-      // tab); the API says what, and the poll below shows it.
+      // tab); the API says what. Say "now up to date" only once they are,
+      // so a control pressed after reading it starts from them.
+      await refresh();
       say(err.status === 412 ? `${problemText(err)} The figures below are now up to date; try again.` : problemText(err), 'bad');
+      return;
     }
     await refresh();
+    say(done(out));
   };
   // Each control sends only what it changes, and the API's If-Match guards
   // only that field: a ceiling right after a resume (or a price change in

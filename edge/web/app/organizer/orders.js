@@ -1,11 +1,12 @@
 // Orders of the organizer's events: find one by buyer email, order or
 // ticket number or ticket code, see its items, payments, refunds and
-// tickets, refund it whole (confirmed first; again after a refusal or no
-// answer), the orders whose refund failed, and export every order or
-// attendee as CSV (a page per request, saved as one file).
+// tickets, refund it whole or some of its tickets with a reason (confirmed
+// first, with the amount; again after a refusal or no answer), the orders
+// whose refund failed, and export every order or attendee as CSV (a page
+// per request, saved as one file).
 import { api, money, when } from '../api.js';
 import { h } from '../dom.js';
-import { confirm } from './confirm.js';
+import { REASONS, refundDialog } from './refund.js';
 import { frame, problemText } from './shell.js';
 
 const STATUS = { pending: 'Pending', paid: 'Paid', refund_pending: 'Refund pending', refunded: 'Refunded', cancelled: 'Cancelled', expired: 'Expired' };
@@ -13,6 +14,8 @@ const STATUS = { pending: 'Pending', paid: 'Paid', refund_pending: 'Refund pendi
 const REFUND = { succeeded: ['Refunded', 'good'], pending: ['Pending', ''], refused: ['Refused', 'bad'], unanswered: ['No answer', 'bad'] };
 const refundTag = (st) => h('span', { class: 'tag ' + (REFUND[st] || [])[1] }, (REFUND[st] || [st])[0]);
 const statusTag = (st) => h('span', { class: 'tag' + (st === 'paid' ? ' good' : st === 'refunded' ? ' bad' : '') }, STATUS[st] || st);
+// A paid order some of whose tickets were refunded reads partially refunded.
+const orderTag = (o) => (o.status === 'paid' && o.refunded_cents ? h('span', { class: 'tag' }, 'Partially refunded') : statusTag(o.status));
 const table = (caption, head, rows) => h('table', { class: 'grid' }, h('caption', { class: 'sr-only' }, caption),
   h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col' }, c)))),
   h('tbody', {}, rows));
@@ -153,18 +156,19 @@ export async function detail(main, [id]) {
     result.className = `notice ${kind}`;
     result.textContent = text;
   };
-  const refund = h('button', { type: 'button', class: 'danger' }, `Refund ${money(o.total_cents, o.currency)}`);
+  const refund = h('button', { type: 'button', class: 'danger' }, 'Refund tickets…');
+  let shown = o;
   refund.addEventListener('click', async () => {
-    const ok = await confirm({ title: `Refund order #${o.id}?`, danger: true, action: 'Refund the whole order',
-      text: `${o.buyer.name} (${o.buyer.email}) gets ${money(o.total_cents, o.currency)} back on their card and their ${o.tickets.length} ticket(s) stop working at the door. This cannot be undone.` });
-    if (!ok) return;
+    const ask = await refundDialog(shown);
+    if (!ask) return;
     refund.disabled = true;
     try {
-      const after = await api('POST', `/api/orders/${o.id}/refund`, undefined, { retries: 2 });
+      const after = await api('POST', `/api/orders/${o.id}/refund`, ask, { retries: 2 });
       draw(after);
-      say(after.status === 'refunded'
-        ? `Refunded: ${money(after.total_cents, after.currency)} goes back to ${after.buyer.email}; the tickets are void.`
-        : `The payment provider accepted the refund; the order reads refunded once it confirms. The tickets are void.`, 'good');
+      const some = ask.tickets ? `${ask.tickets.length} ticket${ask.tickets.length === 1 ? '' : 's'}` : 'the tickets';
+      say(after.status === 'refund_pending'
+        ? `The payment provider accepted the refund; the order reads refunded once it confirms. ${some} are void.`
+        : `Refunded ${some}: the money goes back to ${after.buyer.email}; ${ask.tickets ? 'they are' : 'the tickets are'} void.`, 'good');
     } catch (err) {
       say(problemText(err), 'bad');
       draw(await api('GET', `/api/organizer/orders/${o.id}`));
@@ -174,13 +178,15 @@ export async function detail(main, [id]) {
   body.append(h('p', {}, h('a', { href: '/organizer/orders' }, 'Find another order')), result, content);
 
   function draw(d) {
+    shown = d;
     refund.disabled = false;
     content.replaceChildren(...[
       h('dl', { class: 'facts' },
         h('dt', {}, 'Event'), h('dd', {}, d.event_name),
         h('dt', {}, 'Buyer'), h('dd', {}, `${d.buyer.name} · ${d.buyer.email}`),
-        h('dt', {}, 'Status'), h('dd', {}, statusTag(d.status)),
+        h('dt', {}, 'Status'), h('dd', {}, orderTag(d)),
         h('dt', {}, 'Total'), h('dd', {}, money(d.total_cents, d.currency)),
+        d.refunded_cents ? [h('dt', {}, 'Refunded'), h('dd', {}, money(d.refunded_cents, d.currency))] : null,
         h('dt', {}, 'Placed'), h('dd', {}, when(d.created_at)),
         d.paid_at ? [h('dt', {}, 'Paid'), h('dd', {}, when(d.paid_at))] : null),
       d.status === 'paid' || d.status === 'refund_pending' ? h('p', { class: 'actions' }, refund) : null,
@@ -190,7 +196,9 @@ export async function detail(main, [id]) {
         h('span', {}, money(i.price_cents * i.quantity, d.currency))))),
       h('h2', {}, 'Tickets'),
       d.tickets.length
-        ? h('ul', { class: 'items' }, d.tickets.map((t) => h('li', {}, h('span', {}, `#${t.id} · ${t.label}`), t.void ? h('span', { class: 'tag bad' }, 'Void') : h('span', { class: 'tag good' }, 'Valid'))))
+        ? h('ul', { class: 'items' }, d.tickets.map((t) => h('li', {}, h('span', {}, `#${t.id} · ${t.label}`), h('span', { class: 'small' }, money(t.price_cents, d.currency)),
+          // a void ticket of a paid order was refunded on its own
+          t.void ? h('span', { class: 'tag bad' }, d.status === 'paid' ? 'Refunded' : 'Void') : h('span', { class: 'tag good' }, 'Valid'))))
         : h('p', { class: 'muted' }, 'No tickets: the order was never paid.'),
       h('h2', {}, 'Payments'),
       d.payments.length
@@ -200,9 +208,13 @@ export async function detail(main, [id]) {
         : h('p', { class: 'muted' }, 'No payment yet.'),
       h('h2', {}, 'Refunds'),
       d.refunds.length
-        ? table('Refunds', ['When', 'Attempt', 'Result', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
+        ? table('Refunds', ['When', 'Attempt', 'Result', 'Amount', 'Tickets', 'Reason', 'By', 'What the PSP said'], d.refunds.map((r) => h('tr', {},
             h('th', { scope: 'row' }, when(r.created_at)), h('td', {}, String(r.attempt)), h('td', {}, refundTag(r.status)),
-            h('td', {}, r.failure || r.psp_refund_id || '–'))))
+            h('td', {}, r.amount_cents ? money(r.amount_cents, d.currency) : '–'),
+            h('td', {}, r.tickets ? r.tickets.map((t) => `#${t}`).join(', ') : 'All'),
+            h('td', {}, r.reason ? REASONS[r.reason] || r.reason : '–', r.note ? h('span', { class: 'small muted' }, ` (${r.note})`) : null),
+            h('td', {}, r.requested_by ? `Organizer #${r.requested_by}` : 'Automatic'),
+            h('td', { class: 'small' }, r.failure || r.psp_refund_id || '–'))))
         : h('p', { class: 'muted' }, 'None.'),
     ].filter(Boolean));
   }

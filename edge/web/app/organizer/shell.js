@@ -8,6 +8,7 @@ const sections = [
   ['venues', '/organizer/venues', 'Venues'],
   ['live', '/organizer/live', 'Control room'],
   ['orders', '/organizer/orders', 'Orders'],
+  ['linked', '/organizer/linked', 'Linked accounts'],
 ];
 
 // frame draws the console around a page: title is its h1 and current the
