@@ -18,6 +18,10 @@ import (
 // payButton is the checkout's button to the PSP's page, first time or again.
 const payButton = `//button[contains(., "Pay now") or contains(., "Continue to payment")]`
 
+// mapLive waits until the seat map shows the availability: until then
+// (aria-busy) every seat reads as taken.
+var mapLive = chromedp.WaitReady(`section.map-wrap[aria-busy="false"]`)
+
 // within polls a JavaScript condition until it holds. Unlike
 // chromedp.Poll it evaluates in whatever document the tab shows now, as
 // one restored from the back-forward cache.
@@ -223,7 +227,7 @@ func TestPhoneTakenSeatAnswersAtTheFinger(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.seatmap polygon.section`))))
 	x, y := at(t, ctx, `g[data-section="101"] polygon`)
 	tap(t, ctx, x, y)
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.taken`))))
+	require.NoError(t, chromedp.Do(ctx, mapLive, chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.taken`))))
 	taken := evaluate[[]float64](t, ctx, `(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
 		const bar = document.querySelector('.actionbar').getBoundingClientRect();
 		for (const c of document.querySelectorAll('g[data-section="101"] circle.seat.taken')) {
@@ -275,9 +279,8 @@ func TestSeatListIsOneTabStop(t *testing.T) {
 	evaluate[bool](t, ctx, `(() => { const s = document.querySelector('#pick-s'); s.value = '101'; s.dispatchEvent(new Event('change')); return true; })()`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`.seat-list input`)),
-		// Until the availability arrives every seat reads as taken, and a
-		// row of taken seats has no Tab stop at all.
-		chromedp.WaitEnabled(chromedp.CSS(`.seat-list input`)),
+		// A row of taken seats has no Tab stop at all.
+		mapLive,
 		chromedp.Focus(chromedp.CSS(`#pick-r`)),
 		chromedp.KeyEvent(kb.Tab),
 	))

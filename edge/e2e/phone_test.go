@@ -192,6 +192,7 @@ func TestPhoneOnSale(t *testing.T) {
 	require.Equal(t, "101", evaluate[string](t, ctx, `document.querySelector('#pick-s').value`), "the lists follow the map")
 
 	// Tap a free seat in view, then hold it from the sticky bar.
+	require.NoError(t, chromedp.Do(ctx, mapLive))
 	free := evaluate[[]float64](t, ctx, `(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
 		const bar = document.querySelector('.actionbar').getBoundingClientRect();
 		for (const c of document.querySelectorAll('g[data-section="101"] circle.seat:not(.taken)')) {
@@ -217,6 +218,7 @@ func TestPhoneOnSale(t *testing.T) {
 // that lie on the map and above the sticky bar.
 func freeSeatsInView(t *testing.T, ctx context.Context, section string, n int) [][]float64 {
 	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, mapLive))
 	return evaluate[[][]float64](t, ctx, fmt.Sprintf(`(() => { const m = document.querySelector('svg.seatmap').getBoundingClientRect();
 		const bar = document.querySelector('.actionbar').getBoundingClientRect(); const out = [];
 		for (const c of document.querySelectorAll('g[data-section="%s"] circle.seat:not(.taken):not(.selected)')) {

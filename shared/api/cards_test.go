@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ func (s *shop) settled(t *testing.T, f *fan, orderID int64) response {
 // account is, whichever accounts it pays for (the simulator's card
 // fingerprints, like Stripe's, are the same for every account typing one
 // number): the charge that would take a card past the limit is refunded,
-// and the order says why. Another card pays as usual.
+// and the order says why, and its seats go back on sale at once. Another
+// card pays as usual.
 func TestOneCardBuysNoMoreThanOneFan(t *testing.T) {
 	t.Parallel()
 	s := newShopWith(t, pspsim.Faults{}, cardLimit)
@@ -56,10 +58,40 @@ func TestOneCardBuysNoMoreThanOneFan(t *testing.T) {
 
 	_, _, caio := buy("caio@example.com", pspsim.CardVisa, s.seats[8:10]...)
 	require.Equal(t, "paid", caio.Body["status"], "2 more make 6 of 6 on the card")
-	_, _, dora := buy("dora@example.com", pspsim.CardMastercard, s.seats[10:14]...)
-	require.Equal(t, "paid", dora.Body["status"], "another card")
+	// The refused order's seats went back on sale with its refusal, not
+	// at its hold's expiry.
+	_, _, dora := buy("dora@example.com", pspsim.CardMastercard, s.seats[4:8]...)
+	require.Equal(t, "paid", dora.Body["status"], "another card, on the seats the refused order gave back")
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestRefusedOrderSeatsShowFreeOnTheMap: the seats of a payment refused
+// for a limit are pushed to live maps as available with the refusal.
+func TestRefusedOrderSeatsShowFreeOnTheMap(t *testing.T) {
+	t.Parallel()
+	s := newShopWith(t, pspsim.Faults{}, cardLimit)
+	// Four changes: each fan's hold, ana's sale and bia's refusal.
+	got, subscribed := make(chan []string, 1), make(chan struct{})
+	go func() {
+		_, data := sse(t, s.srv, "/api/events/"+itoa(s.eventID)+"/stream", "", 4, subscribed)
+		got <- data
+	}()
+	<-subscribed
+	for i, email := range []string{"ana@example.com", "bia@example.com"} {
+		f := newFan(t, s.srv)
+		f.signUp(email)
+		_, orderID := s.hold(t, f, email, s.seats[i*4:i*4+4]...)
+		p := s.checkout(t, f, orderID)
+		_, err := s.sim.Pay(p.ID, pspsim.CardVisa)
+		require.NoError(t, err)
+		s.settled(t, f, orderID)
+	}
+	data := <-got
+	require.Len(t, data, 4)
+	states := strings.Join(data, "\n")
+	require.Contains(t, states, `"state":"sold"`, "ana's seats")
+	require.Contains(t, states, `"state":"available"`, "bia's seats, given back with the refusal")
 }
 
 // TestPaymentsOnOneCardRaceForItsLimit: a farm of accounts pays with one

@@ -19,12 +19,23 @@ import (
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
+	"github.com/catraca/catraca/shared/shardstore"
 )
 
 // NewInventory is the inventory over db's shards; the seats it frees
 // (releases, sweeps) are published to live seat maps.
 func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Service {
-	return inventory.New(db.Shards, inventory.OnFreed(func(f inventory.Freed) {
+	show := showFreed(l, log)
+	return inventory.New(db.Shards, inventory.OnFreed(func(f inventory.Freed) { show(shardstore.Freed(f)) }))
+}
+
+// showFreed publishes places given back (a release, a sweep, a refused
+// payment's hold) to live seat maps.
+func showFreed(l *live.Hub, log *slog.Logger) func(shardstore.Freed) {
+	if log == nil {
+		log = slog.Default()
+	}
+	return func(f shardstore.Freed) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		d := live.Delta{State: live.SeatAvailable, GA: f.GA}
@@ -34,7 +45,7 @@ func NewInventory(db *Databases, l *live.Hub, log *slog.Logger) *inventory.Servi
 		if err := l.Publish(ctx, f.EventID, d); err != nil {
 			log.Warn("publish freed seats", "event", f.EventID, "err", err)
 		}
-	}))
+	}
 }
 
 // Orders is what an order service is built from. A function leaves out
@@ -76,6 +87,7 @@ func NewOrders(o Orders) *order.Service {
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			return catalogstore.AccountEmail(ctx, o.DB.CatalogRO, account)
 		},
+		Freed:     showFreed(hub, o.Log),
 		PSPFailed: func(ctx context.Context) { room.CountIncident(ctx, queue.IncidentPSP) }, // the control room's PSP errors
 		Paid: func(eventID, account int64, seats []int) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -38,6 +38,7 @@ type refusal struct {
 type outcome struct {
 	sold     *sale
 	refused  *refusal
+	freed    []shardstore.Freed // places a refused payment's hold gave back
 	declined *shardstore.PaymentRow // a decline to count
 }
 
@@ -136,6 +137,11 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 	}
 	if out.declined != nil {
 		s.countDecline(ctx, *out.declined)
+	}
+	if s.freed != nil {
+		for _, f := range out.freed {
+			s.freed(f)
+		}
 	}
 	if out.sold != nil && s.paid != nil {
 		s.paid(out.sold.eventID, out.sold.account, out.sold.seats)
@@ -302,10 +308,10 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 	}
 	for _, over := range []func(context.Context, shardstore.Charge, int64, int) (string, error){c.overCardLimit, c.overClusterLimit} {
 		if reason, err := over(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
-			if err == nil {
-				err = c.giveBack(ctx, o.OrderID, paymentID, reason)
+			if err != nil {
+				return err
 			}
-			return err
+			return c.giveBackPlaces(ctx, o, paymentID, reason)
 		}
 	}
 	ok, seats, err := c.tx.SellHold(ctx, o.HoldID, o.OrderID)
@@ -358,6 +364,18 @@ func (c charge) giveBack(ctx context.Context, orderID, paymentID int64, reason s
 		return err
 	}
 	return c.refuse(ctx, reason, metrics.ChargesRefunded)
+}
+
+// giveBackPlaces is giveBack for an order that can never be paid (over a
+// limit): its hold ends now, so its places go back on sale at once instead
+// of staying out of reach until the hold expires.
+func (c charge) giveBackPlaces(ctx context.Context, o shardstore.Charge, paymentID int64, reason string) error {
+	if err := c.giveBack(ctx, o.OrderID, paymentID, reason); err != nil || !o.HoldLive {
+		return err
+	}
+	freed, err := c.tx.EndHolds(ctx, []int64{o.HoldID}, shardstore.HoldReleased)
+	c.out.freed = freed
+	return err
 }
 
 // refuse gives the charge back at the PSP (through the outbox) and says why

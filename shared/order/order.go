@@ -92,6 +92,7 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 	paid      func(eventID, account int64, seats []int)
+	freed     func(shardstore.Freed)
 	pspFailed func(ctx context.Context)
 	// outboxTries and refundTries bound the outbox worker's tries.
 	outboxTries, refundTries int
@@ -124,6 +125,9 @@ type Config struct {
 	// Paid, if set, is told about every sale (to free the fan's
 	// waiting-room slot and push the sold seats to watchers).
 	Paid func(eventID, account int64, seats []int)
+	// Freed, if set, is told about the places a refused payment's hold
+	// gave back at once (to push them to watchers).
+	Freed func(shardstore.Freed)
 	// PSPFailed, if set, is told about every failed PSP call (the control
 	// room counts them).
 	PSPFailed func(ctx context.Context)
@@ -160,7 +164,7 @@ func New(c Config) *Service {
 	}
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
-		paid: c.Paid, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
+		paid: c.Paid, freed: c.Freed, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
 		noCardLimit: c.NoCardLimit, linked: c.Linked, noClusterLimit: c.NoClusterLimit,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }

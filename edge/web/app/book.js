@@ -276,7 +276,9 @@ async function book(main, id, e, loading) {
   main.append(
     soldOut,
     h('div', { class: 'book' },
-      h('section', { class: 'map-wrap', 'aria-label': 'Seat map' }, map.controls(), map.el, info, legend, live),
+      // Busy until the first availability arrives: until then every seat
+      // reads as taken.
+      h('section', { class: 'map-wrap', 'aria-label': 'Seat map', 'aria-busy': 'true' }, map.controls(), map.el, info, legend, live),
       h('aside', { class: 'panel' },
         h('h2', {}, 'Your seats'), chosen,
         h('h2', {}, 'Best available'), bestForm, range,
@@ -303,6 +305,7 @@ async function book(main, id, e, loading) {
     etag = res.headers.get('ETag') || '';
     const snap = await res.json();
     tellLost(map.applySnapshot(snap.available, snap.seat_count));
+    main.querySelector('.map-wrap').setAttribute('aria-busy', 'false');
     let left = map.available.reduce((a, b) => a + b, 0);
     for (const [code, g] of Object.entries(snap.ga || {})) {
       left += g.remaining;
