@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +90,37 @@ func TestHTTPLayerHoldsNoClients(t *testing.T) {
 		if s, ok := structs[name]; ok && s.fields > maxGroupFields {
 			t.Errorf("%s: %s has %d fields (at most %d): split the group by audience", fset.Position(s.where), name, s.fields, maxGroupFields)
 		}
+	}
+}
+
+// TestMessagesNameNoCode: moving handlers between packages renames their
+// helpers (refused → web.Refused), and a rename that also reaches a string
+// changes what clients read (the first cut's "The payment provider
+// web.Refused this refund"). No string of the HTTP layer names one of its
+// own packages' identifiers.
+func TestMessagesNameNoCode(t *testing.T) {
+	own := regexp.MustCompile(`\b(api|web|session|read|room|sale|console|door|webhook)\.[A-Z]\w*`)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if m := own.FindString(lit.Value); m != "" {
+					t.Errorf("%s: a string names %s: write what the client should read", fset.Position(lit.Pos()), m)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -246,8 +246,9 @@ func TestCrossSiteWritesAreRefused(t *testing.T) {
 	f.signUp("csrf@example.com")
 	body := map[string]any{"pool": "FLOOR", "quantity": 1}
 
-	requireProblem(t, f.do(http.MethodPost, holds, body, "Idempotency-Key", "c1", "Origin", "https://evil.example"),
-		http.StatusForbidden, "cross-site-request")
+	r := f.do(http.MethodPost, holds, body, "Idempotency-Key", "c1", "Origin", "https://evil.example")
+	requireProblem(t, r, http.StatusForbidden, "cross-site-request")
+	require.Equal(t, "This request came from another site, so it was refused. Open catraca directly and try again.", r.Body["detail"])
 	requireProblem(t, f.do(http.MethodPost, holds, body, "Idempotency-Key", "c2", "Sec-Fetch-Site", "same-site"),
 		http.StatusForbidden, "cross-site-request")
 	requireProblem(t, f.do(http.MethodPost, holds, body, "Idempotency-Key", "c3", "Sec-Fetch-Site", "cross-site", "Origin", srv.URL),
@@ -260,7 +261,7 @@ func TestCrossSiteWritesAreRefused(t *testing.T) {
 	require.Equal(t, http.StatusCreated, f.do(http.MethodPost, holds, body, "Idempotency-Key", "c5", "Origin", srv.URL).Status)
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/api/me/orders", nil, "Sec-Fetch-Site", "cross-site").Status, "reads are not writes")
 
-	r := call(t, srv, http.MethodPost, "/api/session", "", strings.NewReader(`{"email":"csrf@example.com","password":"a long enough password"}`))
+	r = call(t, srv, http.MethodPost, "/api/session", "", strings.NewReader(`{"email":"csrf@example.com","password":"a long enough password"}`))
 	requireProblem(t, r, http.StatusUnsupportedMediaType, "unsupported-media-type")
 	r = call(t, srv, http.MethodPost, "/api/session", "text/plain", strings.NewReader(`{"email":"csrf@example.com","password":"a long enough password"}`))
 	requireProblem(t, r, http.StatusUnsupportedMediaType, "unsupported-media-type")
