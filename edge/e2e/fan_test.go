@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/organizer"
 )
 
@@ -60,6 +61,32 @@ func TestBackFromPaymentCanPayAgain(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		chromedp.WaitVisible(`//h1[. = "Your tickets"]`),
 	))
+}
+
+// TestQueuedPaymentPageOpensWhenReady: with the PSP's quota spent, Pay
+// says the payment page is being prepared, then opens it once it is
+// ready, without a second press.
+func TestQueuedPaymentPageOpensWhenReady(t *testing.T) {
+	s := newSiteWith(t, func(c *config.Config) { c.PSPRate = 0.1 }) // one PSP call, then one every 12.5 s
+	id := s.event(t, "Busy Payments", false, 480)
+	ctx := s.tab(t)
+	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		chromedp.Click(`//button[. = "Find best seats"]`),
+		chromedp.WaitVisible(payButton),
+	))
+	// Another fan's checkout spends the quota's one call.
+	other := newAPIFan(t, s.st.URL)
+	h, err := other.HoldBest(context.Background(), id, 1, "")
+	require.NoError(t, err)
+	_, _, err = other.Checkout(context.Background(), h.OrderID)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(payButton)))
+	within(t, ctx, `document.body.textContent.includes('your payment page is being prepared')`, 10*time.Second, "Pay says the page is being prepared")
+	opened, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, chromedp.Do(opened, chromedp.WaitVisible(chromedp.CSS(`#card`))), "the payment page opens by itself once ready")
 }
 
 // TestOwnHoldShowsAfterBack: back from checkout to the map, the fan's held

@@ -12,6 +12,11 @@ export async function render(main, [id]) {
   let poll = null;
   let stopLive = () => {};
   let rechecks = 0;
+  // Set when the fan pressed Pay and the payment page was still being
+  // prepared (queued behind the PSP's quota): the fan goes on to it as
+  // soon as it is ready, without pressing Pay again. Cleared on leaving,
+  // so Back from the payment page never bounces the fan forward again.
+  let continueWhenReady = false;
   const box = h('div');
   const title = h('h1', {}, `Order ${id}`);
   const about = h('p', { class: 'lead event-line' });
@@ -128,6 +133,12 @@ export async function render(main, [id]) {
       status.textContent = 'Lots of fans are paying right now; your payment page is being prepared…';
       payButton.disabled = true;
       poll = setTimeout(load, 2000);
+    } else if (pay.status === 'requires_action' && pay.url && continueWhenReady) {
+      continueWhenReady = false;
+      status.textContent = 'Your payment page is ready. Opening it…';
+      payButton.disabled = true;
+      location.assign(pay.url);
+      return;
     } else if (pay.status === 'requires_action' && rechecks < 5) {
       // Back from the payment page: its verdict may land a moment later.
       rechecks++;
@@ -145,6 +156,7 @@ export async function render(main, [id]) {
           location.assign(res.payment_url);
           return;
         }
+        continueWhenReady = true;
         draw(res.order);
       } catch (err) {
         if (err.code === 'hold-expired') return load();
