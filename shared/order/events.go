@@ -38,7 +38,7 @@ type refusal struct {
 type outcome struct {
 	sold     *sale
 	refused  *refusal
-	freed    []shardstore.Freed // places a refused payment's hold gave back
+	freed    []shardstore.Freed     // places a refused payment's hold gave back
 	declined *shardstore.PaymentRow // a decline to count
 }
 
