@@ -297,6 +297,10 @@ func booking(t *testing.T, name string, holdTTL int) (*site, context.Context) {
 	id := s.event(t, name, false, holdTTL)
 	ctx := s.tab(t)
 	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
+	// The availability's arrival widens the section lists (seats left per
+	// section) and moves the buttons beside them: a click computed before
+	// it can land beside its button.
+	require.NoError(t, chromedp.Do(ctx, mapLive))
 	return s, ctx
 }
 
@@ -360,7 +364,7 @@ func TestLeavingTheLine(t *testing.T) {
 func TestHoldExpiresWhileCheckingOut(t *testing.T) {
 	s, ctx := booking(t, "Short Hold", 6)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		bestReady,
 		chromedp.Click(`//button[. = "Find best seats"]`),
 		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
 		chromedp.WaitVisible(`//p[@role="alert" and contains(., "Your hold expired")]`),
@@ -404,7 +408,7 @@ func TestAdmittedToTwoRoomsHoldsAtBoth(t *testing.T) {
 	for i, id := range ids { // each room admits at once: nobody else waits
 		require.NoError(t, chromedp.Do(tabs[i],
 			chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
-			chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+			bestReady,
 		))
 		require.Equal(t, fmt.Sprintf("/events/%d/book", id), evaluate[string](t, tabs[i], `location.pathname`))
 	}

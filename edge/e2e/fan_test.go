@@ -23,6 +23,12 @@ const payButton = `//button[contains(., "Pay now") or contains(., "Continue to p
 // (aria-busy) every seat reads as taken.
 var mapLive = chromedp.WaitReady(`section.map-wrap[aria-busy="false"]`)
 
+// bestReady waits for the best-available form and the availability that
+// moves it (mapLive).
+var bestReady chromedp.Action[chromedp.Void] = func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+	return chromedp.Void{}, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`), mapLive)
+}
+
 // within polls a JavaScript condition until it holds. Unlike
 // chromedp.Poll it evaluates in whatever document the tab shows now, as
 // one restored from the back-forward cache.
@@ -42,7 +48,7 @@ func within(t *testing.T, ctx context.Context, expr string, d time.Duration, msg
 func TestBackFromPaymentCanPayAgain(t *testing.T) {
 	_, ctx := booking(t, "Second Thoughts", 480)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		bestReady,
 		chromedp.Click(`//button[. = "Find best seats"]`),
 		chromedp.WaitVisible(payButton),
 		chromedp.Click(payButton),
@@ -72,7 +78,7 @@ func TestQueuedPaymentPageOpensWhenReady(t *testing.T) {
 	ctx := s.tab(t)
 	s.signUp(t, ctx, fmt.Sprintf("/events/%d/book", id))
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		mapLive,
 		chromedp.Click(`//button[. = "Find best seats"]`),
 		chromedp.WaitVisible(payButton),
 	))
@@ -210,11 +216,11 @@ func TestStandingCheckoutNamesTheQuantityOnce(t *testing.T) {
 // that they have the most already.
 func TestTicketLimitSaysHowManyMore(t *testing.T) {
 	_, ctx := booking(t, "Limit Night", 480)
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	require.NoError(t, chromedp.Do(ctx, bestReady))
 	choose(t, ctx, "#best-q", "4", "Find best seats")
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
 	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	require.NoError(t, chromedp.Do(ctx, bestReady))
 	choose(t, ctx, "#best-q", "6", "Find best seats")
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#toast.show.bad`))))
 	require.Contains(t, text(t, ctx, "#toast"), "You can buy 2 more tickets for this event")
@@ -277,7 +283,7 @@ func TestPhoneTakenSeatAnswersAtTheFinger(t *testing.T) {
 // ("4:" / "30 PM"), whatever the card's width.
 func TestTicketTimesStayWhole(t *testing.T) {
 	s, ctx := booking(t, "Whole Times", 480)
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//button[. = "Find best seats"]`)))
+	require.NoError(t, chromedp.Do(ctx, bestReady))
 	choose(t, ctx, "#best-q", "1", "Find best seats")
 	s.pay(t, ctx, "times")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.st.URL+"/tickets"), chromedp.WaitVisible(chromedp.CSS(`.ticket`))))
@@ -383,7 +389,7 @@ func TestReleaseKeepsTheTurn(t *testing.T) {
 	asPhone(t, ctx)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),
-		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		bestReady,
 	))
 	next := newAPIFan(t, s.st.URL)
 	next.join(t, s.st, id) // waits behind the only shopping slot (ceiling 1)

@@ -18,7 +18,7 @@ import (
 func TestPixAwaitsTheBank(t *testing.T) {
 	s, ctx := booking(t, "Pix Night", 480)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.WaitVisible(`//button[. = "Find best seats"]`),
+		bestReady,
 		chromedp.Click(`//button[. = "Find best seats"]`),
 		chromedp.WaitVisible(payButton),
 		chromedp.Click(payButton),
