@@ -269,7 +269,9 @@ export class SeatMap {
     const end = (e) => {
       if (!pts.delete(e.pointerId)) return;
       if (g && g.kind === 'tap' && e.type === 'pointerup') {
-        const now = performance.now();
+        // The event's own time, not when this handler runs: on a busy
+        // phone two quick taps may be handled far apart.
+        const now = e.timeStamp;
         const double = lastTap && now - lastTap.t < 350 && Math.hypot(e.clientX - lastTap.x, e.clientY - lastTap.y) < 30;
         lastTap = double ? null : { t: now, x: e.clientX, y: e.clientY };
         this.tap(g.target, e.clientX, e.clientY, double);
