@@ -39,14 +39,7 @@ func TestHTTPLayerHoldsNoClients(t *testing.T) {
 	}
 	structs := map[string]sized{}             // "dir.Type"
 	groups := map[string]bool{"router": true} // "dir.Type" with a Mount method
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachSource(t, fset, func(path string, f *ast.File) {
 		files++
 		for _, imp := range f.Imports {
 			if p, _ := strconv.Unquote(imp.Path.Value); forbiddenImports[p] {
@@ -78,11 +71,7 @@ func TestHTTPLayerHoldsNoClients(t *testing.T) {
 			structs[dir+"."+spec.Name.Name] = sized{spec.Pos(), fields}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 10 || len(groups) < 8 {
 		t.Fatalf("read %d files, %d groups: the walk missed the HTTP layer", files, len(groups))
 	}
@@ -101,14 +90,7 @@ func TestHTTPLayerHoldsNoClients(t *testing.T) {
 func TestMessagesNameNoCode(t *testing.T) {
 	own := regexp.MustCompile(`\b(api|web|session|read|room|sale|console|door|webhook)\.[A-Z]\w*`)
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	eachSource(t, fset, func(_ string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 				if m := own.FindString(lit.Value); m != "" {
@@ -117,7 +99,22 @@ func TestMessagesNameNoCode(t *testing.T) {
 			}
 			return true
 		})
-		return nil
+	})
+}
+
+// eachSource parses every non-test Go file of the HTTP layer (this
+// directory and its groups) and hands it to fn.
+func eachSource(t *testing.T, fset *token.FileSet, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err == nil {
+			fn(path, f)
+		}
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

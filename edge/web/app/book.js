@@ -272,13 +272,14 @@ async function book(main, id, e, loading) {
     h('li', {}, h('span', { class: 'swatch selected' }), 'Your selection'),
     h('li', {}, h('span', { class: 'swatch mine' }), 'Held by you'));
 
+  // Busy until the first availability arrives: until then every seat
+  // reads as taken.
+  const mapWrap = h('section', { class: 'map-wrap', 'aria-label': 'Seat map', 'aria-busy': 'true' }, map.controls(), map.el, info, legend, live);
   loading.remove();
   main.append(
     soldOut,
     h('div', { class: 'book' },
-      // Busy until the first availability arrives: until then every seat
-      // reads as taken.
-      h('section', { class: 'map-wrap', 'aria-label': 'Seat map', 'aria-busy': 'true' }, map.controls(), map.el, info, legend, live),
+      mapWrap,
       h('aside', { class: 'panel' },
         h('h2', {}, 'Your seats'), chosen,
         h('h2', {}, 'Best available'), bestForm, range,
@@ -305,7 +306,7 @@ async function book(main, id, e, loading) {
     etag = res.headers.get('ETag') || '';
     const snap = await res.json();
     tellLost(map.applySnapshot(snap.available, snap.seat_count));
-    main.querySelector('.map-wrap').setAttribute('aria-busy', 'false');
+    mapWrap.setAttribute('aria-busy', 'false');
     let left = map.available.reduce((a, b) => a + b, 0);
     for (const [code, g] of Object.entries(snap.ga || {})) {
       left += g.remaining;

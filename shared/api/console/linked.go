@@ -75,13 +75,7 @@ func (s *Handlers) linkedAccounts(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	v, err := s.linkedView(r.Context(), sess.Account)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	web.WriteJSON(w, http.StatusOK, v)
-	return nil
+	return s.answerLinked(w, r, sess)
 }
 
 func (s *Handlers) linkedView(ctx context.Context, organizerID int64) (linkedView, error) {
