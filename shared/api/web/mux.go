@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -60,8 +62,17 @@ func (m *Mux) Patterns() []string { return m.patterns }
 // ServeHTTP serves the routes.
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
 
+// clientClosed answers a request whose client went away before it was
+// answered (nginx's 499): its failure is the client's leaving, not ours,
+// so it must not count as a 5xx, page anyone or log an error.
+var clientClosed = &problem.Error{Status: 499, Code: "client-closed-request", Title: "Client Closed Request",
+	Detail: "The request was cancelled before it was answered."}
+
 // Fail logs a problem with its cause and sends it.
 func (m *Mux) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
+		err = clientClosed.Wrap(err)
+	}
 	p := problem.From(err)
 	problem.Log(m.log, r, p)
 	problem.Write(w, r, p)
