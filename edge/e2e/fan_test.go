@@ -191,6 +191,24 @@ func TestPausedLineSaysSo(t *testing.T) {
 	s.consoleShot(t, ctx, "waiting-room-paused")
 	accessible(t, ctx, "waiting room (paused)")
 
+	// A fan joins behind; ours, unsure, goes Back and Forward: the page
+	// still says entry is paused and the place is the same, ahead of the
+	// newcomer.
+	behind := newAPIFan(t, s.st.URL)
+	behind.join(t, s.st, id)
+	// Each move is left to run after the evaluation: Back may load another
+	// document, which would cut the evaluation short.
+	evaluate[bool](t, ctx, `setTimeout(() => history.back()), true`)
+	within(t, ctx, `!location.pathname.endsWith('/queue')`, 10*time.Second, "Back leaves the waiting room page")
+	evaluate[bool](t, ctx, `setTimeout(() => history.forward()), true`)
+	within(t, ctx, `location.pathname.endsWith('/queue') && [...document.querySelectorAll('p[role=status]')].some((p) => p.textContent.includes('Entry is paused by the organizer; your place is kept'))`,
+		20*time.Second, "Forward: the line still says entry is paused")
+	within(t, ctx, `/People ahead\s*0/.test(document.querySelector('.facts').textContent)`, 10*time.Second, "nobody ahead after Back and Forward")
+	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait")
+	st, err := behind.Status(context.Background(), id)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, st.Ahead, "the fan who joined later is still behind")
+
 	paused = false
 	_, err = s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})
 	require.NoError(t, err)
