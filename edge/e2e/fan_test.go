@@ -118,6 +118,7 @@ func TestOwnHoldShowsAfterBack(t *testing.T) {
 		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "You're holding 2 seats — continue to pay")]`),
 	), "the bar leads back to the order")
 	require.Regexp(t, `\d+:\d\d left \(until \d{1,2}:\d\d`, text(t, ctx, ".actionbar .holding"), "the hold's countdown in the bar")
+	require.Equal(t, "No other seats chosen", text(t, ctx, ".bar-summary"), "the bar does not read as if the hold were lost")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
 		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.mine`)),
