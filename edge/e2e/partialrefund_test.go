@@ -92,6 +92,11 @@ func TestOrganizerRefundsOneTicketOfThree(t *testing.T) {
 			found = true
 			require.Equal(t, "paid", row[1])
 			require.Equal(t, []string{fmt.Sprintf("%d.%02d", price/100, price%100), "customer_request", "Cannot come"}, row[9:])
+			// The venue is in Rio de Janeiro: its clock, with its offset.
+			require.Equal(t, []string{"created_at", "paid_at"}, got[0][7:9])
+			for _, at := range row[7:9] {
+				require.True(t, strings.HasSuffix(at, "-03:00"), "a time in the venue's zone with its offset: %q", at)
+			}
 		}
 	}
 	require.True(t, found, "the order is in the CSV:\n%s", csvText)
