@@ -12,8 +12,11 @@ function renderNav() {
   const s = session.get();
   // Door staff's link: asked at sign-in and again on a page change once
   // the count kept with the session is a minute old (doorsStale), so a
-  // door granted meanwhile shows without signing in again.
-  if (s && doorsStale(s) && doorsAsked !== s.id) {
+  // door granted meanwhile shows without signing in again. A sale's own
+  // pages (an event's waiting room and map, an order's checkout) do not
+  // ask again: at the busiest minute every fan let in would, on every shard.
+  const salePage = /^\/(events|orders)\//.test(location.pathname);
+  if (s && (s.doors === undefined || (!salePage && doorsStale(s))) && doorsAsked !== s.id) {
     doorsAsked = s.id;
     api('GET', '/api/me/door-events').then((res) => {
       doorsAsked = null;
