@@ -209,3 +209,34 @@ func TestPendingPartialRefundSucceedsByItsWebhook(t *testing.T) {
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
 }
+
+// TestPartialRefundSettledBeforeItsAnswerIsRecorded: the bank settles a
+// pending partial refund, and the PSP says so (refund.updated), before the
+// shop has recorded the PSP's answer to the refund itself (its row still
+// asking, without the PSP's refund id). The event is not taken as "a refund
+// we know nothing of": it is answered 5xx, the PSP delivers it again, and
+// the refund reads succeeded.
+func TestPartialRefundSettledBeforeItsAnswerIsRecorded(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{RefundsPending: true})
+	o := s.organizerOf(t)
+	_, orderID, _ := s.paidOrder(t, "ana-early-bank@example.com", s.seats[:2]...)
+	tickets := ticketIDs(t, o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil).Body)
+
+	early := func() {
+		pending := s.sim.PendingRefunds()
+		require.Len(t, pending, 1)
+		require.NoError(t, s.sim.SettleRefund(pending[0], true))
+		// Its first delivery is answered before the refund's own answer.
+		waitUntil(t, 10*time.Second, func() bool {
+			return s.errors5xx.Load() > 0 || s.count(t, `SELECT count(*) FROM webhook_events WHERE type = 'refund.updated'`) > 0
+		}, "the PSP's refund.updated to reach the shop")
+	}
+	s.beforeRefundAnswer.Store(&early)
+	r := o.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/refund", map[string]any{"tickets": []int64{tickets[0]}, "reason": "customer_request"})
+	s.beforeRefundAnswer.Store(nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	waitUntil(t, 10*time.Second, func() bool { return slices.Equal(refundStatuses(t, o, orderID), []string{"succeeded"}) },
+		"the partial refund to read succeeded: %v", refundStatuses(t, o, orderID))
+	s.requireMoneyConserved(t)
+}

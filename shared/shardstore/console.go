@@ -236,6 +236,16 @@ func (t Tx) RefundSucceededAtPSP(ctx context.Context, pspRefundID string) (order
 	return orderID, found, err
 }
 
+// RefundAnswerDue tells whether an order has a refund asked of the PSP
+// whose answer is not recorded yet (asking, for less than AskingStale): an
+// event about that refund may arrive before the answer that names it.
+func (r reads) RefundAnswerDue(ctx context.Context, orderID int64) (bool, error) {
+	var due bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM refunds WHERE order_id = $1 AND status = 'asking'
+		AND created_at > now() - $2::interval)`, orderID, AskingStale).Scan(&due)
+	return due, err
+}
+
 // RefundConfirmed records that a payment attempt's money came back: its
 // refunds pending (or asked, outcome unrecorded) succeeded.
 func (t Tx) RefundConfirmed(ctx context.Context, paymentID int64) error {
