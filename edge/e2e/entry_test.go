@@ -485,3 +485,47 @@ func TestDoorStaffFindTheirDoorPage(t *testing.T) {
 	require.NoError(t, chromedp.Do(fan, chromedp.WaitVisible(`//h1[. = "My tickets"]`)))
 	require.NotContains(t, text(t, fan, "nav"), "My door events")
 }
+
+// TestDoorLinkShowsAGrantMadeWhileSignedIn: staff granted a door while
+// signed in find the "My door events" link on a later page (the menu asks
+// again once its count is a minute old, but not on a sale's pages), without
+// signing out and in; Back keeps it.
+func TestDoorLinkShowsAGrantMadeWhileSignedIn(t *testing.T) {
+	d := newDoor(t, 1)
+	ctx := d.s.tab(t)
+	late := fmt.Sprintf("granted-later-%d@catraca.dev", time.Now().UnixNano())
+	_, err := d.s.st.App.Accounts.SignUp(context.Background(), late, "door-staff-password", "Gil Later")
+	require.NoError(t, err)
+	d.logIn(t, ctx, late, "door-staff-password", "/tickets")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//h1[. = "My tickets"]`)))
+	// The menu's first ask (at sign-in) has answered: no door events yet.
+	within(t, ctx, `(JSON.parse(localStorage.getItem('catraca.account')) || {}).doors === 0`, 10*time.Second, "the menu asked at sign-in")
+	require.NotContains(t, text(t, ctx, "nav"), "My door events")
+
+	_, _, err = d.s.st.App.Entry.Grant(context.Background(), d.event, d.s.organizer, late)
+	require.NoError(t, err)
+	// A minute passes: the count the menu kept is that old.
+	evaluate[bool](t, ctx, `(() => { const s = JSON.parse(localStorage.getItem('catraca.account'));
+		s.doorsAt = Date.now() - 61000; localStorage.setItem('catraca.account', JSON.stringify(s)); return true; })()`)
+	// The asks from here on, counted as they are made.
+	evaluate[bool](t, ctx, `(() => { window.asked = 0; const f = window.fetch;
+		window.fetch = (u, o) => { if (String(u).endsWith('/api/me/door-events')) window.asked++; return f(u, o); }; return true; })()`)
+	// A sale's pages do not ask: at the busiest minute every fan let in would.
+	evaluate[bool](t, ctx, fmt.Sprintf(`(import('/app/nav.js').then((m) => m.navigate('/events/%d')), true)`, d.event))
+	soon, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(soon, chromedp.WaitVisible(`//h1[. = "Doors Open"]`)))
+	require.Zero(t, evaluate[int](t, ctx, `window.asked`), "the event page does not ask")
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.Click(`//nav//a[. = "My orders"]`),
+		chromedp.WaitVisible(`//h1[. = "My orders"]`),
+		chromedp.WaitVisible(`//nav//a[. = "My door events"]`),
+	), "the menu links the door granted meanwhile: %s", text(t, ctx, "nav"))
+	evaluate[bool](t, ctx, `history.back(), true`)
+	require.NoError(t, chromedp.Do(soon,
+		chromedp.WaitVisible(`//h1[. = "Doors Open"]`),
+		chromedp.WaitVisible(`//nav//a[. = "My door events"]`),
+		chromedp.Click(`//nav//a[. = "My door events"]`),
+		chromedp.WaitVisible(`//a[. = "Door: Doors Open"]`),
+	))
+}

@@ -95,6 +95,15 @@ func TestQueuedPaymentPageOpensWhenReady(t *testing.T) {
 	require.NoError(t, chromedp.Do(opened, chromedp.WaitVisible(chromedp.CSS(`#card`))), "the payment page opens by itself once ready")
 }
 
+// doubleClick presses the mouse twice on the centre of the element a CSS
+// selector names, as an eager hand does (chromedp.DoubleClick sends one
+// press whose click count is 2: a single click event).
+func doubleClick(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	x, y := at(t, ctx, sel)
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseClickXY(x, y), chromedp.MouseClickXY(x, y, chromedp.ClickCount(2))))
+}
+
 // TestOwnHoldShowsAfterBack: back from checkout to the map, the fan's held
 // seats are theirs (not "not available") and the bar leads back to paying,
 // with the hold's time left.
@@ -106,9 +115,10 @@ func TestOwnHoldShowsAfterBack(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat`)),
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken)`)),
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] circle.seat:not(.taken):not(.selected)`)),
-		chromedp.Click(`//button[contains(., "Hold 2 seats")]`),
-		chromedp.WaitVisible(`//p[contains(@class,"countdown")]`),
+		chromedp.WaitVisible(`//div[@class="actionbar"]//button[contains(., "Hold 2 seats")]`),
 	))
+	doubleClick(t, ctx, ".actionbar button") // an eager double click: still one hold of 2 seats (the bar says 2 below)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`//p[contains(@class,"countdown")]`)))
 	order := evaluate[string](t, ctx, `location.pathname`)
 	evaluate[bool](t, ctx, `history.back(), true`) // within the app: no page load
 	soon, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -118,6 +128,7 @@ func TestOwnHoldShowsAfterBack(t *testing.T) {
 		chromedp.WaitVisible(`//p[contains(@class, "holding") and contains(., "You're holding 2 seats — continue to pay")]`),
 	), "the bar leads back to the order")
 	require.Regexp(t, `\d+:\d\d left \(until \d{1,2}:\d\d`, text(t, ctx, ".actionbar .holding"), "the hold's countdown in the bar")
+	require.Equal(t, "No other seats chosen", text(t, ctx, ".bar-summary"), "the bar does not read as if the hold were lost")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`g[data-section="101"] polygon`)),
 		chromedp.WaitVisible(chromedp.CSS(`g[data-section="101"] circle.seat.mine`)),
@@ -190,6 +201,24 @@ func TestPausedLineSaysSo(t *testing.T) {
 	require.NotContains(t, text(t, ctx, "p.lead"), "in a moment", "no promise of the map while entry is paused")
 	s.consoleShot(t, ctx, "waiting-room-paused")
 	accessible(t, ctx, "waiting room (paused)")
+
+	// A fan joins behind; ours, unsure, goes Back and Forward: the page
+	// still says entry is paused and the place is the same, ahead of the
+	// newcomer.
+	behind := newAPIFan(t, s.st.URL)
+	behind.join(t, s.st, id)
+	// Each move is left to run after the evaluation: Back may load another
+	// document, which would cut the evaluation short.
+	evaluate[bool](t, ctx, `setTimeout(() => history.back()), true`)
+	within(t, ctx, `!location.pathname.endsWith('/queue')`, 10*time.Second, "Back leaves the waiting room page")
+	evaluate[bool](t, ctx, `setTimeout(() => history.forward()), true`)
+	within(t, ctx, `location.pathname.endsWith('/queue') && [...document.querySelectorAll('p[role=status]')].some((p) => p.textContent.includes('Entry is paused by the organizer; your place is kept'))`,
+		20*time.Second, "Forward: the line still says entry is paused")
+	within(t, ctx, `/People ahead\s*0/.test(document.querySelector('.facts').textContent)`, 10*time.Second, "nobody ahead after Back and Forward")
+	require.NotContains(t, text(t, ctx, ".facts"), "Estimated wait")
+	st, err := behind.Status(context.Background(), id)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, st.Ahead, "the fan who joined later is still behind")
 
 	paused = false
 	_, err = s.org.SetAdmission(context.Background(), s.organizer, id, nil, organizer.Admission{Paused: &paused})

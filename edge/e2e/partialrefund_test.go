@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/tools/fan"
+	"github.com/catraca/catraca/tools/pspsim"
 )
 
 // TestOrganizerRefundsOneTicketOfThree: the box office refunds one ticket
@@ -91,6 +92,11 @@ func TestOrganizerRefundsOneTicketOfThree(t *testing.T) {
 			found = true
 			require.Equal(t, "paid", row[1])
 			require.Equal(t, []string{fmt.Sprintf("%d.%02d", price/100, price%100), "customer_request", "Cannot come"}, row[9:])
+			// The venue is in Rio de Janeiro: its clock, with its offset.
+			require.Equal(t, []string{"created_at", "paid_at"}, got[0][7:9])
+			for _, at := range row[7:9] {
+				require.True(t, strings.HasSuffix(at, "-03:00"), "a time in the venue's zone with its offset: %q", at)
+			}
 		}
 	}
 	require.True(t, found, "the order is in the CSV:\n%s", csvText)
@@ -107,4 +113,52 @@ func TestOrganizerRefundsOneTicketOfThree(t *testing.T) {
 			"ticket %d still has its live code", live)
 	}
 	accessible(t, fanTab, "fan's order with a refunded ticket")
+}
+
+// refundResult reads the result of an order's first refund row.
+const refundResult = `[...document.querySelectorAll('table')].find((t) => t.caption && t.caption.textContent === 'Refunds')
+	.querySelector('tbody tr td:nth-of-type(2) span').textContent`
+
+// TestPendingPartialRefundSaysSoUntilConfirmed: a refund of one ticket
+// the PSP accepts as pending is not announced as done: the console says
+// the provider accepted it and the refund row reads Pending; once the bank
+// gives the money back (the PSP's refund.updated) the row reads Refunded.
+func TestPendingPartialRefundSaysSoUntilConfirmed(t *testing.T) {
+	s := newSite(t)
+	id := s.event(t, "Slow Bank Night", false, 480)
+	buyer := apiFan{fan.New(s.st.URL, nil)}
+	require.NoError(t, buyer.SignUp(context.Background(), fmt.Sprintf("slow-bank-%d@catraca.dev", time.Now().UnixNano()), "a-long-password", "Sol Bank"))
+	order := buyer.buyN(t, id, 2)
+	s.st.Sim.SetFaults(pspsim.Faults{RefundsPending: true})
+	t.Cleanup(func() { s.st.Sim.SetFaults(pspsim.Faults{}) })
+
+	org := s.tabOf(t, s.newBrowser(t))
+	s.logInOrganizer(t, org, "/organizer/orders/"+strconv.FormatInt(order, 10))
+	require.NoError(t, chromedp.Do(org,
+		chromedp.WaitVisible(`//span[contains(@class,"tag") and . = "Paid"]`),
+		chromedp.Click(`//button[. = "Refund tickets…"]`),
+		chromedp.WaitVisible(`//dialog[@open]//button[. = "Refund the whole order"]`),
+		chromedp.Click(`(//dialog[@open]//input[@type="checkbox"])[1]`),
+		chromedp.SetValue(`//dialog[@open]//select`, "customer_request"),
+		chromedp.Click(`//dialog[@open]//button[. = "Refund 1 ticket"]`),
+		chromedp.WaitVisible(`//table[caption = "Refunds"]//tr[td[2]/span]`),
+	))
+	said := text(t, org, `p[role="status"]`)
+	require.False(t, strings.HasPrefix(said, "Refunded"), "a pending refund is not announced as done: %q", said)
+	require.Contains(t, said, "accepted the refund of 1 ticket")
+	require.Equal(t, "Pending", evaluate[string](t, org, refundResult))
+
+	pending := s.st.Sim.PendingRefunds()
+	require.Len(t, pending, 1)
+	require.NoError(t, s.st.Sim.SettleRefund(pending[0], true))
+	// The organizer looks again (the page does not follow the PSP).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		require.NoError(t, chromedp.Do(org, chromedp.Reload(), chromedp.WaitVisible(`//table[caption = "Refunds"]//tr[td[2]/span]`)))
+		got := evaluate[string](t, org, refundResult)
+		if got == "Refunded" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the refund row still reads %q", got)
+	}
+	require.NoError(t, chromedp.Do(org, chromedp.WaitVisible(`//dd/span[contains(@class,"tag") and . = "Partially refunded"]`)))
 }

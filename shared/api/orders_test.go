@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,6 +49,10 @@ type shop struct {
 	refundCalls atomic.Int32
 	keysMu      sync.Mutex
 	refundKeys  []string
+	// beforeRefundAnswer, when set, runs once a refund is made at the PSP
+	// and before its answer reaches the shop (the PSP's webhooks about it
+	// may come first).
+	beforeRefundAnswer atomic.Pointer[func()]
 }
 
 // keys returns the idempotency keys of the refunds asked so far.
@@ -95,6 +100,15 @@ func newShopWith(t testing.TB, faults pspsim.Faults, tune func(*config.Config)) 
 			s.keysMu.Lock()
 			s.refundKeys = append(s.refundKeys, r.Header.Get("Idempotency-Key"))
 			s.keysMu.Unlock()
+			if hook := s.beforeRefundAnswer.Load(); hook != nil {
+				rec := httptest.NewRecorder()
+				s.sim.ServeHTTP(rec, r)
+				(*hook)()
+				maps.Copy(w.Header(), rec.Header())
+				w.WriteHeader(rec.Code)
+				w.Write(rec.Body.Bytes())
+				return
+			}
 		}
 		s.sim.ServeHTTP(w, r)
 	})

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -157,4 +159,84 @@ func TestOverlappingPartialRefundsRefundEachTicketOnce(t *testing.T) {
 	require.Equal(t, voided*price, back, "the PSP gave back exactly the void tickets' prices")
 	s.requireMoneyConserved(t)
 	require.Zero(t, s.errors5xx.Load())
+}
+
+// refundStatuses reads an order's refunds as the console lists them.
+func refundStatuses(t testing.TB, o *fan, orderID int64) []string {
+	t.Helper()
+	r := o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	var out []string
+	for _, f := range r.Body["refunds"].([]any) {
+		out = append(out, f.(map[string]any)["status"].(string))
+	}
+	return out
+}
+
+// TestPendingPartialRefundSucceedsByItsWebhook: a partial refund the PSP
+// accepts as pending reads succeeded once the bank gives the money back
+// (refund.updated, then charge.refunded with refunded false), as a
+// whole-order refund does; the last tickets then refund the order whole.
+func TestPendingPartialRefundSucceedsByItsWebhook(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{RefundsPending: true})
+	o := s.organizerOf(t)
+	_, orderID, _ := s.paidOrder(t, "ana-partial-pending@example.com", s.seats[:3]...)
+	refund := "/api/orders/" + itoa(orderID) + "/refund"
+	tickets := ticketIDs(t, o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil).Body)
+
+	r := o.do(http.MethodPost, refund, map[string]any{"tickets": []int64{tickets[0]}, "reason": "customer_request"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "paid", r.Body["status"])
+	require.Equal(t, []string{"pending"}, refundStatuses(t, o, orderID))
+	pending := s.sim.PendingRefunds()
+	require.Len(t, pending, 1)
+	require.NoError(t, s.sim.SettleRefund(pending[0], true))
+	waitUntil(t, 10*time.Second, func() bool { return slices.Equal(refundStatuses(t, o, orderID), []string{"succeeded"}) },
+		"the partial refund to read succeeded")
+
+	r = o.do(http.MethodPost, refund, map[string]any{"tickets": []int64{tickets[1], tickets[2]}, "reason": "event_changed"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.Equal(t, "refund_pending", r.Body["status"])
+	pending = s.sim.PendingRefunds()
+	require.Len(t, pending, 1)
+	require.NoError(t, s.sim.SettleRefund(pending[0], true))
+	waitUntil(t, 10*time.Second, func() bool {
+		return slices.Equal(refundStatuses(t, o, orderID), []string{"succeeded", "succeeded"}) &&
+			o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil).Body["status"] == "refunded"
+	}, "the last refund to finish the order: %v", refundStatuses(t, o, orderID))
+	require.Equal(t, map[string]int64{"BRL": 0}, s.sim.Ledger().NetByOrder()[orderID])
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
+
+// TestPartialRefundSettledBeforeItsAnswerIsRecorded: the bank settles a
+// pending partial refund, and the PSP says so (refund.updated), before the
+// shop has recorded the PSP's answer to the refund itself (its row still
+// asking, without the PSP's refund id). The event is not taken as "a refund
+// we know nothing of": it is answered 5xx, the PSP delivers it again, and
+// the refund reads succeeded.
+func TestPartialRefundSettledBeforeItsAnswerIsRecorded(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{RefundsPending: true})
+	o := s.organizerOf(t)
+	_, orderID, _ := s.paidOrder(t, "ana-early-bank@example.com", s.seats[:2]...)
+	tickets := ticketIDs(t, o.do(http.MethodGet, "/api/organizer/orders/"+itoa(orderID), nil).Body)
+
+	early := func() {
+		pending := s.sim.PendingRefunds()
+		require.Len(t, pending, 1)
+		require.NoError(t, s.sim.SettleRefund(pending[0], true))
+		// Its first delivery is answered before the refund's own answer.
+		waitUntil(t, 10*time.Second, func() bool {
+			return s.errors5xx.Load() > 0 || s.count(t, `SELECT count(*) FROM webhook_events WHERE type = 'refund.updated'`) > 0
+		}, "the PSP's refund.updated to reach the shop")
+	}
+	s.beforeRefundAnswer.Store(&early)
+	r := o.do(http.MethodPost, "/api/orders/"+itoa(orderID)+"/refund", map[string]any{"tickets": []int64{tickets[0]}, "reason": "customer_request"})
+	s.beforeRefundAnswer.Store(nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	waitUntil(t, 10*time.Second, func() bool { return slices.Equal(refundStatuses(t, o, orderID), []string{"succeeded"}) },
+		"the partial refund to read succeeded: %v", refundStatuses(t, o, orderID))
+	s.requireMoneyConserved(t)
 }

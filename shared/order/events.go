@@ -108,6 +108,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev psp.Event) error {
 			return s.moneyBack(ctx, tx, ev)
 		case psp.KindRefundFailed:
 			return s.refundFailedAtPSP(ctx, tx, ev)
+		case psp.KindRefundSucceeded:
+			return s.refundSucceededAtPSP(ctx, tx, ev)
 		case psp.KindProcessing:
 			return s.processing(ctx, tx, ev.Payment)
 		case psp.KindFailed:
@@ -463,6 +465,30 @@ func (s *Service) refundFailedAtPSP(ctx context.Context, tx shardstore.Tx, ev ps
 		}
 	}
 	s.refundSetAside(ctx, a)
+	return nil
+}
+
+// refundSucceededAtPSP applies a refund the PSP had accepted (pending)
+// that gave the money back: the attempt reads succeeded. A partial
+// refund's tickets were void already (at pending), and its charge.refunded
+// names no refund, so this is what settles it; the order's own status is
+// the charge's to change (charge.refunded once all of it is back:
+// moneyBack). An event that comes before the PSP's answer to the refund is
+// recorded (the order has a refund still asking) is an error, so the PSP
+// delivers it again once the answer, and the refund's id, are there.
+func (s *Service) refundSucceededAtPSP(ctx context.Context, tx shardstore.Tx, ev psp.Event) error {
+	order, found, err := tx.RefundSucceededAtPSP(ctx, ev.Refund.ID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		due, err := tx.RefundAnswerDue(ctx, ev.Payment.OrderID)
+		if err == nil && due {
+			err = fmt.Errorf("refund %s of order %d settled before the PSP's answer to it was recorded: deliver it again", ev.Refund.ID, ev.Payment.OrderID)
+		}
+		return err
+	}
+	s.log.Info("pending refund succeeded at the PSP", "order", order, "refund", ev.Refund.ID, "amount", ev.Refund.Amount)
 	return nil
 }
 

@@ -42,6 +42,11 @@ const (
 	// KindRefundFailed is a refund the PSP accepted (pending) that failed
 	// later: the money was not given back.
 	KindRefundFailed Kind = "refund_failed"
+	// KindRefundSucceeded is a refund the PSP accepted (pending) that gave
+	// the money back. A partial refund's charge.refunded does not say
+	// which refund it follows, so this is what settles a pending partial
+	// refund; a whole one is settled by charge.refunded as well.
+	KindRefundSucceeded Kind = "refund_succeeded"
 )
 
 // Errors a caller can act on.
@@ -117,7 +122,8 @@ type Event struct {
 	Kind    Kind
 	Created time.Time
 	Payment Payment
-	// Refund is the refund a refund event is about (KindRefundFailed).
+	// Refund is the refund a refund event is about (KindRefundFailed,
+	// KindRefundSucceeded).
 	Refund Refund
 }
 

@@ -39,10 +39,23 @@ var eventKinds = map[stripe.EventType]Kind{
 	stripe.EventTypePaymentIntentSucceeded:               KindSucceeded, // only for a charge made outside Checkout
 	stripe.EventTypeChargeRefunded:                       KindRefunded,
 	stripe.EventTypeChargeDisputeCreated:                 KindDisputed,
-	// A refund that was pending and failed: both carry the refund object
-	// (charge.refund.updated only matters when its status is failed).
+	// A refund that was pending and failed or succeeded: each carries the
+	// refund object, whose status says which (refundKind).
 	stripe.EventTypeRefundFailed:        KindRefundFailed,
 	stripe.EventTypeChargeRefundUpdated: KindRefundFailed,
+	stripe.EventTypeRefundUpdated:       KindRefundFailed,
+}
+
+// refundKind is what a refund's status means to the shop: failed or
+// succeeded (a pending refund settled), or nothing yet.
+func refundKind(status stripe.RefundStatus) Kind {
+	switch status {
+	case stripe.RefundStatusFailed:
+		return KindRefundFailed
+	case stripe.RefundStatusSucceeded:
+		return KindRefundSucceeded
+	}
+	return ""
 }
 
 // EventTypes are the Stripe event types the shop subscribes to.
@@ -229,7 +242,7 @@ func (s *Stripe) Confirm(ctx context.Context, ev Event) (Event, error) {
 	if ev.Kind == "" {
 		return ev, nil
 	}
-	if ev.Kind == KindRefundFailed {
+	if ev.Kind == KindRefundFailed || ev.Kind == KindRefundSucceeded {
 		return s.confirmRefund(ctx, ev)
 	}
 	if strings.HasPrefix(ev.Payment.ID, "cs_") {
@@ -260,10 +273,10 @@ func (s *Stripe) Confirm(ctx context.Context, ev Event) (Event, error) {
 	return ev, err
 }
 
-// confirmRefund reads a failed refund back with its PaymentIntent (one
-// call): the refund must have failed indeed, and the order comes from the
-// PaymentIntent's metadata. An event about a refund that did not fail
-// (another charge.refund.updated) is ignored.
+// confirmRefund reads a refund back with its PaymentIntent (one call):
+// its status now says whether it failed or succeeded, and the order comes
+// from the PaymentIntent's metadata. An event about a refund still
+// pending is ignored.
 func (s *Stripe) confirmRefund(ctx context.Context, ev Event) (Event, error) {
 	params := &stripe.RefundRetrieveParams{}
 	params.AddExpand("payment_intent")
@@ -272,8 +285,10 @@ func (s *Stripe) confirmRefund(ctx context.Context, ev Event) (Event, error) {
 		return ev, wrap(err)
 	}
 	ev.Refund = Refund{ID: r.ID, Amount: r.Amount, Status: string(r.Status), Failure: string(r.FailureReason)}
-	if r.Status != stripe.RefundStatusFailed || r.PaymentIntent == nil {
+	if ev.Kind = refundKind(r.Status); r.PaymentIntent == nil {
 		ev.Kind = ""
+	}
+	if ev.Kind == "" {
 		return ev, nil
 	}
 	ev.Payment = fromIntent(r.PaymentIntent)
@@ -339,14 +354,12 @@ func fromEvent(e *stripe.Event) Event {
 				ev.Kind = "" // a partial refund: the shop refunds whole payments only
 			}
 		}
-	case e.Type == stripe.EventTypeRefundFailed || e.Type == stripe.EventTypeChargeRefundUpdated:
+	case e.Type == stripe.EventTypeRefundFailed || e.Type == stripe.EventTypeChargeRefundUpdated || e.Type == stripe.EventTypeRefundUpdated:
 		var r stripe.Refund
 		if json.Unmarshal(raw, &r) == nil && r.PaymentIntent != nil {
 			ev.Payment = Payment{Intent: r.PaymentIntent.ID, Amount: r.Amount, Currency: string(r.Currency)}
 			ev.Refund = Refund{ID: r.ID, Payment: r.PaymentIntent.ID, Amount: r.Amount, Status: string(r.Status), Failure: string(r.FailureReason)}
-			if r.Status != stripe.RefundStatusFailed {
-				ev.Kind = "" // a refund's other updates: charge.refunded tells its success
-			}
+			ev.Kind = refundKind(r.Status) // pending: nothing to do yet
 		}
 	case e.Type == stripe.EventTypeChargeDisputeCreated:
 		var d stripe.Dispute

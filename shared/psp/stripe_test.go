@@ -62,9 +62,11 @@ func TestEventKinds(t *testing.T) {
 		{"charge.dispute.created", `{"id":"dp_1","object":"dispute","payment_intent":"pi_1"}`, psp.KindDisputed},
 		{"refund.failed", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"failed","failure_reason":"lost_or_stolen_card"}`, psp.KindRefundFailed},
 		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"failed"}`, psp.KindRefundFailed},
-		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, ""}, // charge.refunded tells it
-		{"refund.failed", `{"id":"re_1","object":"refund","status":"failed"}`, ""},                                    // names no payment
-		{"refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, ""},
+		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, psp.KindRefundSucceeded},
+		{"charge.refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"pending"}`, ""},                 // nothing settled yet
+		{"refund.failed", `{"id":"re_1","object":"refund","status":"failed"}`, ""},                                                  // names no payment
+		{"refund.updated", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"succeeded"}`, psp.KindRefundSucceeded}, // a pending partial refund's only news
+		{"refund.created", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"pending"}`, ""},
 		{"charge.succeeded", `{"id":"ch_1","object":"charge","payment_intent":"pi_1"}`, ""},
 		{"customer.created", `{"id":"cus_1","object":"customer"}`, ""},
 	} {

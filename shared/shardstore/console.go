@@ -216,6 +216,36 @@ func (t Tx) RefundFailedAtPSP(ctx context.Context, pspRefundID, failure string) 
 	return a, own, found, err
 }
 
+// RefundSucceededAtPSP records that a refund the PSP had accepted
+// (pending) gave the money back, and returns its order; found is false for
+// a refund the shop has no pending record of (settled already, or the
+// dashboard's). The payment's row is locked first, as every refund
+// settlement locks it.
+func (t Tx) RefundSucceededAtPSP(ctx context.Context, pspRefundID string) (orderID int64, found bool, err error) {
+	var paymentID int64
+	const pending = `FROM refunds WHERE psp_refund_id = $1 AND status IN ('pending', 'asking')`
+	found, err = one(t.tx.QueryRow(ctx, `SELECT payment_id `+pending, pspRefundID), &paymentID)
+	if err != nil || !found {
+		return 0, false, err
+	}
+	if err := t.LockPaymentRow(ctx, paymentID); err != nil {
+		return 0, false, err
+	}
+	found, err = one(t.tx.QueryRow(ctx, `UPDATE refunds SET status = 'succeeded' WHERE psp_refund_id = $1 AND status IN ('pending', 'asking')
+		RETURNING order_id`, pspRefundID), &orderID)
+	return orderID, found, err
+}
+
+// RefundAnswerDue tells whether an order has a refund asked of the PSP
+// whose answer is not recorded yet (asking, for less than AskingStale): an
+// event about that refund may arrive before the answer that names it.
+func (r reads) RefundAnswerDue(ctx context.Context, orderID int64) (bool, error) {
+	var due bool
+	err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM refunds WHERE order_id = $1 AND status = 'asking'
+		AND created_at > now() - $2::interval)`, orderID, AskingStale).Scan(&due)
+	return due, err
+}
+
 // RefundConfirmed records that a payment attempt's money came back: its
 // refunds pending (or asked, outcome unrecorded) succeeded.
 func (t Tx) RefundConfirmed(ctx context.Context, paymentID int64) error {

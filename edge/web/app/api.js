@@ -108,7 +108,19 @@ export const session = {
   clear() {
     localStorage.removeItem('catraca.account');
   },
+  // doors keeps how many door events the account has, and when that was
+  // read (the menu asks again once it is a minute old: doorsStale).
+  doors(n) {
+    const s = session.get();
+    if (s) session.set({ ...s, doors: n, doorsAt: Date.now() }, s.expires_at);
+  },
 };
+
+// doorsStale tells whether the menu should ask for the account's door
+// events again: never asked, or a minute ago, so a grant made while the
+// staff are signed in shows on a page within a minute (asking reads every
+// shard, so not on every page).
+export const doorsStale = (s) => s.doors === undefined || !(Date.now() - (s.doorsAt || 0) < 60_000);
 
 export const money = (cents, currency = 'BRL') =>
   new Intl.NumberFormat('en', { style: 'currency', currency }).format(cents / 100);

@@ -30,7 +30,7 @@ function form(title, fields, submit, footer) {
 
 // signedIn keeps the session; a new account has no door events to ask for.
 function signedIn(res, query, { fresh = false } = {}) {
-  session.set(fresh ? { ...res.account, doors: 0 } : res.account, res.expires_at);
+  session.set(fresh ? { ...res.account, doors: 0, doorsAt: Date.now() } : res.account, res.expires_at);
   toast(`Welcome, ${res.account.name}.`, 'info', 2000);
   navigate(next(query), { replace: true });
 }

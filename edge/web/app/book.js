@@ -180,7 +180,7 @@ async function book(main, id, e, loading) {
     // cut the selection off on a phone).
     summary.textContent = sel.length
       ? `${grouped(sel)}${tooMany ? ` · at most ${e.max_per_hold} per order` : ''}`
-      : 'No seats yet';
+      : holding.hidden ? 'No seats yet' : 'No other seats chosen'; // beside "You're holding N seats", not a lost hold
     summary.title = sel.map((t) => t.label).join(', ');
     holdButton.textContent = sel.length ? `Hold ${sel.length} seat${sel.length > 1 ? 's' : ''} · ${fmt(total)}` : 'Hold selected seats';
     holdButton.disabled = !sel.length || tooMany || turnOver;
@@ -316,7 +316,7 @@ async function book(main, id, e, loading) {
   }
   await refresh();
   requestAnimationFrame(() => performance.mark('catraca:map-live'));
-  const stopHolds = showHolds(id, map, holding);
+  const stopHolds = showHolds(id, map, holding, () => showSelection());
   // Once the turn is over the server refuses new holds: say so at the
   // buttons, and how to get another turn (holds already made stay payable).
   const stopTurn = e.waiting_room.enabled ? showTurn(id, turn, () => {
@@ -380,8 +380,9 @@ async function book(main, id, e, loading) {
 // showHolds finds the fan's own unpaid holds at this event (back from
 // checkout, or from another tab): the map shows their seats as the fan's,
 // not "not available", and the bar leads back to paying for them, with the
-// time left. It reads them again when the soonest one ends.
-function showHolds(id, map, el) {
+// time left. It reads them again when the soonest one ends; shown runs
+// once the line is shown or hidden.
+function showHolds(id, map, el, shown) {
   let timer = null;
   let stopped = false;
   const read = async () => {
@@ -392,6 +393,7 @@ function showHolds(id, map, el) {
     map.setMine(open.flatMap((o) => o.items.filter((it) => it.seat_index !== undefined).map((it) => it.seat_index)));
     clearInterval(timer);
     el.hidden = !open.length;
+    shown();
     if (!open.length) return;
     const o = open[0];
     const n = open.reduce((a, x) => a + x.items.reduce((b, it) => b + it.quantity, 0), 0);

@@ -6,7 +6,7 @@ import { h } from './dom.js';
 
 export async function render(main) {
   const res = await api('GET', '/api/me/door-events');
-  remember(res.events.length);
+  session.doors(res.events.length); // the menu's link follows
   main.append(h('h1', {}, 'My door events'),
     res.events.length
       ? h('ul', { class: 'events' }, res.events.map((e) => h('li', { class: 'card' },
@@ -15,9 +15,3 @@ export async function render(main) {
       : h('p', {}, 'No event has given you its doors. The organizer grants them by your account’s email.'));
 }
 
-// remember keeps how many door events the account has with the session,
-// so the menu shows its link without asking on every page.
-export function remember(n) {
-  const s = session.get();
-  if (s && s.doors !== n) session.set({ ...s, doors: n }, s.expires_at);
-}

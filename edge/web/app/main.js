@@ -1,24 +1,33 @@
 // The app shell: the account menu, drawn before every page, and the router
 // (router.js) started over it.
-import { api, session } from './api.js';
+import { api, doorsStale, session } from './api.js';
 import { h, toast } from './dom.js';
 import { navigate } from './nav.js';
 import { start } from './router.js';
 
-let doorsAsked = null; // the account asked for
+let doorsAsked = null; // the account whose door events are being asked
 
 function renderNav() {
   const nav = document.getElementById('nav');
   const s = session.get();
-  // Door staff's link: asked once per sign-in (it reads every shard), then
-  // kept with the session; /door refreshes it.
-  if (s && s.doors === undefined && doorsAsked !== s.id) {
+  // Door staff's link: asked at sign-in and again on a page change once
+  // the count kept with the session is a minute old (doorsStale), so a
+  // door granted meanwhile shows without signing in again. A sale's own
+  // pages (an event's waiting room and map, an order's checkout) do not
+  // ask again: at the busiest minute every fan let in would, on every shard.
+  const salePage = /^\/(events|orders)\//.test(location.pathname);
+  if (s && (s.doors === undefined || (!salePage && doorsStale(s))) && doorsAsked !== s.id) {
     doorsAsked = s.id;
     api('GET', '/api/me/door-events').then((res) => {
-      if (!session.get()) return;
-      session.set({ ...session.get(), doors: res.events.length }, s.expires_at);
-      if (res.events.length) renderNav();
-    }, () => {});
+      doorsAsked = null;
+      const now = session.get();
+      if (!now || now.id !== s.id) return;
+      session.doors(res.events.length);
+      if ((now.doors > 0) !== (res.events.length > 0)) renderNav();
+    }, () => {
+      doorsAsked = null;
+      if (session.get()) session.doors(s.doors ?? 0); // asked again in a minute, not on every page
+    });
   }
   nav.replaceChildren(
     ...(s

@@ -166,9 +166,14 @@ export async function detail(main, [id]) {
       const after = await api('POST', `/api/orders/${o.id}/refund`, ask, { retries: 2 });
       draw(after);
       const some = ask.tickets ? `${ask.tickets.length} ticket${ask.tickets.length === 1 ? '' : 's'}` : 'the tickets';
+      // A partial refund the PSP accepted as pending leaves the order paid:
+      // its own row (the newest) says whether the money went back yet.
+      const latest = (after.refunds || []).at(-1);
       say(after.status === 'refund_pending'
         ? `The payment provider accepted the refund; the order reads refunded once it confirms. ${some} are void.`
-        : `Refunded ${some}: the money goes back to ${after.buyer.email}; ${ask.tickets ? 'they are' : 'the tickets are'} void.`, 'good');
+        : ask.tickets && latest && latest.status === 'pending'
+          ? `The payment provider accepted the refund of ${some}; it reads Refunded below once the provider confirms. ${ask.tickets.length === 1 ? 'It is' : 'They are'} void.`
+          : `Refunded ${some}: the money goes back to ${after.buyer.email}; ${ask.tickets ? 'they are' : 'the tickets are'} void.`, 'good');
     } catch (err) {
       say(problemText(err), 'bad');
       draw(await api('GET', `/api/organizer/orders/${o.id}`));
