@@ -91,8 +91,13 @@ func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool
 // ticketsKept counts account $1's tickets on event $2 besides order $3,
 // those transferred in included; the event is read from the hold, so the
 // plan finds the account's orders through orders_user (see within_limit,
-// migrations 00011 and 00023).
-const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0) + tickets_transferred_in($1, $2) FROM orders o JOIN holds h ON h.id = o.hold_id
+// migrations 00011, 00023 and 00029). The transferred-in count is
+// tickets_transferred_in's query written in: a SQL function that reads
+// tables is parsed and planned on every call, prepared statement or not.
+const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0)
+		+ (SELECT count(*) FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders b ON b.id = t.order_id
+		   WHERE k.holder_id = $1 AND k.event_id = $2 AND b.user_id <> $1 AND b.status = 'paid')
+	FROM orders o JOIN holds h ON h.id = o.hold_id
 	WHERE o.user_id = $1 AND h.event_id = $2 AND o.id <> $3
 	  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`
 
