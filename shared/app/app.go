@@ -138,7 +138,7 @@ func (a *App) services(ctx context.Context) error {
 	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Fairness, a.Logger); err != nil {
 		return err
 	}
-	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Mailer: mailer, PublicURL: cfg.PublicURL, Log: a.Logger,
+	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Log: a.Logger,
 		Cluster: func(ctx context.Context, account int64) (int64, error) {
 			id, _, err := a.Fairness.Cluster(ctx, account)
 			return id, err
