@@ -401,3 +401,56 @@ func TestDrawnFansAreMailedOnceWhoeverDraws(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, presaleMails(t, mailbox), "mailed once")
 }
+
+// TestPresaleAsAFarmTriesIt plays a scalper against the presale: a second
+// account on the same phone (linked by the device) may not register
+// again, nor use the winner's code before or after the winner redeems
+// it; the winner's second redeem changes nothing; a made-up code is
+// unknown; a blocked account may not register.
+func TestPresaleAsAFarmTriesIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newPresaleShop(t, 2)
+	reg, join := s.presale+"/registration", "/api/events/"+itoa(s.id)+"/queue"
+	ana := s.fan(t, "ana@example.com")
+	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, reg, nil).Status)
+
+	// A second account on Ana's phone is Ana's cluster: one registration.
+	alt := newFan(t, s.srv)
+	alt.onDevice(ana.device())
+	alt.signUp("ana.alt@example.com")
+	requireRefusal(t, alt.do(http.MethodPost, reg, nil), http.StatusConflict, "already-registered",
+		"This account (or an account linked to it) is already registered for this presale: one registration per fan.", "")
+
+	// A blocked account is refused before it can take a registration.
+	bad := newFan(t, s.srv)
+	badID := bad.signUp("blocked@example.com")
+	require.NoError(t, s.a.Fairness.Block(ctx, 1, badID, "farm account", nil))
+	requireProblem(t, bad.do(http.MethodPost, reg, nil), http.StatusForbidden, "account-blocked")
+
+	s.at(11 * time.Minute)
+	r := s.org.do(http.MethodPost, s.presale+"/draw", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 1, r.Body["registrations"], "the linked and the blocked accounts have none")
+	code := ana.do(http.MethodGet, reg, nil).Body["code"].(string)
+
+	e, err := s.a.Events.Get(ctx, s.id)
+	require.NoError(t, err)
+	_, err = s.a.Admission().Tick(ctx, e)
+	require.NoError(t, err)
+	notYours := func() {
+		t.Helper()
+		requireRefusal(t, alt.do(http.MethodPost, s.presale+"/code", map[string]any{"code": code}), http.StatusForbidden,
+			"presale-code-not-yours", "This presale code was drawn for another account and works only there.", "/code")
+		requireProblem(t, alt.do(http.MethodPost, join, nil), http.StatusForbidden, "presale-code-required")
+	}
+	notYours()
+	for range 2 {
+		r := ana.do(http.MethodPost, s.presale+"/code", map[string]any{"code": code})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	}
+	require.EqualValues(t, 1, call(t, s.srv, http.MethodGet, s.presale, "", nil).Body["redeemed"], "redeemed once")
+	notYours() // a spent code is still not another account's
+	requireProblem(t, alt.do(http.MethodPost, s.presale+"/code", map[string]any{"code": "ZZZZ-ZZZZ-ZZZZ"}), http.StatusUnprocessableEntity, "invalid-presale-code")
+	require.Equal(t, http.StatusOK, ana.do(http.MethodPost, join, nil).Status)
+}
