@@ -23,11 +23,12 @@ func withChallenge(c *config.Config) {
 	c.ChallengeBits, c.ChallengeBitsMax = 8, 12
 }
 
-// settled makes f a fan who signed up a month before the on-sale and
-// logs in from a browser that has the device cookie: clean traffic.
+// settled makes f a fan who signed up a month before the on-sale,
+// verified its email and logs in from a browser that has the device
+// cookie: clean traffic.
 func settled(t *testing.T, a *app.App, f *fan, srv *httptest.Server, email string) {
 	t.Helper()
-	_, err := a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days' WHERE email = $1`, email)
+	_, err := a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days', email_verified_at = now() WHERE email = $1`, email)
 	require.NoError(t, err)
 	r := f.do(http.MethodPost, "/api/session", map[string]any{"email": email, "password": "a long enough password"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
@@ -81,7 +82,7 @@ func TestRiskyJoinMustSolveTheChallenge(t *testing.T) {
 
 	// No solution: refused, with the puzzle, and no place.
 	c := challengeOf(t, bot.do(http.MethodPost, room, nil))
-	require.Equal(t, 10, c.Bits, "bot label 3 + new account 1 + no device 1 = 5: two steps over the threshold")
+	require.Equal(t, 11, c.Bits, "bot label 3 + new account 1 + unverified email 1 + no device 1 = 6: three steps over the threshold")
 	require.Contains(t, bot.do(http.MethodPost, room, nil).Body["risk"], "bot-label")
 	require.Equal(t, "none", bot.do(http.MethodGet, room, nil).Body["state"], "a refused join has no place")
 

@@ -58,8 +58,8 @@ type Signals struct {
 	// Since is when the account was created (zero: unknown, e.g. a session
 	// issued before the claim existed; unknown scores nothing).
 	Since time.Time
-	// EmailKnown says whether EmailVerified means anything (catraca does
-	// not verify emails yet: it is never known today).
+	// EmailKnown says whether EmailVerified means anything (the session's
+	// emv claim; a session issued before it existed says nothing).
 	EmailKnown, EmailVerified bool
 	Device                    string // the device cookie, "" if absent
 	Bot                       string // the WAF's label header, "" if absent

@@ -46,7 +46,8 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 	} else if sent && (a.Token != "" || a.Solution != "") {
 		return d.verify(r, subject, a)
 	}
-	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account)}
+	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account),
+		EmailKnown: sess.Email != token.EmailUnknown, EmailVerified: sess.Email == token.EmailVerified}
 	if sess.Since > 0 {
 		sig.Since = time.Unix(sess.Since, 0)
 	}

@@ -47,6 +47,7 @@ func (s *Handlers) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.mailLink(r, a)
 	return s.startSession(w, r, a, http.StatusCreated, device)
 }
 
@@ -78,7 +79,7 @@ func (s *Handlers) logIn(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie) error {
-	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a)}, s.TTL)
+	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a), Email: emailClaim(a)}, s.TTL)
 	if err != nil {
 		return err
 	}
