@@ -65,8 +65,26 @@ export async function verifyEmail(main, _p, query) {
     status.textContent = `Thank you: ${res.account.email} is verified.`;
   } catch (err) {
     status.replaceWith(h('p', { class: 'error', role: 'alert' }, explain(err)));
+    main.append(resend());
   }
   main.append(h('p', {}, h('a', { href: '/' }, 'See upcoming events')));
+}
+
+// resend asks for a new verification link for the logged-in account.
+function resend() {
+  if (!session.get()) return h('p', {}, h('a', { href: '/login?next=/verify-email' }, 'Log in'), ' to ask for a new link.');
+  const said = h('p', { role: 'status' });
+  const button = h('button', { type: 'button', onclick: async () => {
+    button.disabled = true;
+    try {
+      await api('POST', '/api/me/email-verification');
+      said.textContent = `A new link is on its way to ${session.get().email}.`;
+    } catch (err) {
+      said.textContent = explain(err);
+      button.disabled = false;
+    }
+  } }, 'Mail me a new link');
+  return h('div', {}, button, said);
 }
 
 // notOrganizer is where a signed-in account that is not an organizer lands
