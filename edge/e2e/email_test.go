@@ -13,8 +13,9 @@ import (
 )
 
 // TestFanVerifiesTheirEmail: a fan signs up, opens the link of the mail
-// the sign-up sent, and the page says the email is verified. A link that is not valid says so and offers a new one, which the fan
-// asks for. axe-core finds no violation.
+// the sign-up sent, and the page says the email is verified. A link that
+// is not valid says so and offers a new one, which the fan asks for.
+// axe-core finds no violation.
 func TestFanVerifiesTheirEmail(t *testing.T) {
 	mailbox := t.TempDir()
 	s := newSiteWith(t, func(c *config.Config) { c.Mailbox = mailbox })
