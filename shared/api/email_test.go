@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/config"
-	"github.com/catraca/catraca/shared/venue"
-	"github.com/catraca/catraca/tools/apptest"
 )
 
 // verificationLink is the token of the email verification link in an
@@ -36,19 +33,11 @@ func verificationLink(t *testing.T, mailbox string, account int64) string {
 func TestVerifiedEmailIsASignalOfTheJoin(t *testing.T) {
 	t.Parallel()
 	mailbox := t.TempDir()
-	a := apptest.New(t, 1, withChallenge, func(c *config.Config) { c.Mailbox, c.ChallengeThreshold = mailbox, 2 })
-	srv := httptest.NewServer(validated(t, a.Handler()))
-	t.Cleanup(srv.Close)
-	o := organizerFan(t, a, srv)
-	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Mail Arena", "Recife", 20, 10)), "Mail Night", true)
-	e, err := a.Events.Get(context.Background(), id)
-	require.NoError(t, err)
-	_, err = a.Admission().Tick(context.Background(), e)
-	require.NoError(t, err)
-	room, verify := "/api/events/"+itoa(id)+"/queue", "/api/accounts/email-verification"
+	a, srv, room := doorRoom(t, func(c *config.Config) { c.Mailbox, c.ChallengeThreshold = mailbox, 2 })
+	verify := "/api/accounts/email-verification"
 
 	ana, anaID := apiFan(t, srv, "ana@example.com")
-	_, err = a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days' WHERE id = $1`, anaID)
+	_, err := a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days' WHERE id = $1`, anaID)
 	require.NoError(t, err)
 	r := ana.do(http.MethodPost, "/api/session", map[string]any{"email": "ana@example.com", "password": "a long enough password"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))

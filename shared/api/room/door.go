@@ -51,7 +51,10 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 	if sess.Since > 0 {
 		sig.Since = time.Unix(sess.Since, 0)
 	}
-	if c, err := r.Cookie(risk.DeviceCookie); err == nil {
+	// A device cookie counts when it is the one this session was issued
+	// with (a device the account signed up or logged in from); a session
+	// older than the dev claim takes the cookie as it comes.
+	if c, err := r.Cookie(risk.DeviceCookie); err == nil && (sess.Device == "" || risk.DeviceDigest(c.Value) == sess.Device) {
 		sig.Device = c.Value
 	}
 	now := d.Now()

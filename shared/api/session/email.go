@@ -81,7 +81,7 @@ func (s *Handlers) verifyEmail(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if sess, err := s.Auth.Session(r); err == nil && sess.Account == a.ID {
-		return s.startSession(w, r, a, http.StatusOK, nil)
+		return s.startSession(w, r, a, http.StatusOK, nil, sess.Device)
 	}
 	web.WriteJSON(w, http.StatusOK, map[string]any{"account": a})
 	return nil
