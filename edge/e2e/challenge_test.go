@@ -83,6 +83,13 @@ func TestRiskyFanSolvesTheChallengeOnAPhone(t *testing.T) {
 		// A puzzle's tries are geometric: 90 % of them take under ln(10)× the mean.
 		t.Logf("phone, %d bits: mean %.2fs, 9 in 10 under %.2fs", bits, mean, mean*math.Ln10)
 	}
+	// The medium puzzle's 1–3 s is a quiet machine's figure (docs/fairness.md);
+	// on this shared machine the rate moves tenfold with the load, so the
+	// bound is ten times the goal: it catches a solver gone slow (a page
+	// thread blocked, a lost worker), not the neighbours' load.
+	medium := math.Pow(2, float64(d.ChallengeBits)) / perSecond
+	t.Logf("phone, the medium puzzle (%d bits): mean %.2fs (goal 1–3 s on a quiet machine)", d.ChallengeBits, medium)
+	require.Less(t, medium, 30.0, "a phone's mean time for the medium puzzle, seconds")
 
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(s.st.URL+fmt.Sprintf("/events/%d/queue", id)),

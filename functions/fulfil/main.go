@@ -1,6 +1,7 @@
 // Command fulfil drains the shards' outboxes: confirmation emails with the
 // tickets for paid orders, and refunds of payments that lost their hold;
-// and the catalog's: copies of organizers' status changes to the shards.
+// and the catalog's: copies of organizers' status changes to the shards,
+// and the mail of drawn presales (winners' codes, the others' news).
 // Delivery is at least once; every effect is idempotent.
 package main
 

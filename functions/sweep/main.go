@@ -24,9 +24,9 @@ func main() {
 	rdb := app.OpenRedis(cfg.Redis)
 	inv := app.NewInventory(db, live.New(rdb, cfg.RedisPrefix), log)
 	// Presales whose registration closed are drawn here when their
-	// organizer did not. This function has no mail permission: winners
-	// read their code on their page, and the API mails whoever was not
-	// mailed at the organizer's next draw call.
+	// organizer did not. This function reads no address: its draw queues
+	// every registration's mail in the catalog's outbox, which the fulfil
+	// function sends.
 	presales := &presale.Service{DB: db.Catalog, Room: queue.New(rdb, cfg.RedisPrefix), Log: log}
 	snapshots := app.Must(app.SearchSnapshotBuilder(ctx, cfg.SearchSnapshots, db.Catalog, log))
 	lambda.Start(func(ctx context.Context) (map[int]int, error) {

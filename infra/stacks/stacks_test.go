@@ -17,6 +17,7 @@ import (
 	"github.com/catraca/catraca/edge"
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/tools/testenv"
 )
 
@@ -213,6 +214,24 @@ func TestTemplates(t *testing.T) {
 			for _, want := range []string{"RateBasedStatement", "AWSManagedRulesBotControlRuleSet", "AWSManagedRulesCommonRuleSet"} {
 				require.Contains(t, string(b), want)
 			}
+			// Bot Control's label reaches the origin as the header the
+			// join's risk score reads (WAF prefixes x-amzn-waf-).
+			var rules []struct {
+				Name   string
+				Action struct {
+					Count struct {
+						CustomRequestHandling struct{ InsertHeaders []struct{ Name string } }
+					}
+				}
+			}
+			require.NoError(t, json.Unmarshal(b, &rules))
+			var inserted []string
+			for _, r := range rules {
+				for _, h := range r.Action.Count.CustomRequestHandling.InsertHeaders {
+					inserted = append(inserted, "x-amzn-waf-"+h.Name)
+				}
+			}
+			require.Contains(t, inserted, strings.ToLower(risk.BotHeader))
 		})
 		each(all, "AWS::CloudFront::Function", func(_, _ string, r resource) {
 			require.Equal(t, "cloudfront-js-2.0", r.Properties["FunctionConfig"].(map[string]any)["Runtime"])

@@ -32,6 +32,7 @@ var (
 	ErrInvalidCredentials = errors.New("wrong email or password")
 	ErrWeakPassword       = errors.New("password too weak")
 	ErrInvalidInput       = errors.New("invalid account data")
+	ErrNoAccount          = errors.New("no such account")
 )
 
 // Account is a registered person.
@@ -41,6 +42,9 @@ type Account struct {
 	Name      string    `json:"name"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
+	// EmailVerified: the owner opened the link mailed at sign-up (a
+	// signal of the waiting room's risk score, docs/fairness.md).
+	EmailVerified bool `json:"email_verified"`
 }
 
 // Store persists accounts; pgstore implements it on the catalog.
@@ -48,6 +52,8 @@ type Store interface {
 	Create(ctx context.Context, a Account, passwordHash string) (Account, error) // ErrEmailTaken
 	ByEmail(ctx context.Context, email string) (Account, string, error)          // ErrInvalidCredentials when absent, after the same read
 	Role(ctx context.Context, id int64) (string, error)                          // "" when absent
+	VerifyEmail(ctx context.Context, id int64) (Account, error)                  // ErrNoAccount
+	Email(ctx context.Context, id int64) (string, error)
 }
 
 // Service holds the account rules.
@@ -118,6 +124,18 @@ func (s *Service) LogIn(ctx context.Context, email, password string) (Account, e
 		return Account{}, ErrInvalidCredentials
 	}
 	return a, nil
+}
+
+// VerifyEmail records that an account's owner opened the verification
+// link mailed to it (see EmailLink).
+func (s *Service) VerifyEmail(ctx context.Context, id int64) (Account, error) {
+	return s.store.VerifyEmail(ctx, id)
+}
+
+// Email returns an account's address (to mail it a new verification
+// link).
+func (s *Service) Email(ctx context.Context, id int64) (string, error) {
+	return s.store.Email(ctx, id)
 }
 
 // isText tells whether s can be stored as PostgreSQL text: UTF-8, no NUL.

@@ -11,6 +11,7 @@ import (
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/challenge"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/fairness"
 	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/shared/venue"
 	"github.com/catraca/catraca/tools/apptest"
@@ -23,27 +24,64 @@ func withChallenge(c *config.Config) {
 	c.ChallengeBits, c.ChallengeBitsMax = 8, 12
 }
 
-// settled makes f a fan who signed up a month before the on-sale and
-// logs in from a browser that has the device cookie: clean traffic.
+// settled makes f a fan who signed up a month before the on-sale,
+// verified its email and logs in from a browser that has the device
+// cookie: clean traffic.
 func settled(t *testing.T, a *app.App, f *fan, srv *httptest.Server, email string) {
 	t.Helper()
-	_, err := a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days' WHERE email = $1`, email)
+	_, err := a.Catalog.Exec(context.Background(), `UPDATE accounts SET created_at = now() - interval '30 days', email_verified_at = now() WHERE email = $1`, email)
 	require.NoError(t, err)
 	r := f.do(http.MethodPost, "/api/session", map[string]any{"email": email, "password": "a long enough password"})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	f.onDevice("device-" + email)
 }
 
 // apiFan is an API client: a bearer session and no cookie jar, so it keeps
-// no queue ticket between joins (a bot need not).
-func apiFan(t *testing.T, srv *httptest.Server, email string) (*fan, int64) {
+// no queue ticket between joins (a bot need not). header goes with its
+// sign-up.
+func apiFan(t *testing.T, srv *httptest.Server, email string, header ...string) (*fan, int64) {
 	t.Helper()
 	f := newFan(t, srv)
-	r := f.do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Bot"})
+	r := f.do(http.MethodPost, "/api/accounts", map[string]any{"email": email, "password": "a long enough password", "name": "Bot"}, header...)
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 	f.client = &http.Client{}
 	f.header.Set("Authorization", "Bearer "+r.Body["token"].(string))
 	return f, int64(r.Body["account"].(map[string]any)["id"].(float64))
+}
+
+// doorRoom serves an app with the door on (and options) and an event
+// whose waiting room is open; it returns the app, its server and the
+// room's path.
+func doorRoom(t *testing.T, options ...func(*config.Config)) (*app.App, *httptest.Server, string) {
+	t.Helper()
+	a := apptest.New(t, 1, append([]func(*config.Config){withChallenge}, options...)...)
+	srv := httptest.NewServer(validated(t, a.Handler()))
+	t.Cleanup(srv.Close)
+	o := organizerFan(t, a, srv)
+	id := createEvent(t, o, importVenue(t, o, venue.Stadium("Door Arena", "Recife", 20, 10)), "Door Night", true)
+	e, err := a.Events.Get(context.Background(), id)
+	require.NoError(t, err)
+	_, err = a.Admission().Tick(context.Background(), e)
+	require.NoError(t, err)
+	return a, srv, "/api/events/" + itoa(id) + "/queue"
+}
+
+// A device cookie counts when it is the one the session was issued with
+// (the device this account signed up or logged in from): a bot that
+// sends a made-up one, in the form the API makes, scores as a join
+// without one; a fan's own browser passes.
+func TestMadeUpDeviceCookieIsNoDevice(t *testing.T) {
+	t.Parallel()
+	_, srv, room := doorRoom(t)
+	bot, _ := apiFan(t, srv, "bot@example.com")
+	bot.header.Set("Cookie", risk.DeviceCookie+"="+fairness.NewDeviceID())
+	r := bot.do(http.MethodPost, room, nil)
+	challengeOf(t, r)
+	require.Equal(t, "new-account,unverified-email,no-device", r.Body["risk"])
+
+	ana := newFan(t, srv)
+	ana.signUp("ana@example.com")
+	r = ana.do(http.MethodPost, room, nil)
+	require.Equal(t, http.StatusOK, r.Status, "the device of Ana's sign-up: %s", r.Raw)
 }
 
 // challengeOf reads the challenge a refused join carries.
@@ -81,7 +119,7 @@ func TestRiskyJoinMustSolveTheChallenge(t *testing.T) {
 
 	// No solution: refused, with the puzzle, and no place.
 	c := challengeOf(t, bot.do(http.MethodPost, room, nil))
-	require.Equal(t, 10, c.Bits, "bot label 3 + new account 1 + no device 1 = 5: two steps over the threshold")
+	require.Equal(t, 11, c.Bits, "bot label 3 + new account 1 + unverified email 1 + no device 1 = 6: three steps over the threshold")
 	require.Contains(t, bot.do(http.MethodPost, room, nil).Body["risk"], "bot-label")
 	require.Equal(t, "none", bot.do(http.MethodGet, room, nil).Body["state"], "a refused join has no place")
 
@@ -142,7 +180,6 @@ func TestCleanJoinPassesAndTheDoorCanBeOff(t *testing.T) {
 
 		ana := newFan(t, srv)
 		ana.signUp("ana-" + mode + "@example.com")
-		ana.onDevice("device-ana")
 		require.Equal(t, "waiting", ana.do(http.MethodPost, room, nil).Body["state"], "%s: a clean join", mode)
 		bot, _ := apiFan(t, srv, "bot-"+mode+"@example.com")
 		bot.header.Set(risk.BotHeader, "bot")
@@ -160,23 +197,16 @@ func TestCleanJoinPassesAndTheDoorCanBeOff(t *testing.T) {
 // than the limit (here 2) in the minute.
 func TestJoinsFromOneDeviceAddUp(t *testing.T) {
 	t.Parallel()
-	a := apptest.New(t, 1, withChallenge, func(c *config.Config) { c.RiskDeviceJoins = 2 })
-	srv := httptest.NewServer(validated(t, a.Handler()))
-	t.Cleanup(srv.Close)
-	o := organizerFan(t, a, srv)
-	venueID := importVenue(t, o, venue.Stadium("Door Arena", "Recife", 20, 10))
-	id := createEvent(t, o, venueID, "Door Night", true)
-	e, err := a.Events.Get(context.Background(), id)
-	require.NoError(t, err)
-	_, err = a.Admission().Tick(context.Background(), e)
-	require.NoError(t, err)
-	room := "/api/events/" + itoa(id) + "/queue"
+	_, srv, room := doorRoom(t, func(c *config.Config) { c.RiskDeviceJoins = 2 })
 	var last response
+	phone := risk.DeviceCookie + "=" + fairness.NewDeviceID()
 	for i := range 3 {
-		f, _ := apiFan(t, srv, "farm"+itoa(int64(i))+"@example.com")
-		// A new account (1) is looked at closer; the device's third join
-		// in the minute is a burst (2), which reaches the threshold (3).
-		f.header.Set("Cookie", risk.DeviceCookie+"=shared-phone")
+		// Accounts signed up on one phone: its cookie is their device.
+		f, _ := apiFan(t, srv, "farm"+itoa(int64(i))+"@example.com", "Cookie", phone)
+		// A new account with an unverified email (2) is looked at closer;
+		// the device's third join in the minute is a burst (2), which
+		// passes the threshold (3).
+		f.header.Set("Cookie", phone)
 		last = f.do(http.MethodPost, room, nil)
 		if i < 2 {
 			require.Equal(t, http.StatusOK, last.Status, "join %d: %s", i+1, last.Raw)

@@ -191,6 +191,14 @@ func TestVelocityPausesHolds(t *testing.T) {
 	require.Equal(t, "https://catraca.dev/problems/purchase-velocity", r.Body["type"])
 	require.Contains(t, r.Body["detail"], "more often than a fan does within 1h0m0s")
 
+	// The organizer's console lists the account among those flagged.
+	org := s.organizerOf(t)
+	waitUntil(t, 10*time.Second, func() bool {
+		r := org.do(http.MethodGet, "/api/organizer/linked-accounts", nil)
+		flagged, _ := r.Body["flagged"].([]any)
+		return len(flagged) == 1 && flagged[0].(map[string]any)["id"] == float64(id)
+	}, "the flagged account in the console")
+
 	other := newFan(t, s.srv)
 	other.signUp("slow@example.com")
 	s.hold(t, other, "slow", s.seats[10])
@@ -263,6 +271,7 @@ func TestOrganizerSeesLinkedAccountsAndActs(t *testing.T) {
 		e := e.(map[string]any)
 		actions = append(actions, e["action"].(string)+": "+e["reason"].(string))
 		require.NotZero(t, e["actor"])
+		require.Equal(t, "org@example.com", e["actor_email"], "who did it")
 	}
 	require.Equal(t, []string{"unblock: appeal: Ana's sister", "block: farm account", "void: 8 tickets across 2 accounts on one phone"}, actions)
 	require.Equal(t, float64(biaOrder), audit[2].(map[string]any)["order_id"])

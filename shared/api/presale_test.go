@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/catraca/catraca/shared/app"
+	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/venue"
 	"github.com/catraca/catraca/tools/apptest"
 	"github.com/catraca/catraca/tools/testenv"
@@ -36,9 +37,9 @@ type presaleShop struct {
 	presale string
 }
 
-func newPresaleShop(t *testing.T, codes int) *presaleShop {
+func newPresaleShop(t *testing.T, codes int, options ...func(*config.Config)) *presaleShop {
 	t.Helper()
-	s := &presaleShop{a: apptest.New(t, 1), base: time.Now().UTC()}
+	s := &presaleShop{a: apptest.New(t, 1, options...), base: time.Now().UTC()}
 	clock := func() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
 	s.a.Room.SetClock(clock)
 	s.a.Presale.Now = clock
@@ -327,4 +328,129 @@ func TestCommandAgreesWithTheServer(t *testing.T) {
 	out, err = command("-seed", strings.Repeat("00", 32), "-commitment", pub["seed_sha256"].(string), "-codes", "4", "-ids", ids)
 	require.Error(t, err)
 	require.Contains(t, out, "the seed does not match the published commitment")
+}
+
+// presaleMails reads the presale mails in a local mailbox, by recipient.
+func presaleMails(t *testing.T, mailbox string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(mailbox, "presale-*.txt"))
+	require.NoError(t, err)
+	mails := map[string]string{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		to, _, _ := strings.Cut(strings.TrimPrefix(string(b), "To: "), "\n")
+		require.NotContains(t, mails, to, "one mail per fan")
+		mails[to] = string(b)
+		require.NoError(t, os.Remove(name))
+	}
+	return mails
+}
+
+// TestDrawnFansAreMailedOnceWhoeverDraws: a draw the sweep function runs
+// (as its own database role, which reads no address) mails every
+// registered fan through the fulfil function's outbox: the winner its
+// code, the others that they were not drawn and when the general sale's
+// waiting room opens to them. Later sweeps, fulfil runs and the
+// organizer's draw call mail nobody again.
+func TestDrawnFansAreMailedOnceWhoeverDraws(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mailbox := t.TempDir()
+	var cfg config.Config
+	s := newPresaleShop(t, 1, func(c *config.Config) { c.Mailbox = mailbox; cfg = *c })
+	fns, err := app.OpenFunctions(ctx, cfg, s.a)
+	require.NoError(t, err)
+	t.Cleanup(fns.Close)
+	fns.Presales.Now = s.a.Presale.Now
+	fans := map[string]*fan{}
+	for _, email := range []string{"ana@example.com", "bia@example.com", "caio@example.com"} {
+		fans[email] = s.fan(t, email)
+		require.Equal(t, http.StatusCreated, fans[email].do(http.MethodPost, s.presale+"/registration", nil).Status)
+	}
+
+	s.at(11 * time.Minute)
+	drawn, err := fns.Presales.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, drawn, "the sweep drew the closed presale")
+	_, err = fns.Fulfil.Fulfil(ctx)
+	require.NoError(t, err)
+	mails := presaleMails(t, mailbox)
+	require.Len(t, mails, 3, "every registered fan is mailed, winner or not: %v", mails)
+	for email, f := range fans {
+		mine := f.do(http.MethodGet, s.presale+"/registration", nil).Body
+		mail := mails[email]
+		if mine["state"] == "won" {
+			require.Contains(t, mail, "Subject: Your presale code")
+			require.Contains(t, mail, mine["code"].(string))
+			continue
+		}
+		require.Equal(t, "not_drawn", mine["state"])
+		require.Contains(t, mail, "not drawn")
+		require.Contains(t, mail, "general sale's waiting room opens to everyone at "+s.base.Add(2*time.Hour).Format(time.RFC3339))
+		require.Contains(t, mail, "/events/"+itoa(s.id)+"/queue")
+	}
+
+	// Whoever runs again, nobody is mailed twice.
+	_, err = fns.Presales.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, s.org.do(http.MethodPost, s.presale+"/draw", nil).Status)
+	_, err = fns.Fulfil.Fulfil(ctx)
+	require.NoError(t, err)
+	_, err = s.a.Orders.Fulfil(ctx)
+	require.NoError(t, err)
+	require.Empty(t, presaleMails(t, mailbox), "mailed once")
+}
+
+// TestPresaleAsAFarmTriesIt plays a scalper against the presale: a second
+// account on the same phone (linked by the device) may not register
+// again, nor use the winner's code before or after the winner redeems
+// it; the winner's second redeem changes nothing; a made-up code is
+// unknown; a blocked account may not register.
+func TestPresaleAsAFarmTriesIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newPresaleShop(t, 2)
+	reg, join := s.presale+"/registration", "/api/events/"+itoa(s.id)+"/queue"
+	ana := s.fan(t, "ana@example.com")
+	require.Equal(t, http.StatusCreated, ana.do(http.MethodPost, reg, nil).Status)
+
+	// A second account on Ana's phone is Ana's cluster: one registration.
+	alt := newFan(t, s.srv)
+	alt.onDevice(ana.device())
+	alt.signUp("ana.alt@example.com")
+	requireRefusal(t, alt.do(http.MethodPost, reg, nil), http.StatusConflict, "already-registered",
+		"This account (or an account linked to it) is already registered for this presale: one registration per fan.", "")
+
+	// A blocked account is refused before it can take a registration.
+	bad := newFan(t, s.srv)
+	badID := bad.signUp("blocked@example.com")
+	require.NoError(t, s.a.Fairness.Block(ctx, 1, badID, "farm account", nil))
+	requireProblem(t, bad.do(http.MethodPost, reg, nil), http.StatusForbidden, "account-blocked")
+
+	s.at(11 * time.Minute)
+	r := s.org.do(http.MethodPost, s.presale+"/draw", nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	require.EqualValues(t, 1, r.Body["registrations"], "the linked and the blocked accounts have none")
+	code := ana.do(http.MethodGet, reg, nil).Body["code"].(string)
+
+	e, err := s.a.Events.Get(ctx, s.id)
+	require.NoError(t, err)
+	_, err = s.a.Admission().Tick(ctx, e)
+	require.NoError(t, err)
+	notYours := func() {
+		t.Helper()
+		requireRefusal(t, alt.do(http.MethodPost, s.presale+"/code", map[string]any{"code": code}), http.StatusForbidden,
+			"presale-code-not-yours", "This presale code was drawn for another account and works only there.", "/code")
+		requireProblem(t, alt.do(http.MethodPost, join, nil), http.StatusForbidden, "presale-code-required")
+	}
+	notYours()
+	for range 2 {
+		r := ana.do(http.MethodPost, s.presale+"/code", map[string]any{"code": code})
+		require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	}
+	require.EqualValues(t, 1, call(t, s.srv, http.MethodGet, s.presale, "", nil).Body["redeemed"], "redeemed once")
+	notYours() // a spent code is still not another account's
+	requireProblem(t, alt.do(http.MethodPost, s.presale+"/code", map[string]any{"code": "ZZZZ-ZZZZ-ZZZZ"}), http.StatusUnprocessableEntity, "invalid-presale-code")
+	require.Equal(t, http.StatusOK, ana.do(http.MethodPost, join, nil).Status)
 }

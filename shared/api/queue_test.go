@@ -497,7 +497,6 @@ func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	// (a pipeline to the event's slot), and passes when they are few.
 	dora := newFan(t, srv)
 	dora.signUp("dora@example.com")
-	dora.onDevice("device-dora")
 	trips.Store(0)
 	r = dora.do(http.MethodPost, gated, nil)
 	require.Equal(t, "waiting", r.Body["state"], string(r.Raw))

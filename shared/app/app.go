@@ -17,6 +17,7 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/account/pgstore"
 	"github.com/catraca/catraca/shared/admission"
+	"github.com/catraca/catraca/shared/api/session"
 	"github.com/catraca/catraca/shared/availability"
 	"github.com/catraca/catraca/shared/cache"
 	"github.com/catraca/catraca/shared/config"
@@ -59,6 +60,8 @@ type App struct {
 	Entry        *entry.Service
 	Fairness     *fairness.Service
 	Presale      *presale.Service
+	// EmailLinks mail and check the links that verify accounts' emails.
+	EmailLinks *session.EmailLinks
 }
 
 // Option adjusts how Open builds the app.
@@ -138,7 +141,14 @@ func (a *App) services(ctx context.Context) error {
 	if a.Entry, err = NewEntry(a.Databases, cfg.TicketKey, mailer, cfg.PublicURL, a.Fairness, a.Logger); err != nil {
 		return err
 	}
-	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Mailer: mailer, PublicURL: cfg.PublicURL, Log: a.Logger,
+	// The verification link is signed with the session keys under its
+	// own audience: it is never a session.
+	links, err := token.NewSigner(token.AudienceEmail, cfg.SessionKeys)
+	if err != nil {
+		return err
+	}
+	a.EmailLinks = &session.EmailLinks{Signer: links, Mailer: mailer, PublicURL: cfg.PublicURL}
+	a.Presale = &presale.Service{DB: a.Catalog, Room: a.Room, Log: a.Logger,
 		Cluster: func(ctx context.Context, account int64) (int64, error) {
 			id, _, err := a.Fairness.Cluster(ctx, account)
 			return id, err

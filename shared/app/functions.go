@@ -75,7 +75,7 @@ func OpenFunctions(ctx context.Context, cfg config.Config, a *App) (*Functions, 
 	}
 	f.Admission = NewAdmission(admit, queue.New(rdb, prefix), NewInventory(admit, hub, log), cfg.Room, log)
 	f.Sweep = NewInventory(sweep, hub, log)
-	f.Presales = &presale.Service{DB: sweep.Catalog, Room: queue.New(rdb, prefix), Log: log} // as functions/sweep: no mailer
+	f.Presales = &presale.Service{DB: sweep.Catalog, Room: queue.New(rdb, prefix), Log: log} // as functions/sweep: its draws' mail goes through the outbox
 	if f.snapshots, err = SearchSnapshotBuilder(ctx, cfg.SearchSnapshots, sweep.CatalogRO, log); err != nil {
 		f.Close()
 		return nil, err

@@ -39,7 +39,7 @@ func (a *App) Handler() http.Handler {
 	return api.New(api.Config{Log: log, HTTP: cfg.HTTP, Incidents: a.Room},
 		&api.Ops{Checks: a.healthChecks(), Outbox: a.Orders, Log: log},
 		&session.Handlers{Accounts: a.Accounts, Auth: auth, Revocations: token.NewRevocations(a.Redis, cfg.RedisPrefix),
-			Fairness: a.Fairness, Limits: limits, TTL: cfg.SessionTTL},
+			Fairness: a.Fairness, Limits: limits, TTL: cfg.SessionTTL, Emails: a.EmailLinks},
 		&read.Handlers{Events: a.Events, EventCache: events, Venues: venues, Availability: a.Availability,
 			Live: a.Live, ReadCache: a.ReadCache, Presale: a.Presale, Log: log},
 		&room.Handlers{Auth: auth, Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets, EventCache: events,

@@ -16,6 +16,8 @@ import (
 	"github.com/catraca/catraca/shared/inventory"
 	"github.com/catraca/catraca/shared/live"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/outbox"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/ratelimit"
@@ -83,7 +85,8 @@ func NewOrders(o Orders) *order.Service {
 		OutboxTries: o.Outbox.OutboxTries, RefundTries: o.Outbox.RefundTries,
 		Strikes: strikes(o), Declines: declines(o.Declines), NoPix: o.PSP.PSPNoPix,
 		NoCardLimit: o.Declines.NoCardLimit, NoClusterLimit: o.Declines.NoClusterLimit,
-		Linked: NewFairness(o.DB, o.Redis, o.Prefix, o.Declines, o.Log),
+		Linked:        NewFairness(o.DB, o.Redis, o.Prefix, o.Declines, o.Log),
+		CatalogTopics: catalogTopics(o),
 		Addresses: func(ctx context.Context, account int64) (string, error) {
 			return catalogstore.AccountEmail(ctx, o.DB.CatalogRO, account)
 		},
@@ -97,6 +100,18 @@ func NewOrders(o Orders) *order.Service {
 				hub.Publish(ctx, eventID, live.Delta{Seats: seats, State: live.SeatSold})
 			}
 		}})
+}
+
+// catalogTopics are the catalog outbox's messages an order service with
+// a mailer (fulfil's) sends besides the status copies: a drawn presale's
+// mail.
+func catalogTopics(o Orders) map[outbox.Topic]order.CatalogHandler {
+	if o.Mailer == nil {
+		return nil
+	}
+	return map[outbox.Topic]order.CatalogHandler{
+		catalogstore.TopicPresaleMail: presale.Mailing{Mailer: o.Mailer, PublicURL: o.PublicURL}.Send,
+	}
 }
 
 // NewFairness is the linked-accounts store (docs/fairness.md).

@@ -20,6 +20,8 @@ type Account struct {
 	Role         string
 	CreatedAt    time.Time
 	PasswordHash string
+	// EmailVerified: the owner opened the link mailed at sign-up.
+	EmailVerified bool
 }
 
 // CreateAccount inserts an account and returns its id and creation time.
@@ -42,14 +44,27 @@ func LoginAccount(ctx context.Context, db DB, email string) (a Account, found bo
 		id                      *int64
 		address, name, role, pw *string
 		created                 *time.Time
+		verified                *bool
 	)
 	err = db.QueryRow(ctx, `
-		SELECT a.id, a.email, a.name, a.role, a.created_at, a.password_hash
-		FROM (SELECT) one LEFT JOIN accounts a ON lower(a.email) = lower($1)`, email).Scan(&id, &address, &name, &role, &created, &pw)
+		SELECT a.id, a.email, a.name, a.role, a.created_at, a.password_hash, a.email_verified_at IS NOT NULL
+		FROM (SELECT) one LEFT JOIN accounts a ON lower(a.email) = lower($1)`, email).Scan(&id, &address, &name, &role, &created, &pw, &verified)
 	if err != nil || id == nil {
 		return Account{}, false, err
 	}
-	return Account{ID: *id, Email: *address, Name: *name, Role: *role, CreatedAt: *created, PasswordHash: *pw}, true, nil
+	return Account{ID: *id, Email: *address, Name: *name, Role: *role, CreatedAt: *created, PasswordHash: *pw, EmailVerified: *verified}, true, nil
+}
+
+// VerifyEmail marks an account's email verified (the first time counts)
+// and returns the account; found is false when there is no such account.
+func VerifyEmail(ctx context.Context, db DB, id int64) (a Account, found bool, err error) {
+	err = db.QueryRow(ctx, `UPDATE accounts SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = $1
+		RETURNING id, email, name, role, created_at`, id).Scan(&a.ID, &a.Email, &a.Name, &a.Role, &a.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Account{}, false, nil
+	}
+	a.EmailVerified = true
+	return a, err == nil, err
 }
 
 // AccountRole returns an account's role, or "" when there is no such account.

@@ -10,8 +10,8 @@ import (
 	"github.com/catraca/catraca/shared/outbox"
 )
 
-// TopicEventStatus is the catalog outbox's one topic: the copy of an
-// event's status and sale end for its shard (event.StatusCopy).
+// TopicEventStatus is the catalog outbox's message that copies an event's
+// status and sale end to its shard (event.StatusCopy).
 const TopicEventStatus outbox.Topic = "event.status"
 
 // EnqueueStatusCopy writes a status copy into the catalog's outbox,
@@ -59,6 +59,10 @@ func (t OutboxTx) Failed(ctx context.Context, id int64, cause string, wait time.
 func (t OutboxTx) Dead(ctx context.Context, id int64, cause string) error {
 	return outbox.Dead(ctx, t.tx, id, cause)
 }
+
+// DB is the transaction, for a message's handler to read and write the
+// catalog in it: its writes commit with the message's processing.
+func (t OutboxTx) DB() DB { return t.tx }
 
 // Try runs fn in a savepoint of t: fn's error undoes only fn's writes.
 func (t OutboxTx) Try(ctx context.Context, fn func(sp OutboxTx) error) error {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/catraca/catraca/shared/outbox"
 )
 
 // Presale is a row of presales: an event's registration and its draw.
@@ -162,20 +164,48 @@ func SetPresaleLosers(ctx context.Context, db DB, eventID int64) error {
 	return err
 }
 
-// PresaleToMail lists the winners of an event not mailed yet, with their
-// address.
-func PresaleToMail(ctx context.Context, db Reader, eventID int64) ([]PresaleMail, error) {
-	rows, err := db.Query(ctx, `SELECT r.id, r.code, a.email FROM presale_registrations r JOIN accounts a ON a.id = r.account_id
-		WHERE r.event_id = $1 AND r.won AND r.mailed_at IS NULL ORDER BY r.id`, eventID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[PresaleMail])
+// TopicPresaleMail is the catalog outbox's message that one registration
+// of a drawn presale is to be told its outcome: its payload is
+// PresaleMailMessage.
+const TopicPresaleMail outbox.Topic = "presale.mail"
+
+// PresaleMailMessage names the registration a presale.mail message is for.
+type PresaleMailMessage struct {
+	Registration string `json:"registration"`
 }
 
-// PresaleMail is a winner to mail.
+// EnqueuePresaleMails writes one presale.mail message per registration of
+// the event into the catalog's outbox, committed with db's transaction
+// (the draw's): whoever draws, the fulfil function mails.
+func EnqueuePresaleMails(ctx context.Context, db DB, eventID int64) error {
+	_, err := db.Exec(ctx, `INSERT INTO outbox (topic, payload)
+		SELECT $2, jsonb_build_object('registration', id) FROM presale_registrations WHERE event_id = $1 ORDER BY id`,
+		eventID, TopicPresaleMail)
+	return err
+}
+
+// PresaleMail is what the mail of a drawn registration says, and whether
+// it was sent already.
 type PresaleMail struct {
-	ID, Code, Email string
+	ID         string
+	EventID    int64
+	EventName  string
+	Won        bool
+	Code       string
+	Email      string
+	SaleEndsAt time.Time
+	Mailed     bool
+}
+
+// PresaleMailOf reads a drawn registration's mail: its outcome, its
+// account's address and when the presale ends.
+func PresaleMailOf(ctx context.Context, db Reader, id string) (PresaleMail, error) {
+	var m PresaleMail
+	err := db.QueryRow(ctx, `SELECT r.id, r.event_id, e.name, r.won, coalesce(r.code, ''), a.email, p.sale_ends_at, r.mailed_at IS NOT NULL
+		FROM presale_registrations r JOIN presales p ON p.event_id = r.event_id JOIN events e ON e.id = r.event_id
+		JOIN accounts a ON a.id = r.account_id WHERE r.id = $1 AND r.won IS NOT NULL`, id).
+		Scan(&m.ID, &m.EventID, &m.EventName, &m.Won, &m.Code, &m.Email, &m.SaleEndsAt, &m.Mailed)
+	return m, err
 }
 
 // MarkPresaleMailed records that a winner was mailed.

@@ -85,7 +85,9 @@ func (h *Hosted) Verify(ctx context.Context, s Subject, a Answer) error {
 	switch {
 	case !v.Success:
 		return refused(ReasonInvalid, "The check did not pass ("+strings.Join(v.Errors, ", ")+"). Try it again.")
-	case h.Kind == KindTurnstile && v.CData != "" && v.CData != strconv.FormatInt(s.Account, 10)+"."+strconv.FormatInt(s.Event, 10):
+	// A Turnstile token without cdata is bound to nobody (a CAPTCHA
+	// farm's tokens would serve any account): it is refused too.
+	case h.Kind == KindTurnstile && v.CData != strconv.FormatInt(s.Account, 10)+"."+strconv.FormatInt(s.Event, 10):
 		return refused(ReasonWrongSubject, "This check was passed for another account or event.")
 	}
 	return nil

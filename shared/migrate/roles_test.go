@@ -66,6 +66,11 @@ func TestFunctionRolesHaveOnlyTheirGrants(t *testing.T) {
 		denied(catalog, config.DBRole(fn), `SELECT password_hash FROM accounts`)
 	}
 	denied(catalog, "catraca_sweep", `SELECT email FROM accounts`)
+	// A draw the sweep runs queues its mail; fulfil sends it, reading the
+	// outcome and the address but never a presale's seed.
+	allowed(catalog, "catraca_sweep", `INSERT INTO outbox (topic, payload) VALUES ('presale.mail', '{}')`)
+	allowed(catalog, "catraca_fulfil", `UPDATE presale_registrations SET mailed_at = now() WHERE id = 'r1' AND won AND code IS NOT NULL`)
+	denied(catalog, "catraca_fulfil", `SELECT seed FROM presales`)
 	denied(catalog, "catraca_admit", `UPDATE events SET name = 'x'`)
 	allowed(catalog, "catraca_admit", `UPDATE events SET room_published_at = now()`)
 

@@ -25,6 +25,7 @@ import (
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/metrics"
+	"github.com/catraca/catraca/shared/outbox"
 	"github.com/catraca/catraca/shared/psp"
 	"github.com/catraca/catraca/shared/ratelimit"
 	"github.com/catraca/catraca/shared/reject"
@@ -99,6 +100,7 @@ type Service struct {
 	strikes                  *ratelimit.Strikes // nil: declines not counted
 	declines                 Declines
 	noPix                    bool
+	catalogTopics            map[outbox.Topic]CatalogHandler
 }
 
 // Config wires a Service.
@@ -148,7 +150,14 @@ type Config struct {
 	// NoClusterLimit keeps the counting and turns the cluster limit off.
 	Linked         Linked
 	NoClusterLimit bool
+	// CatalogTopics handle the catalog outbox's messages of other
+	// packages (a drawn presale's mail), in the message's transaction.
+	CatalogTopics map[outbox.Topic]CatalogHandler
 }
+
+// CatalogHandler handles one catalog outbox message in db, the
+// transaction that marks it processed.
+type CatalogHandler func(ctx context.Context, db catalogstore.DB, payload []byte) error
 
 // New returns the service.
 func New(c Config) *Service {
@@ -165,7 +174,7 @@ func New(c Config) *Service {
 	return &Service{shards: shardstore.Open(c.Shards), catalog: catalog, psp: c.PSP, limiter: c.Limiter, queue: c.Queue, rate: c.Rate,
 		publicURL: c.PublicURL, tickets: c.Tickets, mailer: c.Mailer, addresses: c.Addresses, events: c.Events, cancelled: c.Cancelled, log: c.Log, now: time.Now,
 		paid: c.Paid, freed: c.Freed, pspFailed: c.PSPFailed, strikes: c.Strikes, declines: c.Declines, noPix: c.NoPix,
-		noCardLimit: c.NoCardLimit, linked: c.Linked, noClusterLimit: c.NoClusterLimit,
+		noCardLimit: c.NoCardLimit, linked: c.Linked, noClusterLimit: c.NoClusterLimit, catalogTopics: c.CatalogTopics,
 		outboxTries: cmp.Or(c.OutboxTries, DefaultOutboxTries), refundTries: cmp.Or(c.RefundTries, DefaultRefundTries)}
 }
 

@@ -23,7 +23,8 @@ import (
 // Fulfil works through every shard's outbox: confirmation emails for paid
 // orders, refunds (of charges the shop refused, of cancelled events) and
 // cancellations of the payments of ended holds; and through the catalog's:
-// copies of organizers' status changes to the events' shards. Delivery is
+// copies of organizers' status changes to the events' shards, and the
+// messages of Config.CatalogTopics (a drawn presale's mail). Delivery is
 // at least once; every handler is idempotent (PSP calls carry idempotency
 // keys, the email is rewritten whole, a status copy is versioned). A
 // message whose handler fails is tried again later, backing off, without
@@ -44,8 +45,14 @@ func (s *Service) Fulfil(ctx context.Context) (int, error) {
 		done, errs = done+n, append(errs, err)
 	}
 	if s.catalog != nil {
-		n, err := drain(ctx, s.catalog.WithTx, func(_ context.Context, _ catalogstore.OutboxTx, m outbox.Message) error {
-			return s.copyStatus(ctx, m.Payload)
+		n, err := drain(ctx, s.catalog.WithTx, func(ctx context.Context, tx catalogstore.OutboxTx, m outbox.Message) error {
+			if m.Topic == catalogstore.TopicEventStatus {
+				return s.copyStatus(ctx, m.Payload)
+			}
+			if h := s.catalogTopics[m.Topic]; h != nil {
+				return h(ctx, tx.DB(), m.Payload)
+			}
+			return fmt.Errorf("no handler of the catalog outbox's topic %q", m.Topic)
 		}, func(tx catalogstore.OutboxTx, m outbox.Message, cause error) error {
 			return s.retry(ctx, tx, catalogOutbox, m, cause)
 		})

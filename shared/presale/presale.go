@@ -20,7 +20,6 @@ import (
 
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
-	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/queue"
 	"github.com/catraca/catraca/shared/reject"
 )
@@ -41,13 +40,11 @@ var (
 
 // Service runs presales over the catalog and the waiting room.
 type Service struct {
-	DB        *pgxpool.Pool
-	Room      *queue.Room
-	Mailer    order.Mailer // nil: winners read their code on the event page only
-	PublicURL string
-	Cluster   ClusterOf // nil: Unlinked
-	Log       *slog.Logger
-	Now       func() time.Time // nil: time.Now
+	DB      *pgxpool.Pool
+	Room    *queue.Room
+	Cluster ClusterOf // nil: Unlinked
+	Log     *slog.Logger
+	Now     func() time.Time // nil: time.Now
 }
 
 func (s *Service) now() time.Time {
@@ -351,8 +348,9 @@ func newCode() string {
 
 // Draw runs the event's draw, once: the registration must have closed.
 // It reveals the seed, gives each winner a code, marks the others, and
-// mails the winners. A second draw, concurrent or later, waits for the
-// first and returns its result.
+// queues every registration's mail in the catalog's outbox (Mailing
+// sends them). A second draw, concurrent or later, waits for the first
+// and returns its result.
 func (s *Service) Draw(ctx context.Context, eventID int64) (Public, error) {
 	err := pgx.BeginFunc(ctx, s.DB, func(tx pgx.Tx) error {
 		p, found, err := catalogstore.GetPresale(ctx, tx, eventID, true)
@@ -381,40 +379,15 @@ func (s *Service) Draw(ctx context.Context, eventID int64) (Public, error) {
 		if err := catalogstore.SetPresaleLosers(ctx, tx, eventID); err != nil {
 			return err
 		}
+		if err := catalogstore.EnqueuePresaleMails(ctx, tx, eventID); err != nil {
+			return err
+		}
 		return catalogstore.MarkPresaleDrawn(ctx, tx, eventID, s.now().UTC())
 	})
 	if err != nil {
 		return Public{}, err
 	}
-	// Every draw call mails the winners not mailed yet: a draw run by a
-	// sweep without a mailer is mailed at the organizer's next call.
-	s.mail(ctx, eventID)
 	return s.Public(ctx, eventID)
-}
-
-// mail sends each winner not mailed yet their code; a failure is logged
-// and retried by the next sweep (the code is on the fan's page anyway).
-func (s *Service) mail(ctx context.Context, eventID int64) {
-	if s.Mailer == nil {
-		return
-	}
-	todo, err := catalogstore.PresaleToMail(ctx, s.DB, eventID)
-	if err != nil {
-		s.log().Warn("presale mail", "event", eventID, "err", err)
-		return
-	}
-	page := strings.TrimSuffix(s.PublicURL, "/") + "/events/" + strconv.FormatInt(eventID, 10) + "/presale"
-	for _, w := range todo {
-		err := s.Mailer.Send(ctx, order.Mail{Key: "presale-" + w.ID, To: w.Email, Subject: "Your presale code",
-			Body: "You were drawn for the presale. Your code is " + w.Code + ".\n\nIt works for your account only. " +
-				"Enter it on " + page + " to join the presale's waiting room.\n"})
-		if err == nil {
-			err = catalogstore.MarkPresaleMailed(ctx, s.DB, w.ID)
-		}
-		if err != nil {
-			s.log().Warn("presale mail", "event", eventID, "registration", w.ID, "err", err)
-		}
-	}
 }
 
 // Redeem spends a presale code for the account it was drawn for: from
@@ -450,9 +423,8 @@ func (s *Service) Redeem(ctx context.Context, eventID, account int64, code strin
 }
 
 // Sweep draws the presales whose registration closed and nobody drew,
-// mails winners a failed mail missed, and writes again the room gate of
-// every presale still selling (Redis may have lost it). It returns the
-// number of draws it ran.
+// and writes again the room gate of every presale still selling (Redis
+// may have lost it). It returns the number of draws it ran.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	due, err := catalogstore.PresalesToDraw(ctx, s.DB, s.now())
 	if err != nil {
@@ -469,9 +441,6 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return len(due), errors.Join(append(errs, err)...)
 	}
 	for _, p := range selling {
-		if p.DrawnAt != nil {
-			s.mail(ctx, p.EventID)
-		}
 		accounts, err := catalogstore.PresaleRedeemers(ctx, s.DB, p.EventID)
 		if err == nil {
 			err = s.Room.SetPresale(ctx, p.EventID, p.SaleEndsAt, accounts...)

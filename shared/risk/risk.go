@@ -58,10 +58,10 @@ type Signals struct {
 	// Since is when the account was created (zero: unknown, e.g. a session
 	// issued before the claim existed; unknown scores nothing).
 	Since time.Time
-	// EmailKnown says whether EmailVerified means anything (catraca does
-	// not verify emails yet: it is never known today).
+	// EmailKnown says whether EmailVerified means anything (the session's
+	// emv claim; a session issued before it existed says nothing).
 	EmailKnown, EmailVerified bool
-	Device                    string // the device cookie, "" if absent
+	Device                    string // the device cookie the session was issued with, "" if absent or another
 	Bot                       string // the WAF's label header, "" if absent
 	Velocity                  int    // the velocity port's flag (0: none)
 	// Counted by Counter, only when the free signals reach LookCloser.
@@ -172,6 +172,11 @@ func (c *Counter) Count(ctx context.Context, event int64, device, network string
 	}
 	return deviceJoins, netJoins, err
 }
+
+// DeviceDigest is what a session keeps of the device cookie it was issued
+// with (the token's dev claim): the join compares the cookie it gets with
+// it, so a made-up cookie counts as none, with no lookup.
+func DeviceDigest(device string) string { return digest(device) }
 
 // digest keeps a key short and free of whatever a forged cookie holds.
 func digest(v string) string {

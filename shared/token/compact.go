@@ -70,7 +70,7 @@ func (k *signingKey) token(c Claims, audience string, iat, exp int64) string {
 }
 
 // appendClaims appends the claims of a token as JSON, in the fields and
-// order the JWT library used (role, evt, plc, trn, acs, sub, aud, exp, iat,
+// order the JWT library used (role, evt, plc, trn, acs, emv, dev, sub, aud, exp, iat,
 // jti); a claims without an ID gets a random one (12 bytes, base64url).
 func appendClaims(j []byte, c Claims, audience string, iat, exp int64) []byte {
 	j = append(j, '{')
@@ -81,11 +81,15 @@ func appendClaims(j []byte, c Claims, audience string, iat, exp int64) []byte {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{`"evt":`, c.Event}, {`"plc":`, c.Place}, {`"trn":`, c.Turn}, {`"acs":`, c.Since}} {
+	}{{`"evt":`, c.Event}, {`"plc":`, c.Place}, {`"trn":`, c.Turn}, {`"acs":`, c.Since}, {`"emv":`, c.Email}} {
 		if f.v != 0 {
 			j = strconv.AppendInt(append(j, f.name...), f.v, 10)
 			j = append(j, ',')
 		}
+	}
+	if c.Device != "" {
+		j = appendString(append(j, `"dev":`...), c.Device)
+		j = append(j, ',')
 	}
 	j = strconv.AppendInt(append(j, `"sub":"`...), c.Account, 10)
 	j = appendString(append(j, `","aud":[`...), audience)
@@ -172,7 +176,7 @@ func (s *Signer) verifyCompact(raw string) (c Claims, err error, decided bool) {
 	if err != nil || account <= 0 {
 		return Claims{}, invalid("bad subject"), true
 	}
-	return Claims{Account: account, Role: f.role, Event: f.evt, Place: f.plc, Turn: f.trn, Since: f.acs, ID: f.jti,
+	return Claims{Account: account, Role: f.role, Event: f.evt, Place: f.plc, Turn: f.trn, Since: f.acs, Email: f.emv, Device: f.dev, ID: f.jti,
 		Expires: time.Unix(f.exp, 0)}, nil, true
 }
 
@@ -185,10 +189,10 @@ func (e *invalidError) Unwrap() error { return ErrInvalid }
 
 // fields are the claims scanClaims reads.
 type fields struct {
-	role, jti      string
+	role, jti, dev string
 	sub            []byte // in the token's buffer
 	evt, plc, trn  int64
-	acs            int64
+	acs, emv       int64
 	exp, nbf       int64
 	hasExp, hasNbf bool
 	audience       bool // aud names the signer's audience
@@ -212,7 +216,7 @@ func scanClaims(p []byte, audience string) (f fields, ok bool) {
 			return f, false
 		}
 		switch string(name) {
-		case "role", "sub", "jti", "iss":
+		case "role", "sub", "jti", "iss", "dev":
 			v, ok := sc.str()
 			if !ok {
 				return f, false
@@ -224,8 +228,10 @@ func scanClaims(p []byte, audience string) (f fields, ok bool) {
 				f.sub = v
 			case "jti":
 				f.jti = string(v)
+			case "dev":
+				f.dev = string(v)
 			}
-		case "evt", "plc", "trn", "acs", "exp", "nbf", "iat":
+		case "evt", "plc", "trn", "acs", "emv", "exp", "nbf", "iat":
 			v, ok := sc.int()
 			if !ok {
 				return f, false
@@ -239,6 +245,8 @@ func scanClaims(p []byte, audience string) (f fields, ok bool) {
 				f.trn = v
 			case "acs":
 				f.acs = v
+			case "emv":
+				f.emv = v
 			case "exp":
 				f.exp, f.hasExp = v, true
 			case "nbf":

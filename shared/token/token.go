@@ -22,6 +22,17 @@ const (
 	// AudienceQueue is the signed queue ticket: proof of a place in line
 	// that survives a Redis failover.
 	AudienceQueue = "catraca-queue"
+	// AudienceEmail is the link mailed at sign-up that verifies the
+	// account's email.
+	AudienceEmail = "catraca-email"
+)
+
+// A session's email claim (emv): whether the account's email was
+// verified when the session was issued, a risk signal of the join.
+const (
+	EmailUnknown    = 0 // a session issued before the claim existed
+	EmailUnverified = 1
+	EmailVerified   = 2
 )
 
 // ErrInvalid is returned for any token that must not be trusted.
@@ -35,16 +46,20 @@ type Claims struct {
 	Place   int64  // plc, queue tickets only
 	Turn    int64  // trn, admission tokens only: the waiting-room turn they belong to
 	Since   int64  // acs, session tokens: when the account was created (Unix seconds), a risk signal the join reads without a lookup
+	Email   int64  // emv, session tokens: EmailUnverified or EmailVerified (EmailUnknown: not said)
+	Device  string // dev, session tokens: risk.DeviceDigest of the device cookie the session was issued with ("" if none)
 	ID      string // jti
 	Expires time.Time
 }
 
 type jwtClaims struct {
-	Role  string `json:"role,omitempty"`
-	Event int64  `json:"evt,omitempty"`
-	Place int64  `json:"plc,omitempty"`
-	Turn  int64  `json:"trn,omitempty"`
-	Since int64  `json:"acs,omitempty"`
+	Role   string `json:"role,omitempty"`
+	Event  int64  `json:"evt,omitempty"`
+	Place  int64  `json:"plc,omitempty"`
+	Turn   int64  `json:"trn,omitempty"`
+	Since  int64  `json:"acs,omitempty"`
+	Email  int64  `json:"emv,omitempty"`
+	Device string `json:"dev,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -112,5 +127,5 @@ func (s *Signer) verifyJWT(raw string) (Claims, error) {
 	if err != nil || account <= 0 {
 		return Claims{}, fmt.Errorf("%w: bad subject", ErrInvalid)
 	}
-	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, Since: jc.Since, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
+	return Claims{Account: account, Role: jc.Role, Event: jc.Event, Place: jc.Place, Turn: jc.Turn, Since: jc.Since, Email: jc.Email, Device: jc.Device, ID: jc.ID, Expires: jc.ExpiresAt.Time}, nil
 }

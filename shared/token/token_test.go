@@ -109,6 +109,7 @@ func TestHandWrittenTokensAreTheLibrarysTokens(t *testing.T) {
 		{Account: 7},
 		{Account: 7, Role: "organizer", ID: "given"},
 		{Account: 1 << 40, Event: 42, Place: 123456, Turn: 9, Since: 1700000000},
+		{Account: 7, Role: "fan", Since: 1700000000, Email: EmailVerified, Device: "0123456789abcdef"},
 		{Account: 7, Role: `odd "role" <&> \ é`, ID: "ü\n"},
 	} {
 		raw, exp, err := s.Issue(c, time.Hour)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/order"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/shared/token"
 	"github.com/catraca/catraca/tools/fan"
 	"github.com/catraca/catraca/tools/pspsim"
@@ -168,13 +169,15 @@ func (r *run) newShoppers(ctx context.Context) error {
 }
 
 // newShopper signs a fan in on device as a log-in does: a session of a
-// new account (created just now), the device cookie in the browser and
+// new account (created just now, its email not verified, issued with the
+// device's cookie), the device cookie in the browser and
 // the device recorded against the account (what links a farm's
 // accounts); then adds it to the run.
 func (r *run) newShopper(ctx context.Context, id int64, device *fan.Device, card string) (*shopper, error) {
 	f := fan.OnDevice(r.st.URL, r.tr, device)
 	f.Account = id
-	raw, _, err := r.st.App.Sessions.Issue(token.Claims{Account: id, Role: "fan", Since: time.Now().Unix()}, 2*time.Hour)
+	raw, _, err := r.st.App.Sessions.Issue(token.Claims{Account: id, Role: "fan", Since: time.Now().Unix(),
+		Email: token.EmailUnverified, Device: risk.DeviceDigest(device.ID)}, 2*time.Hour)
 	if err != nil {
 		return nil, err
 	}

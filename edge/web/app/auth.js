@@ -53,6 +53,40 @@ export function signup(main, _p, query) {
   }, h('p', {}, 'Already have an account? ', h('a', { href: '/login' + location.search }, 'Log in'))));
 }
 
+// verifyEmail opens the link mailed at sign-up: it sends the link's token
+// and says whether the email is verified now. The API issues the session
+// again when it is this account's, so the waiting room sees it at once.
+export async function verifyEmail(main, _p, query) {
+  const status = h('p', { role: 'status' }, 'Checking your link…');
+  main.append(h('h1', {}, 'Verify your email'), status);
+  try {
+    const res = await api('POST', '/api/accounts/email-verification', { token: query.get('token') || '' });
+    if (res.token) session.set({ ...session.get(), ...res.account }, res.expires_at);
+    status.textContent = `Thank you: ${res.account.email} is verified.`;
+  } catch (err) {
+    status.replaceWith(h('p', { class: 'error', role: 'alert' }, explain(err)));
+    main.append(resend());
+  }
+  main.append(h('p', {}, h('a', { href: '/' }, 'See upcoming events')));
+}
+
+// resend asks for a new verification link for the logged-in account.
+function resend() {
+  if (!session.get()) return h('p', {}, h('a', { href: '/login?next=/verify-email' }, 'Log in'), ' to ask for a new link.');
+  const said = h('p', { role: 'status' });
+  const button = h('button', { type: 'button', onclick: async () => {
+    button.disabled = true;
+    try {
+      await api('POST', '/api/me/email-verification');
+      said.textContent = `A new link is on its way to ${session.get().email}.`;
+    } catch (err) {
+      said.textContent = explain(err);
+      button.disabled = false;
+    }
+  } }, 'Mail me a new link');
+  return h('div', {}, button, said);
+}
+
 // notOrganizer is where a signed-in account that is not an organizer lands
 // when it opens the console (the edge sends it here, and so does the
 // router when the API refuses the role): it says so, instead of a log-in

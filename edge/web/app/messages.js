@@ -24,6 +24,7 @@ const sentences = {
   'email-taken': 'An account with this email already exists. Log in instead.',
   'invalid-account': 'Check the form: your name, a valid email and a password of 10 characters or more.',
   'session-expired': 'You were logged out. Log in again to continue.',
+  'invalid-verification': 'This link is not valid or has expired (a link works for 7 days). Ask for a new one below.',
   unauthenticated: 'Log in to continue.',
   'slow-down': 'Lots of fans are here at once. Wait a few seconds and try again.',
   'waiting-room-unavailable': 'The waiting room is busy for a moment. Your place is kept; try again in a few seconds.',

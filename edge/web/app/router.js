@@ -33,6 +33,7 @@ const routes = [
   [/^\/door$/, () => import('./doors.js')],
   [/^\/login$/, page(() => import('./auth.js'), 'login')],
   [/^\/signup$/, page(() => import('./auth.js'), 'signup')],
+  [/^\/verify-email$/, page(() => import('./auth.js'), 'verifyEmail')],
   [/^\/not-an-organizer$/, page(() => import('./auth.js'), 'notOrganizer')],
   // Organizer console.
   [/^\/organizer(\/events)?\/?$/, page(() => import('./organizer/events.js'), 'list')],

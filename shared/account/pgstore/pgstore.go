@@ -42,7 +42,20 @@ func (s *Store) ByEmail(ctx context.Context, email string) (account.Account, str
 	if !found {
 		return account.Account{}, "", account.ErrInvalidCredentials
 	}
-	return account.Account{ID: a.ID, Email: a.Email, Name: a.Name, Role: a.Role, CreatedAt: a.CreatedAt}, a.PasswordHash, nil
+	return account.Account{ID: a.ID, Email: a.Email, Name: a.Name, Role: a.Role, CreatedAt: a.CreatedAt, EmailVerified: a.EmailVerified}, a.PasswordHash, nil
+}
+
+// VerifyEmail marks an account's email verified; an unknown account is
+// account.ErrNoAccount.
+func (s *Store) VerifyEmail(ctx context.Context, id int64) (account.Account, error) {
+	a, found, err := catalogstore.VerifyEmail(ctx, s.db, id)
+	if err != nil {
+		return account.Account{}, fmt.Errorf("verify email of account %d: %w", id, err)
+	}
+	if !found {
+		return account.Account{}, account.ErrNoAccount
+	}
+	return account.Account{ID: a.ID, Email: a.Email, Name: a.Name, Role: a.Role, CreatedAt: a.CreatedAt, EmailVerified: true}, nil
 }
 
 // Role returns an account's role, or "" when there is no such account.
@@ -64,4 +77,9 @@ func (s *Store) SetRole(ctx context.Context, id int64, role string) error {
 		return fmt.Errorf("account %d not found", id)
 	}
 	return nil
+}
+
+// Email returns an account's address.
+func (s *Store) Email(ctx context.Context, id int64) (string, error) {
+	return catalogstore.AccountEmail(ctx, s.db, id)
 }

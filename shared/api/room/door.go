@@ -46,11 +46,15 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 	} else if sent && (a.Token != "" || a.Solution != "") {
 		return d.verify(r, subject, a)
 	}
-	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account)}
+	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account),
+		EmailKnown: sess.Email != token.EmailUnknown, EmailVerified: sess.Email == token.EmailVerified}
 	if sess.Since > 0 {
 		sig.Since = time.Unix(sess.Since, 0)
 	}
-	if c, err := r.Cookie(risk.DeviceCookie); err == nil {
+	// A device cookie counts when it is the one this session was issued
+	// with (a device the account signed up or logged in from); a session
+	// older than the dev claim takes the cookie as it comes.
+	if c, err := r.Cookie(risk.DeviceCookie); err == nil && (sess.Device == "" || risk.DeviceDigest(c.Value) == sess.Device) {
 		sig.Device = c.Value
 	}
 	now := d.Now()

@@ -24,6 +24,9 @@ type Handlers struct {
 	Fairness *fairness.Service
 	Limits   *web.Throttle
 	TTL      time.Duration
+	// Emails mail the link that verifies an account's email (nil: none
+	// is mailed, and no link verifies).
+	Emails *EmailLinks
 }
 
 // Mount registers the routes on m.
@@ -31,4 +34,6 @@ func (s *Handlers) Mount(m *web.Mux) {
 	m.Route("POST /api/accounts", s.signUp)
 	m.Route("POST /api/session", s.logIn)
 	m.Route("DELETE /api/session", s.logOut)
+	m.Route("POST /api/accounts/email-verification", s.verifyEmail)
+	m.Route("POST /api/me/email-verification", s.resendLink)
 }

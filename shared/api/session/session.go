@@ -8,6 +8,7 @@ import (
 	"github.com/catraca/catraca/shared/account"
 	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/problem"
+	"github.com/catraca/catraca/shared/risk"
 	"github.com/catraca/catraca/shared/token"
 )
 
@@ -47,7 +48,8 @@ func (s *Handlers) signUp(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusCreated, device)
+	s.mailLink(r, a)
+	return s.startSession(w, r, a, http.StatusCreated, device, "")
 }
 
 func (s *Handlers) logIn(w http.ResponseWriter, r *http.Request) error {
@@ -74,11 +76,17 @@ func (s *Handlers) logIn(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.startSession(w, r, a, http.StatusOK, device)
+	return s.startSession(w, r, a, http.StatusOK, device, "")
 }
 
-func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie) error {
-	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a)}, s.TTL)
+// startSession issues a's session, naming the device cookie it is issued
+// with (the one set with it, or dev, a digest kept from the session it
+// replaces).
+func (s *Handlers) startSession(w http.ResponseWriter, r *http.Request, a account.Account, status int, device *http.Cookie, dev string) error {
+	if device != nil {
+		dev = risk.DeviceDigest(device.Value)
+	}
+	raw, exp, err := s.Auth.Sessions.Issue(token.Claims{Account: a.ID, Role: a.Role, Since: accountSince(a), Email: emailClaim(a), Device: dev}, s.TTL)
 	if err != nil {
 		return err
 	}
