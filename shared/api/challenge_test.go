@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -138,6 +139,13 @@ func TestRiskyJoinMustSolveTheChallenge(t *testing.T) {
 	r = bot.do(http.MethodPost, room, map[string]any{"challenge": c.Token + "x", "solution": "1"})
 	requireProblem(t, r, http.StatusForbidden, "challenge-failed")
 	require.Equal(t, challenge.ReasonInvalid, r.Body["reason"])
+	// Not a nonce at all: refused as invalid, not as too easy; one longer
+	// than any answer is a bad request (the API description's maxLength).
+	r = bot.do(http.MethodPost, room, map[string]any{"challenge": c.Token, "solution": "abc"})
+	requireProblem(t, r, http.StatusForbidden, "challenge-failed")
+	require.Equal(t, challenge.ReasonInvalid, r.Body["reason"])
+	r = bot.do(http.MethodPost, room, map[string]any{"challenge": c.Token, "solution": strings.Repeat("1", 4097)})
+	requireProblem(t, r, http.StatusBadRequest, "invalid-field")
 
 	// Another account cannot use this account's solution.
 	answer := map[string]any{"challenge": c.Token, "solution": challenge.Solve(c)}

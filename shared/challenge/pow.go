@@ -111,7 +111,7 @@ func (p *PoW) Verify(ctx context.Context, s Subject, a Answer) error {
 	case !now.Before(z.expires):
 		return refused(ReasonExpired, "The challenge expired. Join again for a new one.")
 	case len(a.Solution) == 0 || len(a.Solution) > 20 || !digits(a.Solution):
-		return refused(ReasonTooEasy, "The solution must be a decimal nonce.")
+		return refused(ReasonInvalid, "The solution must be a decimal nonce of 1 to 20 digits.")
 	case ZeroBits(a.Token, a.Solution) < z.bits:
 		return refused(ReasonTooEasy, fmt.Sprintf("The solution does not reach %d leading zero bits.", z.bits))
 	}

@@ -2,6 +2,7 @@ package room
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"time"
@@ -30,6 +31,10 @@ type Door struct {
 // joinAnswer is the optional body of a join: a solved challenge.
 type joinAnswer = challenge.Answer
 
+// maxSolution is the longest solution a join takes (openapi.json's
+// ChallengeAnswer): a hosted CAPTCHA's response token fits in it.
+const maxSolution = 4096
+
 // pass lets a join through the door, or refuses it with the challenge to
 // solve (428 challenge-required) or the reason its answer failed (403
 // challenge-failed). A fan holding a valid queue ticket for this event
@@ -44,6 +49,10 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 	if sent, err := web.DecodeOptional(r, &a); err != nil {
 		return err
 	} else if sent && (a.Token != "" || a.Solution != "") {
+		if len(a.Solution) > maxSolution {
+			return problem.New(http.StatusBadRequest, "invalid-field",
+				fmt.Sprintf("The solution is %d bytes; a solution has at most %d (the proof of work's is a decimal nonce).", len(a.Solution), maxSolution))
+		}
 		return d.verify(r, subject, a)
 	}
 	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account),
