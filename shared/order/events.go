@@ -306,6 +306,9 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
 	}
+	if err := c.linkCard(ctx, o); err != nil {
+		return err
+	}
 	for _, over := range []func(context.Context, shardstore.Charge, int64, int) (string, error){c.overCardLimit, c.overClusterLimit} {
 		if reason, err := over(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
 			if err != nil {
