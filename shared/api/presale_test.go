@@ -144,7 +144,9 @@ func TestDrawRevealsTheCommittedSeed(t *testing.T) {
 	commitment := r.Body["seed_sha256"].(string)
 	require.Regexp(t, `^[0-9a-f]{64}$`, commitment)
 	require.NotContains(t, r.Body, "seed")
-	requireProblem(t, call(t, s.srv, http.MethodGet, s.presale+"/registrations", "", nil), http.StatusConflict, "registration-closed")
+	// The same situation as the draw's, the same problem type (it said
+	// registration-closed while the registration was open).
+	requireProblem(t, call(t, s.srv, http.MethodGet, s.presale+"/registrations", "", nil), http.StatusConflict, "registration-open")
 	requireProblem(t, s.org.do(http.MethodPost, s.presale+"/draw", nil), http.StatusConflict, "registration-open")
 	requireProblem(t, newFan(t, s.srv).do(http.MethodPost, s.presale+"/draw", nil), http.StatusUnauthorized, "unauthenticated")
 
@@ -219,15 +221,26 @@ func TestPresaleRoomAdmitsCodeHoldersOnly(t *testing.T) {
 	requireProblem(t, loser.do(http.MethodPost, join, nil), http.StatusForbidden, "presale-code-required")
 	requireProblem(t, loser.do(http.MethodPost, s.presale+"/code", map[string]any{"code": "0000-0000-0000"}), http.StatusUnprocessableEntity, "invalid-presale-code")
 
-	r = winner.do(http.MethodPost, s.presale+"/code", map[string]any{"code": strings.ToLower(code)})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	require.Equal(t, true, r.Body["redeemed"])
+	// A code is read one way however it is typed: case, spaces and dashes
+	// do not count (lowercase without dashes was refused, with them taken).
+	for _, typed := range []string{strings.ToLower(strings.ReplaceAll(code, "-", "")), " " + strings.ToLower(strings.ReplaceAll(code, "-", " - ")) + " ", code} {
+		r = winner.do(http.MethodPost, s.presale+"/code", map[string]any{"code": typed})
+		require.Equal(t, http.StatusOK, r.Status, "%q: %s", typed, r.Raw)
+		require.Equal(t, true, r.Body["redeemed"])
+	}
 	r = winner.do(http.MethodPost, join, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "prequeue", r.Body["state"])
 
-	// Once the presale ends, everyone may join.
+	// Once the presale ends, everyone may join, and the winner's page says
+	// so instead of sending them to the presale's room with their code.
 	s.at(2 * time.Hour)
+	for _, f := range []*fan{winner, loser} {
+		r = f.do(http.MethodGet, s.presale+"/registration", nil)
+		require.Equal(t, true, r.Body["presale_over"], string(r.Raw))
+		require.Contains(t, r.Body["message"], "general sale's waiting room", string(r.Raw))
+		require.NotContains(t, r.Body["message"], "join the presale's waiting room", string(r.Raw))
+	}
 	r = loser.do(http.MethodPost, join, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 }
@@ -328,3 +341,4 @@ func TestCommandAgreesWithTheServer(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, out, "the seed does not match the published commitment")
 }
+

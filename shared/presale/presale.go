@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -222,7 +223,8 @@ func (s *Service) RegistrationIDs(ctx context.Context, eventID int64) ([]string,
 		return nil, err
 	}
 	if ph := phaseOf(p, s.now()); ph != PhaseClosed && ph != PhaseDrawn {
-		return nil, reject.New(ErrWindow, "", "The registration ids are published when the registration closes, at "+
+		// As the draw refuses the same moment (ErrTooEarly).
+		return nil, reject.New(ErrTooEarly, "", "The registration ids are published when the registration closes, at "+
 			p.RegistrationClosesAt.UTC().Format(time.RFC3339)+".")
 	}
 	return catalogstore.PresaleRegistrationIDs(ctx, s.DB, eventID)
@@ -236,8 +238,11 @@ type Mine struct {
 	RegisteredAt   *time.Time `json:"registered_at,omitempty"`
 	Code           string     `json:"code,omitempty"`
 	Redeemed       bool       `json:"redeemed,omitempty"`
-	Message        string     `json:"message"`
-	Presale        Public     `json:"presale"`
+	// Over: the presale has ended; everyone joins the general sale's
+	// waiting room, code or not.
+	Over    bool   `json:"presale_over,omitempty"`
+	Message string `json:"message"`
+	Presale Public `json:"presale"`
 }
 
 // Fan states.
@@ -258,14 +263,13 @@ func (s *Service) MineOf(ctx context.Context, eventID, account int64) (Mine, err
 	if err != nil {
 		return Mine{}, err
 	}
-	m := Mine{Presale: pub}
+	m := Mine{Presale: pub, Over: !s.now().Before(pub.SaleEndsAt)}
 	switch {
 	case !found:
 		m.State, m.Message = StateNotRegistered, "You are not registered for this presale."
 		if pub.Phase == PhaseOpen {
 			m.Message += " Registration is open until " + pub.RegistrationClosesAt.Format(time.RFC3339) + "."
 		}
-		return m, nil
 	case r.Won == nil:
 		m.State, m.Message = StateRegistered, "You are registered. Codes are drawn after the registration closes at "+
 			pub.RegistrationClosesAt.Format(time.RFC3339)+"."
@@ -277,7 +281,14 @@ func (s *Service) MineOf(ctx context.Context, eventID, account int64) (Mine, err
 		m.Message = "Your registration was not drawn this time. The general sale's waiting room opens to everyone at " +
 			pub.SaleEndsAt.Format(time.RFC3339) + "."
 	}
-	m.RegistrationID, m.RegisteredAt = r.ID, &r.RegisteredAt
+	if found {
+		m.RegistrationID, m.RegisteredAt = r.ID, &r.RegisteredAt
+	}
+	if m.Over {
+		// Whatever the state, a code no longer opens anything (redeeming
+		// answers presale-over).
+		m.Message = "The presale is over: the general sale's waiting room is open to everyone, no code needed."
+	}
 	return m, nil
 }
 
@@ -337,7 +348,7 @@ const codeAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // newCode is a presale code: 12 random characters (60 bits) in groups of
 // four, to type from an email.
 func newCode() string {
-	b := make([]byte, 12)
+	b := make([]byte, codeLength)
 	rand.Read(b)
 	var c strings.Builder
 	for i, x := range b {
@@ -348,6 +359,33 @@ func newCode() string {
 	}
 	return c.String()
 }
+
+// NormalizeCode reads a presale code as typed, one way wherever a code is
+// read: case, spaces and dashes do not count, and the letters Crockford's
+// alphabet leaves out are read as the digits they look like (O as 0, I
+// and L as 1). A code of the right length comes back as newCode writes
+// it (XXXX-XXXX-XXXX); anything else comes back without spaces and
+// dashes, to be found by no code ("" if nothing was typed).
+func NormalizeCode(typed string) string {
+	bare := strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r) || unicode.Is(unicode.Pd, r):
+			return -1
+		case r == 'O' || r == 'o':
+			return '0'
+		case r == 'I' || r == 'i' || r == 'L' || r == 'l':
+			return '1'
+		}
+		return unicode.ToUpper(r)
+	}, typed)
+	if len(bare) != codeLength {
+		return bare
+	}
+	return bare[:4] + "-" + bare[4:8] + "-" + bare[8:]
+}
+
+// codeLength is a code's characters, dashes left out.
+const codeLength = 12
 
 // Draw runs the event's draw, once: the registration must have closed.
 // It reveals the seed, gives each winner a code, marks the others, and
@@ -429,7 +467,7 @@ func (s *Service) Redeem(ctx context.Context, eventID, account int64, code strin
 	if !s.now().Before(p.SaleEndsAt) {
 		return Mine{}, reject.New(ErrOver, "", "The presale is over: join the general sale's waiting room, no code needed.")
 	}
-	code = strings.ToUpper(strings.TrimSpace(code))
+	code = NormalizeCode(code)
 	r, found, err := catalogstore.PresaleCode(ctx, s.DB, eventID, code)
 	if err != nil {
 		return Mine{}, err
