@@ -93,11 +93,12 @@ func (sp Spec) check(e event.Event, now time.Time) error {
 		if !sp.RegistrationClosesAt.After(now) {
 			add("/registration_closes_at", "The registration must close in the future.")
 		}
-		if sp.RegistrationClosesAt.After(e.SaleStartsAt) {
+		b := breachesOf(sp.RegistrationClosesAt, sp.SaleEndsAt, e)
+		if b.closesAfterStart {
 			add("/registration_closes_at", "The registration must close by the event's sale start ("+
 				e.SaleStartsAt.UTC().Format(time.RFC3339)+"), so that codes are drawn before the presale begins.")
 		}
-		if !sp.SaleEndsAt.After(e.SaleStartsAt) || sp.SaleEndsAt.After(e.SaleEndsAt) {
+		if b.endsBeforeStart || b.endsAfterSale {
 			add("/presale_ends_at", "The presale runs from the event's sale start ("+e.SaleStartsAt.UTC().Format(time.RFC3339)+
 				"): presale_ends_at must be after it and no later than the sale's end.")
 		}

@@ -95,6 +95,7 @@ func PresaleError(err error) error {
 		{presale.ErrBadCode, http.StatusUnprocessableEntity, "invalid-presale-code"},
 		{presale.ErrNotYourCode, http.StatusForbidden, "presale-code-not-yours"},
 		{presale.ErrOver, http.StatusConflict, "presale-over"},
+		{presale.ErrEventConflict, http.StatusConflict, "presale-conflict"},
 	} {
 		if errors.Is(err, m.kind) {
 			return web.Refused(err, m.status, m.code)
