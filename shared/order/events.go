@@ -280,6 +280,10 @@ func mismatch(p psp.Payment, o shardstore.Charge, row shardstore.PaymentRow) str
 // new hold could take them), marks it paid and issues its tickets; if the
 // places are gone, the order is refunded.
 func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) error {
+	// First: whatever happens to the charge, the account used the card.
+	if err := c.linkCard(ctx, o); err != nil {
+		return err
+	}
 	// A payment in flight when the organizer cancelled the event would sell
 	// after the cancellation's refunds were asked for. Under the event's
 	// money lock, either the cancellation waits for this sale to commit and
@@ -305,9 +309,6 @@ func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) e
 		if reason != "" {
 			return c.giveBack(ctx, o.OrderID, paymentID, reason)
 		}
-	}
-	if err := c.linkCard(ctx, o); err != nil {
-		return err
 	}
 	for _, over := range []func(context.Context, shardstore.Charge, int64, int) (string, error){c.overCardLimit, c.overClusterLimit} {
 		if reason, err := over(ctx, o, paymentID, e.MaxPerAccount); err != nil || reason != "" {
