@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
@@ -362,9 +363,10 @@ func newCode() string {
 }
 
 // NormalizeCode reads a presale code as typed, one way wherever a code is
-// read: case, spaces and dashes do not count, and the letters Crockford's
-// alphabet leaves out are read as the digits they look like (O as 0, I
-// and L as 1). A code of the right length comes back as newCode writes
+// read: in its compatibility form (NFKC: fullwidth characters, as a phone
+// keyboard may type them, are the ASCII ones), case, spaces and dashes do
+// not count, and the letters Crockford's alphabet leaves out are read as
+// the digits they look like (O as 0, I and L as 1). A code of the right length comes back as newCode writes
 // it (XXXX-XXXX-XXXX); anything else comes back without spaces and
 // dashes, to be found by no code ("" if nothing was typed).
 func NormalizeCode(typed string) string {
@@ -378,7 +380,7 @@ func NormalizeCode(typed string) string {
 			return '1'
 		}
 		return unicode.ToUpper(r)
-	}, typed)
+	}, norm.NFKC.String(typed))
 	if len(bare) != codeLength {
 		return bare
 	}

@@ -12,11 +12,12 @@ func TestNormalizeCode(t *testing.T) {
 		" abcd efgh\tjkmn ":     "ABCD-EFGH-JKMN",
 		"ab cd - ef gh - jk mn": "ABCD-EFGH-JKMN",
 		"abcd–efgh—jkmn":        "ABCD-EFGH-JKMN", // en and em dashes, as a mail client may type them
-		"0OI1-L234-5678":        "0011-1234-5678", // Crockford: O is 0, I and L are 1
-		"":                      "",
-		" - ":                   "",
-		"ABCD-EFGH":             "ABCDEFGH",
-		"ABCD-EFGH-JKMN-PQRS":   "ABCDEFGHJKMNPQRS",
+		"\uff19\uff25\uff2b\uff37-\uff39\uff14\uff36\uff14\uff0d\uff28\uff28\uff23\uff39": "9EKW-Y4V4-HHCY", // fullwidth, as the outsider sent it
+		"0OI1-L234-5678":      "0011-1234-5678", // Crockford: O is 0, I and L are 1
+		"":                    "",
+		" - ":                 "",
+		"ABCD-EFGH":           "ABCDEFGH",
+		"ABCD-EFGH-JKMN-PQRS": "ABCDEFGHJKMNPQRS",
 	} {
 		if got := NormalizeCode(typed); got != want {
 			t.Errorf("NormalizeCode(%q) = %q, want %q", typed, got, want)
