@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/catraca/catraca/shared/event"
 	"github.com/catraca/catraca/shared/organizer"
+	"github.com/catraca/catraca/shared/presale"
 )
 
 // TestPresaleFromRegistrationToCode: the organizer opens a presale's
@@ -92,4 +94,47 @@ func TestPresaleFromRegistrationToCode(t *testing.T) {
 	require.Regexp(t, `Codes redeemed\s*1`, facts)
 	accessible(t, org, "console presale drawn")
 	s.consoleShot(t, org, "console-presale")
+}
+
+// TestEndedPresaleSendsWinnersToTheGeneralSale: once the presale is over,
+// a winner's page says so and leads to the general sale's waiting room;
+// it asked them to enter their code "to join the presale's waiting room",
+// which the server then refused (409 presale-over).
+func TestEndedPresaleSendsWinnersToTheGeneralSale(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	id := s.eventWith(t, "Ended presale show", true, 600, func(spec *organizer.EventSpec) {
+		opens := now.Add(-time.Hour)
+		spec.SaleStartsAt = now.Add(time.Hour)
+		spec.WaitingRoom = event.WaitingRoom{Enabled: true, PrequeueOpensAt: &opens, Ceiling: 10, ActiveTTL: 600, AdmissionTTL: 900}
+	})
+	e, err := s.st.App.Events.Get(ctx, id)
+	require.NoError(t, err)
+	_, err = s.st.App.Presale.Open(ctx, e, s.organizer, presale.Spec{RegistrationOpensAt: now.Add(-time.Minute),
+		RegistrationClosesAt: now.Add(30 * time.Minute), Codes: 5, SaleEndsAt: now.Add(2 * time.Hour)})
+	require.NoError(t, err)
+	page := "/events/" + strconv.FormatInt(id, 10) + "/presale"
+
+	fan := s.tabOf(t, s.newBrowser(t))
+	s.signUp(t, fan, page)
+	require.NoError(t, chromedp.Do(fan,
+		chromedp.Click(`//button[. = "Register for the presale"]`),
+		chromedp.WaitVisible(`//p[@id="presale-state" and contains(., "You are registered")]`),
+	))
+	// The whole presale in the past: registration, draw, presale.
+	_, err = s.st.App.Catalog.Exec(ctx, `UPDATE presales SET registration_opens_at = now() - interval '3 hours',
+		registration_closes_at = now() - interval '2 hours', sale_ends_at = now() - interval '1 minute' WHERE event_id = $1`, id)
+	require.NoError(t, err)
+	_, err = s.st.App.Presale.Draw(ctx, id)
+	require.NoError(t, err)
+
+	require.NoError(t, chromedp.Do(fan,
+		chromedp.Reload(),
+		chromedp.WaitVisible(`//p[@id="presale-state" and contains(., "The presale is over")]`),
+		chromedp.WaitVisible(`//a[. = "Go to the general sale's waiting room" and @href = "/events/`+strconv.FormatInt(id, 10)+`/queue"]`),
+	))
+	require.NotContains(t, text(t, fan, `main`), "join the presale's waiting room")
+	require.Zero(t, evaluate[int](t, fan, `document.querySelectorAll('#presale-code-input').length`), "no code to enter")
+	accessible(t, fan, "presale over")
 }

@@ -312,6 +312,12 @@ func TestCreatedLimitsOfZeroAreRefusedAndHoldsFitTheAccountLimit(t *testing.T) {
 	requireRefusal(t, ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 1}), http.StatusBadRequest, "invalid-event",
 		`max_per_account (1) is below this event's max_per_hold (4): send max_per_hold too, at most 1, as in {"max_per_account": 1, "max_per_hold": 1}.`,
 		"/max_per_account")
+	// The advice is given only for a limit that is itself valid: for -5 it
+	// suggested {"max_per_account": -5, "max_per_hold": -5}, refused too.
+	for _, bad := range []int{-5, 1001} {
+		requireRefusal(t, ana.do(http.MethodPatch, path, map[string]any{"max_per_account": bad}), http.StatusBadRequest, "invalid-event",
+			"max_per_account and max_per_hold must be between 1 and 1000.", "/max_per_account")
+	}
 	r = ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 1, "max_per_hold": 1})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	r = ana.do(http.MethodPatch, path, map[string]any{"max_per_account": 6})

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -133,4 +134,27 @@ func TestPaymentsOnOneCardRaceForItsLimit(t *testing.T) {
 		return s.count(t, `SELECT count(*) FROM orders WHERE status = 'refunded'`) == farm-3
 	}, "the refunds of the charges past the card's limit")
 	s.requireMoneyConserved(t)
+}
+
+// TestCardRefusalLinksTheAccount: a charge refused because its card is
+// over the card's limit still records the card for the paying account,
+// which so joins the card's cluster (before, the refusal came before the
+// link: the account stayed alone, and registered for and won a presale
+// beside its card's group).
+func TestCardRefusalLinksTheAccount(t *testing.T) {
+	t.Parallel()
+	s := newShopWith(t, pspsim.Faults{}, cardLimit)
+	ana := newFan(t, s.srv)
+	anaID := ana.signUp("ana@example.com")
+	bia := newFan(t, s.srv)
+	biaID := bia.signUp("bia@example.com")
+	_, r := s.buyWith(t, ana, "a", pspsim.CardVisa, s.seats[0:4]...)
+	require.Equal(t, "paid", r.Body["status"], "4 of 6 on the card")
+	_, r = s.buyWith(t, bia, "b", pspsim.CardVisa, s.seats[4:8]...)
+	require.Equal(t, order.CardLimit, r.Body["payment"].(map[string]any)["failure"], "4 more on the card make 8 of 6")
+
+	cluster, members, err := s.app.Fairness.Cluster(context.Background(), biaID)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int64{anaID, biaID}, members, "the refused account shares the card's cluster")
+	require.Equal(t, min(anaID, biaID), cluster)
 }

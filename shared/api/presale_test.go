@@ -21,6 +21,7 @@ import (
 	"github.com/catraca/catraca/shared/config"
 	"github.com/catraca/catraca/shared/venue"
 	"github.com/catraca/catraca/tools/apptest"
+	"github.com/catraca/catraca/tools/pspsim"
 	"github.com/catraca/catraca/tools/testenv"
 )
 
@@ -145,7 +146,9 @@ func TestDrawRevealsTheCommittedSeed(t *testing.T) {
 	commitment := r.Body["seed_sha256"].(string)
 	require.Regexp(t, `^[0-9a-f]{64}$`, commitment)
 	require.NotContains(t, r.Body, "seed")
-	requireProblem(t, call(t, s.srv, http.MethodGet, s.presale+"/registrations", "", nil), http.StatusConflict, "registration-closed")
+	// The same situation as the draw's, the same problem type (it said
+	// registration-closed while the registration was open).
+	requireProblem(t, call(t, s.srv, http.MethodGet, s.presale+"/registrations", "", nil), http.StatusConflict, "registration-open")
 	requireProblem(t, s.org.do(http.MethodPost, s.presale+"/draw", nil), http.StatusConflict, "registration-open")
 	requireProblem(t, newFan(t, s.srv).do(http.MethodPost, s.presale+"/draw", nil), http.StatusUnauthorized, "unauthenticated")
 
@@ -220,15 +223,26 @@ func TestPresaleRoomAdmitsCodeHoldersOnly(t *testing.T) {
 	requireProblem(t, loser.do(http.MethodPost, join, nil), http.StatusForbidden, "presale-code-required")
 	requireProblem(t, loser.do(http.MethodPost, s.presale+"/code", map[string]any{"code": "0000-0000-0000"}), http.StatusUnprocessableEntity, "invalid-presale-code")
 
-	r = winner.do(http.MethodPost, s.presale+"/code", map[string]any{"code": strings.ToLower(code)})
-	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
-	require.Equal(t, true, r.Body["redeemed"])
+	// A code is read one way however it is typed: case, spaces and dashes
+	// do not count (lowercase without dashes was refused, with them taken).
+	for _, typed := range []string{strings.ToLower(strings.ReplaceAll(code, "-", "")), " " + strings.ToLower(strings.ReplaceAll(code, "-", " - ")) + " ", code} {
+		r = winner.do(http.MethodPost, s.presale+"/code", map[string]any{"code": typed})
+		require.Equal(t, http.StatusOK, r.Status, "%q: %s", typed, r.Raw)
+		require.Equal(t, true, r.Body["redeemed"])
+	}
 	r = winner.do(http.MethodPost, join, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	require.Equal(t, "prequeue", r.Body["state"])
 
-	// Once the presale ends, everyone may join.
+	// Once the presale ends, everyone may join, and the winner's page says
+	// so instead of sending them to the presale's room with their code.
 	s.at(2 * time.Hour)
+	for _, f := range []*fan{winner, loser} {
+		r = f.do(http.MethodGet, s.presale+"/registration", nil)
+		require.Equal(t, true, r.Body["presale_over"], string(r.Raw))
+		require.Contains(t, r.Body["message"], "general sale's waiting room", string(r.Raw))
+		require.NotContains(t, r.Body["message"], "join the presale's waiting room", string(r.Raw))
+	}
 	r = loser.do(http.MethodPost, join, nil)
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 }
@@ -453,4 +467,60 @@ func TestPresaleAsAFarmTriesIt(t *testing.T) {
 	notYours() // a spent code is still not another account's
 	requireProblem(t, alt.do(http.MethodPost, s.presale+"/code", map[string]any{"code": "ZZZZ-ZZZZ-ZZZZ"}), http.StatusUnprocessableEntity, "invalid-presale-code")
 	require.Equal(t, http.StatusOK, ana.do(http.MethodPost, join, nil).Status)
+}
+
+// TestEventChangesKeepAnOpenPresale: once a presale is opened, the event's
+// edits that would undo its rules are refused, naming the presale (the
+// outsider moved the sale's start before the registration closed, its end
+// before the presale's, and turned the waiting room off, which let a fan
+// without a code hold seats during the presale). Other edits pass.
+func TestEventChangesKeepAnOpenPresale(t *testing.T) {
+	t.Parallel()
+	s := newPresaleShop(t, 2)
+	path := "/api/events/" + itoa(s.id)
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+		pointer      string
+	}{
+		{http.MethodPatch, path, map[string]any{"sale_starts_at": s.base.Add(5 * time.Minute)}, "/sale_starts_at"},
+		{http.MethodPatch, path, map[string]any{"sale_ends_at": s.base.Add(90 * time.Minute)}, "/sale_ends_at"},
+		{http.MethodPatch, path, map[string]any{"waiting_room": map[string]any{"enabled": false}}, "/waiting_room/enabled"},
+		{http.MethodPut, path + "/waiting-room", map[string]any{"enabled": false}, "/waiting_room/enabled"},
+	} {
+		r := s.org.do(c.method, c.path, c.body)
+		requireProblem(t, r, http.StatusConflict, "presale-conflict")
+		require.Contains(t, r.Body["detail"], "verified-fan presale", "%s %v", c.method, c.body)
+		require.Contains(t, string(r.Raw), `"pointer":"`+c.pointer+`"`, "%s %v", c.method, c.body)
+	}
+	e := s.org.do(http.MethodGet, path, nil)
+	require.Equal(t, http.StatusOK, e.Status, string(e.Raw))
+	require.Equal(t, true, e.Body["waiting_room"].(map[string]any)["enabled"], "nothing changed")
+
+	// Edits that keep the presale's rules pass.
+	r := s.org.do(http.MethodPatch, path, map[string]any{"name": "Presale night, moved", "sale_starts_at": s.base.Add(30 * time.Minute)})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	r = s.org.do(http.MethodPut, path+"/waiting-room", map[string]any{"enabled": true, "ceiling": 50})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+}
+
+// TestPresaleGatesHoldsWithoutTheRoom: during a presale, a hold from an
+// account that redeemed no code is refused even when the event's room
+// does not gate holds (the gate is the room's presale setting, read by the
+// hold's one Redis script); a redeemer's hold passes.
+func TestPresaleGatesHoldsWithoutTheRoom(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	anaID := ana.signUp("ana@example.com")
+	bia := newFan(t, s.srv)
+	bia.signUp("bia@example.com")
+	ctx := context.Background()
+	// As a presale whose room was turned off would leave it.
+	require.NoError(t, s.app.Room.SetPresale(ctx, s.eventID, time.Now().Add(time.Hour), anaID))
+	holds := "/api/events/" + itoa(s.eventID) + "/holds"
+	r := bia.do(http.MethodPost, holds, map[string]any{"best": map[string]any{"quantity": 2}}, "Idempotency-Key", "b1")
+	requireProblem(t, r, http.StatusForbidden, "presale-code-required")
+	r = ana.do(http.MethodPost, holds, map[string]any{"best": map[string]any{"quantity": 2}}, "Idempotency-Key", "a1")
+	require.Equal(t, http.StatusCreated, r.Status, string(r.Raw))
 }

@@ -102,8 +102,9 @@ func (s *Service) SeenDevice(ctx context.Context, account int64, device string) 
 	return blocked, err
 }
 
-// LinkCard records that account paid with the card of fingerprint and
-// links it to every account that paid with that card.
+// LinkCard records that account was charged on the card of fingerprint
+// (a charge the shop kept or gave back, over a limit included) and links
+// it to every account charged on that card.
 func (s *Service) LinkCard(ctx context.Context, account int64, fingerprint string) error {
 	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		inserted, err := catalogstore.RecordCard(ctx, tx, account, fingerprint)

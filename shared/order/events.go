@@ -282,6 +282,10 @@ func mismatch(p psp.Payment, o shardstore.Charge, row shardstore.PaymentRow) str
 // new hold could take them), marks it paid and issues its tickets; if the
 // places are gone, the order is refunded.
 func (c charge) pay(ctx context.Context, o shardstore.Charge, paymentID int64) error {
+	// First: whatever happens to the charge, the account used the card.
+	if err := c.linkCard(ctx, o); err != nil {
+		return err
+	}
 	// A payment in flight when the organizer cancelled the event would sell
 	// after the cancellation's refunds were asked for. Under the event's
 	// money lock, either the cancellation waits for this sale to commit and

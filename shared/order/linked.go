@@ -21,22 +21,28 @@ type Linked interface {
 // limit: its money goes back.
 const ClusterLimit = "cluster_limit"
 
+// linkCard records the charge's card for o's account, before any limit
+// is checked: a charge refused over its card's limit still shows that the
+// account pays with that card, so it joins the card's cluster (and the
+// presale's one registration per cluster sees it). The payment that
+// reveals a shared card is so counted with its new cluster too.
+func (c charge) linkCard(ctx context.Context, o shardstore.Charge) error {
+	if c.s.linked == nil || c.p.Card == "" || c.s.noCardLimit {
+		return nil
+	}
+	return c.s.linked.LinkCard(ctx, o.Account, c.p.Card)
+}
+
 // overClusterLimit tells why o's account may not buy o's tickets as one of
 // a cluster of linked accounts (a shared card, device or payout of
 // transfers: docs/fairness.md), or "" when it may: the cluster is limited
-// per event as one account is. The charge's card is linked first, so the
-// payment that reveals a shared card is counted with its new cluster.
+// per event as one account is. The charge's card was linked (linkCard).
 // Checked here, at payment, and not at the hold: a hold reads no catalog
 // (the spike never reaches it), and a cluster's orders are on the shard.
 func (c charge) overClusterLimit(ctx context.Context, o shardstore.Charge, paymentID int64, limit int) (string, error) {
 	s := c.s
 	if s.linked == nil || s.noClusterLimit {
 		return "", nil
-	}
-	if c.p.Card != "" && !s.noCardLimit {
-		if err := s.linked.LinkCard(ctx, o.Account, c.p.Card); err != nil {
-			return "", err
-		}
 	}
 	cluster, members, err := s.linked.Cluster(ctx, o.Account)
 	if err != nil || len(members) < 2 {

@@ -623,6 +623,10 @@ func (s *Service) UpdateEvent(ctx context.Context, organizerID, eventID int64, i
 		set(&spec.MaxPerAccount, p.MaxPerAccount)
 		set(&spec.MaxPerHold, p.MaxPerHold)
 		set(&spec.HoldTTL, p.HoldTTL)
+		if spec.MaxPerAccount < 1 || spec.MaxPerAccount > maxTickets {
+			// Before the advice below, which would suggest the same bad value.
+			return limitRefusal("max_per_account")
+		}
 		if p.MaxPerHold == nil && spec.MaxPerHold > spec.MaxPerAccount {
 			// Lowering the hold limit in silence would keep it low when the
 			// account limit goes back up: the organizer decides both.

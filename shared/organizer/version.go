@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/reject"
 )
 
@@ -80,6 +82,11 @@ func (s *Service) locked(ctx context.Context, organizerID, eventID int64, ifMatc
 			return err
 		}
 		if changed, err = event.Read(ctx, tx, eventID); err != nil {
+			return err
+		}
+		// Every organizer edit, whichever endpoint: an opened presale's
+		// rules hold until it ends (docs/fairness.md).
+		if err := presale.Keeps(ctx, tx, e, changed, time.Now()); err != nil {
 			return err
 		}
 		msg, err = enqueueCopy(ctx, tx, e, changed)

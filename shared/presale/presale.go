@@ -14,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/catraca/catraca/shared/catalogstore"
 	"github.com/catraca/catraca/shared/event"
@@ -89,11 +91,12 @@ func (sp Spec) check(e event.Event, now time.Time) error {
 		if !sp.RegistrationClosesAt.After(now) {
 			add("/registration_closes_at", "The registration must close in the future.")
 		}
-		if sp.RegistrationClosesAt.After(e.SaleStartsAt) {
+		b := breachesOf(sp.RegistrationClosesAt, sp.SaleEndsAt, e)
+		if b.closesAfterStart {
 			add("/registration_closes_at", "The registration must close by the event's sale start ("+
 				e.SaleStartsAt.UTC().Format(time.RFC3339)+"), so that codes are drawn before the presale begins.")
 		}
-		if !sp.SaleEndsAt.After(e.SaleStartsAt) || sp.SaleEndsAt.After(e.SaleEndsAt) {
+		if b.endsBeforeStart || b.endsAfterSale {
 			add("/presale_ends_at", "The presale runs from the event's sale start ("+e.SaleStartsAt.UTC().Format(time.RFC3339)+
 				"): presale_ends_at must be after it and no later than the sale's end.")
 		}
@@ -219,7 +222,8 @@ func (s *Service) RegistrationIDs(ctx context.Context, eventID int64) ([]string,
 		return nil, err
 	}
 	if ph := phaseOf(p, s.now()); ph != PhaseClosed && ph != PhaseDrawn {
-		return nil, reject.New(ErrWindow, "", "The registration ids are published when the registration closes, at "+
+		// As the draw refuses the same moment (ErrTooEarly).
+		return nil, reject.New(ErrTooEarly, "", "The registration ids are published when the registration closes, at "+
 			p.RegistrationClosesAt.UTC().Format(time.RFC3339)+".")
 	}
 	return catalogstore.PresaleRegistrationIDs(ctx, s.DB, eventID)
@@ -233,8 +237,11 @@ type Mine struct {
 	RegisteredAt   *time.Time `json:"registered_at,omitempty"`
 	Code           string     `json:"code,omitempty"`
 	Redeemed       bool       `json:"redeemed,omitempty"`
-	Message        string     `json:"message"`
-	Presale        Public     `json:"presale"`
+	// Over: the presale has ended; everyone joins the general sale's
+	// waiting room, code or not.
+	Over    bool   `json:"presale_over,omitempty"`
+	Message string `json:"message"`
+	Presale Public `json:"presale"`
 }
 
 // Fan states.
@@ -255,14 +262,13 @@ func (s *Service) MineOf(ctx context.Context, eventID, account int64) (Mine, err
 	if err != nil {
 		return Mine{}, err
 	}
-	m := Mine{Presale: pub}
+	m := Mine{Presale: pub, Over: !s.now().Before(pub.SaleEndsAt)}
 	switch {
 	case !found:
 		m.State, m.Message = StateNotRegistered, "You are not registered for this presale."
 		if pub.Phase == PhaseOpen {
 			m.Message += " Registration is open until " + pub.RegistrationClosesAt.Format(time.RFC3339) + "."
 		}
-		return m, nil
 	case r.Won == nil:
 		m.State, m.Message = StateRegistered, "You are registered. Codes are drawn after the registration closes at "+
 			pub.RegistrationClosesAt.Format(time.RFC3339)+"."
@@ -274,7 +280,14 @@ func (s *Service) MineOf(ctx context.Context, eventID, account int64) (Mine, err
 		m.Message = "Your registration was not drawn this time. The general sale's waiting room opens to everyone at " +
 			pub.SaleEndsAt.Format(time.RFC3339) + "."
 	}
-	m.RegistrationID, m.RegisteredAt = r.ID, &r.RegisteredAt
+	if found {
+		m.RegistrationID, m.RegisteredAt = r.ID, &r.RegisteredAt
+	}
+	if m.Over {
+		// Whatever the state, a code no longer opens anything (redeeming
+		// answers presale-over).
+		m.Message = "The presale is over: the general sale's waiting room is open to everyone, no code needed."
+	}
 	return m, nil
 }
 
@@ -334,7 +347,7 @@ const codeAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // newCode is a presale code: 12 random characters (60 bits) in groups of
 // four, to type from an email.
 func newCode() string {
-	b := make([]byte, 12)
+	b := make([]byte, codeLength)
 	rand.Read(b)
 	var c strings.Builder
 	for i, x := range b {
@@ -345,6 +358,34 @@ func newCode() string {
 	}
 	return c.String()
 }
+
+// NormalizeCode reads a presale code as typed, one way wherever a code is
+// read: in its compatibility form (NFKC: fullwidth characters, as a phone
+// keyboard may type them, are the ASCII ones), case, spaces and dashes do
+// not count, and the letters Crockford's alphabet leaves out are read as
+// the digits they look like (O as 0, I and L as 1). A code of the right length comes back as newCode writes
+// it (XXXX-XXXX-XXXX); anything else comes back without spaces and
+// dashes, to be found by no code ("" if nothing was typed).
+func NormalizeCode(typed string) string {
+	bare := strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r) || unicode.Is(unicode.Pd, r):
+			return -1
+		case r == 'O' || r == 'o':
+			return '0'
+		case r == 'I' || r == 'i' || r == 'L' || r == 'l':
+			return '1'
+		}
+		return unicode.ToUpper(r)
+	}, norm.NFKC.String(typed))
+	if len(bare) != codeLength {
+		return bare
+	}
+	return bare[:4] + "-" + bare[4:8] + "-" + bare[8:]
+}
+
+// codeLength is a code's characters, dashes left out.
+const codeLength = 12
 
 // Draw runs the event's draw, once: the registration must have closed.
 // It reveals the seed, gives each winner a code, marks the others, and
@@ -402,7 +443,7 @@ func (s *Service) Redeem(ctx context.Context, eventID, account int64, code strin
 	if !s.now().Before(p.SaleEndsAt) {
 		return Mine{}, reject.New(ErrOver, "", "The presale is over: join the general sale's waiting room, no code needed.")
 	}
-	code = strings.ToUpper(strings.TrimSpace(code))
+	code = NormalizeCode(code)
 	r, found, err := catalogstore.PresaleCode(ctx, s.DB, eventID, code)
 	if err != nil {
 		return Mine{}, err

@@ -359,18 +359,31 @@ type Admission struct {
 	Expires time.Time
 }
 
+// PresaleOnly refuses a hold without an admission, during the event's
+// presale, from an account that redeemed no code (see SetPresale).
+type PresaleOnly struct {
+	Until time.Time // the presale's end: everyone may buy from then on
+}
+
+func (p *PresaleOnly) Error() string {
+	return "presale until " + p.Until.UTC().Format(time.RFC3339) + ": no presale code redeemed"
+}
+
 // CheckHold vets one hold attempt in a single round trip: in a gated room
 // the admission's turn must be the account's open shopping turn
-// (ErrTurnOver otherwise), and every account spends one token of its hold
-// bucket for the event (capacity, refill per second). It returns how long
-// to wait when that bucket is empty.
+// (ErrTurnOver otherwise); without one, during a presale the account must
+// have redeemed a code (*PresaleOnly otherwise); and every account spends
+// one token of its hold bucket for the event (capacity, refill per
+// second). It returns how long to wait when that bucket is empty.
 func (r *Room) CheckHold(ctx context.Context, eventID, account int64, adm Admission, capacity int, perSecond float64) (time.Duration, error) {
 	wait, err := holdScript.run(ctx, r, eventID, account, account, ms(r.now()), adm.Turn, ms(adm.Expires), capacity, perSecond).Int64()
 	switch {
 	case err != nil:
 		return 0, unavailable(err)
-	case wait < 0:
+	case wait == -1:
 		return 0, ErrTurnOver
+	case wait < 0:
+		return 0, &PresaleOnly{Until: time.UnixMilli(-wait)}
 	}
 	return time.Duration(wait) * time.Millisecond, nil
 }

@@ -288,14 +288,22 @@ return 1
 // ends it, and a token of an earlier turn never counts for a later one.
 // After a failover that lost the room (recovering), a turn this Redis never
 // knew of is taken back until the token expires, so fans admitted before
-// the loss keep buying and count against the ceiling again. Returns -1 when
-// the turn is over, else the hold bucket's wait in ms (0: go ahead).
+// the loss keep buying and count against the ceiling again. Without a
+// turn (no room gates the event's holds), a presale still admits only
+// the accounts of its pass set (SetPresale): the room's gate turned off
+// during the presale must not open the sale to everyone. Returns -1 when
+// the turn is over, minus the presale's end (ms) for an account without a
+// code during the presale, else the hold bucket's wait in ms (0: go ahead).
 var holdScript = newScript(func(k roomKeys, account int64) []string {
-	return []string{k.st, k.active, k.adm, k.placed, k.holds(account)}
+	return []string{k.cfg, k.st, k.active, k.adm, k.placed, k.pass, k.holds(account)}
 }, ratelimit.TakeLua+`
 local m = ARGV[1]
 local now = tonumber(ARGV[2])
 local turn = tonumber(ARGV[3])
+if turn == 0 then
+  local presale = redis.call('HGET', cfg, 'presale')
+  if presale and now < tonumber(presale) and redis.call('SISMEMBER', pass, m) == 0 then return -tonumber(presale) end
+end
 if turn ~= 0 then
   local slot = redis.call('ZSCORE', active, m)
   local given = redis.call('HGET', placed, m)

@@ -1,7 +1,8 @@
 // A fan's presale page: the presale's public facts (the window, the
 // seed's commitment, the seed once drawn) and the fan's own state, with
 // the one thing to do next: register, wait for the draw, enter the code
-// won, or go to the general sale's waiting room (docs/fairness.md).
+// won, or go to the general sale's waiting room (not drawn, or the
+// presale over: docs/fairness.md).
 import { api, session, when } from './api.js';
 import { h } from './dom.js';
 import { explain } from './messages.js';
@@ -38,6 +39,10 @@ export async function render(main, [id]) {
     const out = [title, state];
     if (m.state === 'not_registered' && p.phase === 'open') {
       out.push(h('button', { type: 'button', onclick: act(() => api('POST', `${path}/registration`), error) }, 'Register for the presale'));
+    } else if (m.presale_over || m.state === 'not_drawn') {
+      // Over, a code opens nothing more (redeeming answers presale-over):
+      // winners too go to the general sale.
+      out.push(h('p', {}, h('a', { class: 'button secondary', href: `/events/${id}/queue` }, 'Go to the general sale\'s waiting room')));
     } else if (m.state === 'won') {
       out.push(h('p', {}, 'Your code: ', h('strong', { id: 'presale-code' }, m.code)));
       if (m.redeemed) {
@@ -48,8 +53,6 @@ export async function render(main, [id]) {
           h('p', { class: 'field' }, h('label', { for: 'presale-code-input' }, 'Presale code'), code),
           h('button', { type: 'submit' }, 'Use my code')));
       }
-    } else if (m.state === 'not_drawn') {
-      out.push(h('p', {}, h('a', { class: 'button secondary', href: `/events/${id}/queue` }, 'Go to the general sale\'s waiting room')));
     }
     if (m.registration_id) out.push(h('p', { class: 'small muted' }, 'Your registration id (public, it does not name you): ', h('code', {}, m.registration_id)));
     out.push(error);

@@ -67,7 +67,10 @@ func (g TokenGate) Allow(r *http.Request, e event.Event, account int64) error {
 	ctx, cancel := context.WithTimeout(r.Context(), holdCheckTimeout)
 	defer cancel()
 	wait, err := g.Room.CheckHold(ctx, e.ID, account, adm, holdBurst, holdRefill)
+	var presale *queue.PresaleOnly
 	switch {
+	case errors.As(err, &presale):
+		return presaleOnly(e.ID, presale.Until)
 	case errors.Is(err, queue.ErrTurnOver) && closed:
 		return sale.InventoryError(inventory.ErrSalesClosed)
 	case errors.Is(err, queue.ErrTurnOver):

@@ -3,7 +3,6 @@ package room
 import (
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/catraca/catraca/shared/api/web"
@@ -68,7 +67,7 @@ func (s *Handlers) redeemPresale(w http.ResponseWriter, r *http.Request) error {
 	if err := web.Decode(r, &body); err != nil {
 		return err
 	}
-	if strings.TrimSpace(body.Code) == "" {
+	if presale.NormalizeCode(body.Code) == "" {
 		return problem.New(http.StatusBadRequest, "invalid-presale-code", "Send the presale code: {\"code\": \"XXXX-XXXX-XXXX\"}.")
 	}
 	v, err := s.Presale.Redeem(r.Context(), id, sess.Account, body.Code)
@@ -96,6 +95,7 @@ func PresaleError(err error) error {
 		{presale.ErrBadCode, http.StatusUnprocessableEntity, "invalid-presale-code"},
 		{presale.ErrNotYourCode, http.StatusForbidden, "presale-code-not-yours"},
 		{presale.ErrOver, http.StatusConflict, "presale-over"},
+		{presale.ErrEventConflict, http.StatusConflict, "presale-conflict"},
 	} {
 		if errors.Is(err, m.kind) {
 			return web.Refused(err, m.status, m.code)
