@@ -19,6 +19,8 @@ import (
 
 	"github.com/catraca/catraca/shared/app"
 	"github.com/catraca/catraca/shared/config"
+	"github.com/catraca/catraca/shared/event"
+	"github.com/catraca/catraca/shared/presale"
 	"github.com/catraca/catraca/shared/venue"
 	"github.com/catraca/catraca/tools/apptest"
 	"github.com/catraca/catraca/tools/pspsim"
@@ -502,6 +504,29 @@ func TestEventChangesKeepAnOpenPresale(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
 	r = s.org.do(http.MethodPut, path+"/waiting-room", map[string]any{"enabled": true, "ceiling": 50})
 	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+}
+
+// TestClosingTheSaleDuringAPresale: the console's "Close sale" (the
+// sale's end set to now) stays possible while a presale sells, though the
+// sale then ends before the presale would have; an end later than now but
+// before the presale's is still refused.
+func TestClosingTheSaleDuringAPresale(t *testing.T) {
+	t.Parallel()
+	s := newPresaleShop(t, 2)
+	ctx := context.Background()
+	before, err := event.Read(ctx, s.a.Catalog, s.id)
+	require.NoError(t, err)
+	now := s.base.Add(90 * time.Minute) // the sale started, the presale sells until base + 2h
+	after := before
+	for end, closes := range map[time.Duration]bool{0: true, 30 * time.Second: true, 10 * time.Minute: false} {
+		after.SaleEndsAt = now.Add(end)
+		err := presale.Keeps(ctx, s.a.Catalog, before, after, now)
+		if closes {
+			require.NoError(t, err, "the sale closed %s from now", end)
+		} else {
+			require.ErrorIs(t, err, presale.ErrEventConflict, "the sale ending %s from now, before the presale", end)
+		}
+	}
 }
 
 // TestPresaleGatesHoldsWithoutTheRoom: during a presale, a hold from an

@@ -32,12 +32,16 @@ func breachesOf(registrationCloses, presaleEnds time.Time, e event.Event) breach
 	}
 }
 
+// closingSlack is how far ahead of the server's clock a sale's new end
+// still reads as "now": the console sends its own clock's time.
+const closingSlack = time.Minute
+
 // Keeps refuses, in the organizer's transaction tx that holds the event's
 // row lock, a change from before to after that would break the rules of
 // the event's presale while it is not over: the sale may not start before
 // the registration closes nor after the presale ends, may not end before
-// the presale, and the waiting room, which admits code holders only, stays
-// on. Without such a check an edit undid the presale: the room turned off
+// the presale (unless it ends now: closing the sale), and the waiting
+// room, which admits code holders only, stays on. Without such a check an edit undid the presale: the room turned off
 // let any fan hold seats during it. A change that touches none of these
 // settings is not checked, and reads nothing.
 func Keeps(ctx context.Context, tx catalogstore.DB, before, after event.Event, now time.Time) error {
@@ -53,6 +57,12 @@ func Keeps(ctx context.Context, tx catalogstore.DB, before, after event.Event, n
 	var reasons []reject.Reason
 	add := func(ptr, detail string) { reasons = append(reasons, reject.Reason{Pointer: ptr, Detail: detail}) }
 	b := breachesOf(p.RegistrationClosesAt, p.SaleEndsAt, after)
+	// Closing the sale now (the console's "Close sale") cuts the presale
+	// short but opens nothing to fans without a code: an organizer must
+	// always be able to stop a sale.
+	if !after.SaleEndsAt.After(now.Add(closingSlack)) {
+		b.endsAfterSale = false
+	}
 	if b.closesAfterStart {
 		add("/sale_starts_at", "The sale may not start before the presale's registration closes ("+closes+"): its codes are drawn before the presale begins.")
 	}
