@@ -38,3 +38,29 @@ func TestPartialRefundFreesTheTicketLimit(t *testing.T) {
 	require.Equal(t, "paid", paid.Body["status"], "4 valid tickets on the card, 2 more make 6: %s", paid.Raw)
 	s.requireMoneyConserved(t)
 }
+
+// TestPartialRefundFreesTheClusterLimit: two accounts on one device are
+// one fan (docs/fairness.md); tickets of one refunded one by one stop
+// counting against the cluster's limit.
+func TestPartialRefundFreesTheClusterLimit(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, pspsim.Faults{})
+	ana := newFan(t, s.srv)
+	ana.signUp("ana-cluster@example.com")
+	bia := newFan(t, s.srv)
+	bia.onDevice(ana.device())
+	bia.signUp("bia-cluster@example.com")
+	anaOrder, r := s.buyWith(t, ana, "a", pspsim.CardVisa, s.seats[0:4]...)
+	require.Equal(t, "paid", r.Body["status"], "4 of 6")
+	_, r = s.buyWith(t, bia, "b", pspsim.CardMastercard, s.seats[4:6]...)
+	require.Equal(t, "paid", r.Body["status"], "6 of 6 for the two")
+
+	o := s.organizerOf(t)
+	tickets := ticketIDs(t, o.do(http.MethodGet, "/api/organizer/orders/"+itoa(anaOrder), nil).Body)
+	r = o.do(http.MethodPost, "/api/orders/"+itoa(anaOrder)+"/refund", map[string]any{"tickets": tickets[:2], "reason": "customer_request"})
+	require.Equal(t, http.StatusOK, r.Status, string(r.Raw))
+	_, r = s.buyWith(t, bia, "c", pspsim.CardMastercard, s.seats[6:8]...)
+	require.Equal(t, "paid", r.Body["status"], "2 of the cluster's 6 were refunded: %s", r.Raw)
+	s.requireMoneyConserved(t)
+	require.Zero(t, s.errors5xx.Load())
+}
