@@ -105,10 +105,14 @@ func (s *Service) Refund(ctx context.Context, id, by int64) (Order, error) {
 // (ErrRefundRefused) or no answer (the PSP's error) returned as failed
 // and kept on the order among the organizer's refund failures. A partial
 // refund leaves the order paid, its refunded tickets void; the one that
-// gives back the last valid tickets refunds the order. Concurrent refunds
-// of the same tickets in a process share one run; across processes they
-// ask under the same idempotency key, so the PSP refunds once. An empty
-// PSP quota is ErrPSPBusy, before anything is recorded.
+// gives back the last valid tickets refunds the order. Refunds of one
+// order take turns: while one is asking the PSP, another is
+// ErrRefundInFlight (in any process: the asking attempt is committed
+// under the refund lock before the call), so what the refunds record
+// never adds up to more than the PSP gave back. Identical asks at once in
+// a process (a double click) share one run and its answer, unless asked
+// Once. An empty PSP quota is
+// ErrPSPBusy, before anything is recorded.
 func (s *Service) RefundTickets(ctx context.Context, id int64, ask RefundAsk) (Order, error) {
 	st, err := s.shards.OfRow(id)
 	if err != nil {
@@ -117,13 +121,18 @@ func (s *Service) RefundTickets(ctx context.Context, id int64, ask RefundAsk) (O
 	if err := ask.check(); err != nil {
 		return Order{}, err
 	}
-	_, err, _ = s.refunding.Do(ask.runKey(id), func() (any, error) {
-		// Shared by every caller waiting on it: not ended by the first
-		// caller going away, bounded all the same.
+	run := func() (any, error) {
+		// The outcome is recorded even if the caller has gone (the money
+		// moved at the PSP or not), bounded all the same.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundRunTimeout)
 		defer cancel()
 		return nil, s.refundOrder(ctx, st, id, ask)
-	})
+	}
+	if ask.Once {
+		_, err = run()
+	} else {
+		_, err, _ = s.refunding.Do(ask.runKey(id), run)
+	}
 	if err != nil {
 		return Order{}, fmt.Errorf("refund order %d: %w", id, err)
 	}
@@ -145,7 +154,7 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id int6
 	case err != nil:
 		return err
 	case o.Status == shardstore.OrderRefunded:
-		return ask.alreadyDone()
+		return ask.alreadyDone(o)
 	case o.Status != shardstore.OrderPaid && o.Status != shardstore.OrderRefundPending:
 		return notRefundable(o.Status)
 	}
@@ -166,7 +175,11 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id int6
 			return ErrNotFound
 		case status == shardstore.OrderRefunded:
 			done = true
-			return ask.alreadyDone()
+			o, err := load(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			return ask.alreadyDone(o)
 		case status != shardstore.OrderPaid && status != shardstore.OrderRefundPending:
 			return notRefundable(status)
 		}
@@ -200,12 +213,14 @@ func (s *Service) refundOrder(ctx context.Context, st *shardstore.Store, id int6
 }
 
 // judgeRefund reads what the PSP said to a refund attempt into a, and
-// returns the attempt's failure, if it failed: a refusal (unless the money
-// was given back already: the dashboard, a dispute, an earlier try whose
-// answer was lost) is ErrRefundRefused, set aside (logged, counted); no
-// answer is the PSP's error.
+// returns the attempt's failure, if it failed: a refusal is
+// ErrRefundRefused, set aside (logged, counted); no answer is the PSP's
+// error. Only a whole refund's refusal reads succeeded when the whole
+// charge is back already (the dashboard, a dispute): the order's money is
+// back, whoever gave it. A partial refund's refusal is never a success:
+// a charge given back by another refund says nothing of these tickets.
 func (s *Service) judgeRefund(ctx context.Context, a *shardstore.RefundAttempt, refund psp.Refund, err error) error {
-	if errors.Is(err, psp.ErrRejected) {
+	if errors.Is(err, psp.ErrRejected) && a.Tickets == nil {
 		if back, _ := s.givenBack(ctx, a.Payment); back {
 			err, refund.Status = nil, psp.StatusSucceeded
 		}
@@ -238,6 +253,14 @@ func (s *Service) settleRefund(ctx context.Context, st *shardstore.Store, askID,
 			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 		}
 		err = st.WithTx(ctx, func(tx shardstore.Tx) error {
+			// Under the order's refund lock, as refunds are planned: a
+			// plan reads the order's refunded amount and its tickets in
+			// separate statements, and an outcome committed between them
+			// would read as neither refunded nor asking (and ask too much).
+			// No other path takes this lock while holding a row lock.
+			if _, _, err := tx.LockRefunds(ctx, a.OrderID); err != nil {
+				return err
+			}
 			if a.Tickets != nil {
 				return settlePartial(ctx, tx, askID, paymentID, a)
 			}

@@ -78,8 +78,10 @@ type Service struct {
 	// linked and noClusterLimit: see Config.Linked, NoClusterLimit.
 	linked         Linked
 	noClusterLimit bool
-	// refunding shares one console refund among concurrent requests for
-	// an order (a double click, two organizers).
+	// refunding shares one console refund among concurrent identical
+	// requests in a process (a double click): each is answered with the
+	// refunded order. Different refunds of one order take turns instead
+	// (plan's notInFlight), in any process.
 	refunding singleflight.Group
 	limiter   *ratelimit.Limiter
 	queue     Queue

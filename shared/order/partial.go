@@ -40,6 +40,10 @@ type RefundAsk struct {
 	Reason  string
 	Note    string
 	By      int64
+	// Once asks the whole order back once (the linked-accounts void,
+	// which audits it): never shared with a concurrent ask, and an order
+	// refunded already is ErrAlreadyRefunded rather than its answer.
+	Once bool
 }
 
 // MaxNote is the longest note a refund keeps, in characters.
@@ -62,19 +66,42 @@ func (a *RefundAsk) check() error {
 	return nil
 }
 
-// runKey names a refund run shared by concurrent callers in a process:
-// the order, and the tickets of a partial refund.
+// alreadyDone answers a refund asked of order o, refunded already: none
+// for the whole order (it is done; but asked Once, a conflict), a ticket not of the order as on a paid
+// order, a conflict for its tickets.
+func (a RefundAsk) alreadyDone(o Order) error {
+	if a.Tickets == nil && a.Once {
+		return reject.New(ErrAlreadyRefunded, "", "This order was refunded already; nothing was asked.")
+	}
+	if a.Tickets == nil {
+		return nil
+	}
+	if err := notOfOrder(o.ID, a.Tickets, func(id int64) bool {
+		return slices.ContainsFunc(o.Tickets, func(t Ticket) bool { return t.ID == id })
+	}); err != nil {
+		return err
+	}
+	return alreadyRefunded(a.Tickets)
+}
+
+// runKey names a refund run shared by concurrent identical asks in a
+// process: the order, and the tickets of a partial refund.
 func (a RefundAsk) runKey(orderID int64) string {
 	return strconv.FormatInt(orderID, 10) + ":" + joinIDs(a.Tickets, ",")
 }
 
-// alreadyDone answers a refund asked of an order refunded already: none
-// for the whole order (it is done), a conflict for tickets.
-func (a RefundAsk) alreadyDone() error {
-	if a.Tickets == nil {
+// notOfOrder refuses the tickets asked back that are not of order id.
+func notOfOrder(id int64, asked []int64, of func(int64) bool) error {
+	var unknown []int64
+	for _, t := range asked {
+		if !of(t) {
+			unknown = append(unknown, t)
+		}
+	}
+	if unknown == nil {
 		return nil
 	}
-	return alreadyRefunded(a.Tickets)
+	return reject.New(ErrBadRefund, "/tickets", fmt.Sprintf("Ticket %s is not a ticket of order %d.", ticketList(unknown), id))
 }
 
 func alreadyRefunded(ids []int64) error {
@@ -83,19 +110,27 @@ func alreadyRefunded(ids []int64) error {
 
 // plan picks what a refund gives back of order o: asked names tickets
 // (sorted, once each), or nil for every ticket still valid. It returns
-// the tickets of a partial refund (nil for the whole order's) and the
-// amount. A request that covers every valid ticket, with no other refund
-// of the order in flight, is the whole order's: the same key and outcome
-// as a console refund of the whole order or a cancellation's, so that the
-// last tickets given back leave the order refunded.
+// the tickets the refund gives back and the amount. The tickets are nil
+// only for the whole refund of an order no ticket of which was refunded
+// (the same key and outcome as a cancellation's refund); the refund that
+// gives back an order's last valid tickets, picked or not, lists them and
+// asks for what is left of the charge, and leaves the order refunded.
+// One refund of an order at a time: while another is asking the PSP (or
+// was never answered, and is not this one asked again) it is
+// ErrRefundInFlight. Called under the order's refund lock.
 func (s *Service) plan(ctx context.Context, tx shardstore.Tx, o Order, asked []int64) ([]int64, int64, error) {
-	rest := o.TotalCents - o.RefundedCents
+	rest := o.TotalCents - o.RefundedCents - o.RefundingCents
 	if o.Status == shardstore.OrderRefundPending {
 		// Every ticket is void already; only the whole refund is asked again.
 		if asked != nil {
+			if err := notOfOrder(o.ID, asked, func(id int64) bool {
+				return slices.ContainsFunc(o.Tickets, func(t Ticket) bool { return t.ID == id })
+			}); err != nil {
+				return nil, 0, err
+			}
 			return nil, 0, alreadyRefunded(asked)
 		}
-		return nil, rest, nil
+		return nil, rest, s.notInFlight(ctx, tx, o, nil)
 	}
 	tickets, err := tx.RefundTickets(ctx, o.ID)
 	if err != nil {
@@ -103,51 +138,77 @@ func (s *Service) plan(ctx context.Context, tx shardstore.Tx, o Order, asked []i
 	}
 	byID := make(map[int64]shardstore.OrderTicket, len(tickets))
 	var valid []int64
-	inFlight := false
 	for _, t := range tickets {
 		byID[t.ID] = t
-		switch {
-		case t.Claim == shardstore.RefundAsking || t.Claim == shardstore.RefundUnanswered:
-			inFlight = true
-		case !t.Void && t.Claim == "":
+		if !t.Void && t.Claim == "" {
 			valid = append(valid, t.ID)
 		}
 	}
+	if err := notOfOrder(o.ID, asked, func(id int64) bool { _, ok := byID[id]; return ok }); err != nil {
+		return nil, 0, err
+	}
 	if asked == nil {
-		if inFlight {
-			return nil, 0, reject.New(ErrRefundInFlight, "", "A refund of some of this order's tickets is under way or was never answered: ask it again with the same tickets first.")
-		}
-		if len(valid) == 0 {
+		switch {
+		case len(valid) == 0:
+			if err := s.notInFlight(ctx, tx, o, nil); err != nil {
+				return nil, 0, err
+			}
 			return nil, 0, reject.New(ErrAlreadyRefunded, "", "Every ticket of this order was refunded already; nothing was asked.")
+		case len(valid) == len(tickets):
+			return nil, rest, s.notInFlight(ctx, tx, o, nil)
 		}
-		return nil, rest, nil
+		// The rest of an order partly refunded: its tickets, listed.
+		return valid, rest, s.notInFlight(ctx, tx, o, valid)
 	}
 	var amount int64
-	var done, busy, unknown []int64
+	var done []int64
 	for _, id := range asked {
-		t, ok := byID[id]
-		switch {
-		case !ok:
-			unknown = append(unknown, id)
-		case t.Claim == shardstore.RefundAsking,
-			t.Claim == shardstore.RefundUnanswered && !slices.Equal(t.ClaimTickets, asked):
-			busy = append(busy, id)
-		case t.Void || t.Claim == shardstore.RefundSucceeded || t.Claim == shardstore.RefundPending:
+		t := byID[id]
+		// A ticket claimed by a refund asking or unanswered is in flight
+		// (notInFlight), not done.
+		if t.Void || t.Claim == shardstore.RefundSucceeded || t.Claim == shardstore.RefundPending {
 			done = append(done, id)
 		}
 		amount += t.PriceCents
 	}
-	switch {
-	case len(unknown) > 0:
-		return nil, 0, reject.New(ErrBadRefund, "/tickets", fmt.Sprintf("Ticket %s is not a ticket of order %d.", ticketList(unknown), o.ID))
-	case len(done) > 0:
+	if err := s.notInFlight(ctx, tx, o, asked); err != nil {
+		return nil, 0, err
+	}
+	if len(done) > 0 {
 		return nil, 0, alreadyRefunded(done)
-	case len(busy) > 0:
-		return nil, 0, reject.New(ErrRefundInFlight, "/tickets", fmt.Sprintf("Ticket %s is being refunded, or its refund was never answered: ask that refund again with the same tickets.", ticketList(busy)))
-	case !inFlight && slices.Equal(asked, valid):
-		return nil, rest, nil
+	}
+	if slices.Equal(asked, valid) {
+		amount = rest // the last tickets: what is left of the charge
 	}
 	return asked, amount, nil
+}
+
+// notInFlight refuses a refund of an order while another of its refunds
+// is asking the PSP, or was never answered and is not this one (the same
+// tickets, or both whole) asked again: the unanswered one is asked again
+// under its own idempotency key first, so the PSP cannot give back more
+// than the refunds record. A refund asking for longer than any call
+// (shardstore.AskingStale: its process died) counts as unanswered. The
+// order's status is read again with it: the PSP's webhook may have
+// refunded the order since the refund lock was taken (it does not take
+// it), settling the refund that was asking.
+func (s *Service) notInFlight(ctx context.Context, tx shardstore.Tx, o Order, tickets []int64) error {
+	f, err := tx.InFlightRefund(ctx, o.ID)
+	switch {
+	case err != nil:
+		return err
+	case f.Order != o.Status:
+		return reject.New(ErrRefundInFlight, "", fmt.Sprintf("This order was %s meanwhile, by another refund: reload it.", f.Order))
+	case !f.Found:
+		return nil
+	case f.Status == shardstore.RefundAsking && !f.Stale:
+		return reject.New(ErrRefundInFlight, "", "Another refund of this order is under way: reload the order to see its outcome.")
+	case slices.Equal(f.Tickets, tickets) && (f.Tickets == nil) == (tickets == nil):
+		return nil
+	case f.Tickets == nil:
+		return reject.New(ErrRefundInFlight, "", "A refund of this whole order was never answered: ask it again (without tickets) first.")
+	}
+	return reject.New(ErrRefundInFlight, "/tickets", fmt.Sprintf("A refund of ticket %s was never answered: ask that refund again with the same tickets first.", ticketList(f.Tickets)))
 }
 
 // attemptKey is the PSP idempotency key of a refund attempt: the whole

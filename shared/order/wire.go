@@ -30,8 +30,10 @@ type Order struct {
 	Tickets    []Ticket               `json:"tickets"`
 	Payment    *Payment               `json:"payment,omitempty"`
 	UserID     int64                  `json:"-"`
-	// RefundedCents is what partial refunds of a paid order gave back.
+	// RefundedCents is what the order's succeeded refunds gave back.
 	RefundedCents int64 `json:"refunded_cents,omitempty"`
+	// RefundingCents is what its pending refunds will give back.
+	RefundingCents int64 `json:"-"`
 }
 
 // Payment is the attempt that paid an order, or its latest one.
@@ -115,7 +117,7 @@ func orderOf(o shardstore.Order) Order {
 	out := Order{ID: o.ID, EventID: o.EventID, Status: o.Status, TotalCents: o.TotalCents, Currency: o.Currency,
 		CreatedAt: o.CreatedAt, PaidAt: o.PaidAt, HoldID: o.HoldID, HoldStatus: o.HoldStatus, ExpiresAt: o.ExpiresAt,
 		Items: inventory.Items(o.Items), Tickets: shardstore.Rows(o.Tickets, func(t shardstore.Ticket) Ticket { return Ticket(t) }),
-		UserID: o.UserID, RefundedCents: o.RefundedCents}
+		UserID: o.UserID, RefundedCents: o.RefundedCents, RefundingCents: o.RefundingCents}
 	if o.Payment != nil {
 		p := Payment(*o.Payment)
 		out.Payment = &p

@@ -21,7 +21,8 @@ func (t Tx) ClusterTickets(ctx context.Context, cluster int64, members []int64, 
 	return n, err
 }
 
-// EventBuyer is how many paid tickets of an event an account bought.
+// EventBuyer is how many paid tickets of an event an account bought (less
+// those refunded since).
 type EventBuyer struct {
 	Account int64
 	EventID int64
@@ -32,7 +33,7 @@ type EventBuyer struct {
 // EventBuyers lists the buyers of events' paid orders with their tickets
 // and orders, per event (the organizer's view of linked accounts).
 func (r reads) EventBuyers(ctx context.Context, events []int64) ([]EventBuyer, error) {
-	rows, _ := r.q.Query(ctx, `SELECT user_id, event_id, sum(ticket_count)::int, array_agg(id ORDER BY id) FROM orders
+	rows, _ := r.q.Query(ctx, `SELECT user_id, event_id, sum(ticket_count - void_tickets(id))::int, array_agg(id ORDER BY id) FROM orders
 		WHERE event_id = ANY($1) AND status = 'paid' GROUP BY user_id, event_id ORDER BY user_id, event_id`, events)
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[EventBuyer])
 }

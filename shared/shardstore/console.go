@@ -290,8 +290,8 @@ type ExportOrder struct {
 	Currency   string
 	CreatedAt  time.Time
 	PaidAt     *time.Time
-	// RefundedCents is what went back: the whole total of a refunded
-	// order, the partial refunds (succeeded or pending) of one still paid.
+	// RefundedCents is what went back: the order's succeeded refunds
+	// (refundedSQL).
 	RefundedCents int64
 	// RefundReason and RefundNote are the latest refund's.
 	RefundReason, RefundNote string
@@ -315,7 +315,7 @@ type Attendee struct {
 // after, in id order (a keyset page on orders_event).
 func (r reads) OrdersAfter(ctx context.Context, eventID, after int64, limit int) ([]ExportOrder, error) {
 	rows, err := r.q.Query(ctx, `SELECT o.id, o.user_id, o.status, o.ticket_count, o.total_cents, o.currency, o.created_at, o.paid_at,
-		CASE WHEN o.status = 'refunded' THEN o.total_cents ELSE `+partlyRefundedSQL+` END,
+		`+refundedSQL+`,
 		coalesce(why.reason, ''), coalesce(why.note, '')
 		FROM orders o LEFT JOIN LATERAL (SELECT reason, note FROM refunds f WHERE f.order_id = o.id AND f.reason IS NOT NULL
 		  ORDER BY f.id DESC LIMIT 1) why ON true

@@ -28,9 +28,9 @@ type Order struct {
 	Tickets    []Ticket
 	Payment    *Payment
 	UserID     int64
-	// RefundedCents is what partial refunds of a paid order gave back (or
-	// are giving back: pending).
-	RefundedCents int64
+	// RefundedCents is what the order's succeeded refunds gave back;
+	// RefundingCents what its pending ones will.
+	RefundedCents, RefundingCents int64
 }
 
 // Payment is the attempt that paid an order, or its latest one.
@@ -63,10 +63,10 @@ func (r reads) Order(ctx context.Context, id int64) (o Order, found bool, err er
 	found, err = one(r.q.QueryRow(ctx, `
 		SELECT o.id, o.event_id, o.user_id, o.status, o.total_cents, o.currency, o.created_at, o.paid_at,
 		       h.id, CASE WHEN h.status = 'active' AND h.expires_at <= now() THEN 'expired' ELSE h.status END, h.expires_at,
-		       `+partlyRefundedSQL+`
+		       `+refundedSQL+`, `+refundingSQL+`
 		FROM orders o JOIN holds h ON h.id = o.hold_id WHERE o.id = $1`, id),
 		&o.ID, &o.EventID, &o.UserID, &o.Status, &o.TotalCents, &o.Currency, &o.CreatedAt, &o.PaidAt,
-		&o.HoldID, &o.HoldStatus, &o.ExpiresAt, &o.RefundedCents)
+		&o.HoldID, &o.HoldStatus, &o.ExpiresAt, &o.RefundedCents, &o.RefundingCents)
 	if !found {
 		return Order{}, false, err
 	}

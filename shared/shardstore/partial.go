@@ -17,10 +17,49 @@ import (
 // RefundReasons are the reasons a box office gives a refund (refunds.reason).
 var RefundReasons = []string{"customer_request", "duplicate_purchase", "event_changed", "fraud", "other"}
 
-// partlyRefundedSQL is what the partial refunds of order o gave back, or
-// are giving back (pending): a paid order's refunded amount.
-const partlyRefundedSQL = `coalesce((SELECT sum(f.amount_cents) FROM refunds f
-	WHERE f.order_id = o.id AND f.tickets IS NOT NULL AND f.status IN ('succeeded', 'pending')), 0)`
+// refundedSQL is what order o's refunds of the charge that paid it gave
+// back: the sum of the succeeded ones (the one that refunded the order's
+// last tickets included). A refunded order whose refunds kept no amount
+// (recorded before amounts were, or given back at the PSP's dashboard,
+// which records none) gave back its total.
+const refundedSQL = `(SELECT CASE WHEN o.status = 'refunded' AND (count(*) = 0 OR count(f.amount_cents) < count(*))
+	  THEN o.total_cents ELSE coalesce(sum(f.amount_cents), 0) END
+	FROM refunds f WHERE f.order_id = o.id AND f.payment_id = o.payment_id AND f.status = 'succeeded')`
+
+// refundingSQL is what order o's refunds the PSP accepted and has not
+// given back yet (pending) will give back: not refunded yet, and not to be
+// asked again.
+const refundingSQL = `coalesce((SELECT sum(f.amount_cents) FROM refunds f
+	WHERE f.order_id = o.id AND f.payment_id = o.payment_id AND f.status = 'pending'), 0)`
+
+// RefundInFlight is an order's status and its latest refund asked of the
+// PSP and not answered, if Found: Asking (its call under way, unless
+// Stale: its process died) or never answered; Tickets are its tickets
+// (nil: the whole order).
+type RefundInFlight struct {
+	Order   OrderStatus
+	Found   bool
+	Status  RefundStatus
+	Tickets []int64
+	Stale   bool
+}
+
+// InFlightRefund reads an order's status and its latest refund of the
+// charge that paid it that is asking or unanswered, in one statement: a
+// refund the PSP's webhook settles meanwhile (it does not take the refund
+// lock) reads either asking, or settled with the order refunded.
+func (r reads) InFlightRefund(ctx context.Context, orderID int64) (f RefundInFlight, err error) {
+	var status *RefundStatus
+	_, err = one(r.q.QueryRow(ctx, `SELECT o.status, f.status, f.tickets, coalesce(f.created_at < now() - $2::interval, false)
+		FROM orders o LEFT JOIN LATERAL (SELECT f.status, f.tickets, f.created_at FROM refunds f
+		  WHERE f.order_id = o.id AND f.payment_id = o.payment_id AND f.status IN ('asking', 'unanswered')
+		  ORDER BY f.id DESC LIMIT 1) f ON true
+		WHERE o.id = $1`, orderID, AskingStale), &f.Order, &status, &f.Tickets, &f.Stale)
+	if status != nil {
+		f.Found, f.Status = true, *status
+	}
+	return f, err
+}
 
 // OrderTicket is one ticket of an order as a refund sees it: its price,
 // whether it is void, and the status of the partial refund that claims it

@@ -56,7 +56,7 @@ func (s *Store) RequestEventRefunds(ctx context.Context, eventID int64, reason s
 		if err := tx.tx.QueryRow(ctx, `
 			WITH paid AS (
 				-- what partial refunds gave back already is not asked again
-				SELECT o.id, p.psp_payment_id, p.amount_cents - `+partlyRefundedSQL+` AS amount_cents
+				SELECT o.id, p.psp_payment_id, p.amount_cents - `+refundedSQL+` - `+refundingSQL+` AS amount_cents
 				FROM orders o JOIN payments p ON p.id = o.payment_id
 				WHERE o.event_id = $1 AND o.status = 'paid' AND p.psp_payment_id IS NOT NULL
 			), asked AS (

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -264,7 +263,7 @@ func (s *Handlers) refundOrder(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if _, err := s.Orders.RefundTickets(r.Context(), d.ID, ask); err != nil {
-		return cmp.Or(partialRefundError(err), refundError(err))
+		return refundError(err)
 	}
 	if d, err = s.Orders.Detail(r.Context(), d.ID); err != nil {
 		return err
@@ -272,7 +271,11 @@ func (s *Handlers) refundOrder(w http.ResponseWriter, r *http.Request) error {
 	return s.writeDetail(w, r, d)
 }
 
+// refundError is the problem of a refund refused or failed (a void's too).
 func refundError(err error) error {
+	if p := partialRefundError(err); p != nil {
+		return p
+	}
 	switch {
 	case errors.Is(err, order.ErrNotRefundable):
 		return web.Refused(err, http.StatusConflict, "order-not-refundable")

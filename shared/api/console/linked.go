@@ -8,6 +8,7 @@ import (
 
 	"github.com/catraca/catraca/shared/api/web"
 	"github.com/catraca/catraca/shared/fairness"
+	"github.com/catraca/catraca/shared/order"
 	"github.com/catraca/catraca/shared/problem"
 	"github.com/catraca/catraca/shared/token"
 )
@@ -301,7 +302,9 @@ func (s *Handlers) voidOrder(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.Orders.Refund(r.Context(), d.ID, sess.Account); err != nil {
+	// Once: a void racing another (or a refund) is refused, not answered
+	// with the other's outcome, so it is audited once.
+	if _, err := s.Orders.RefundTickets(r.Context(), d.ID, order.RefundAsk{By: sess.Account, Once: true}); err != nil {
 		return refundError(err)
 	}
 	if err := s.Fairness.Voided(r.Context(), sess.Account, d.BuyerID, d.ID, reason,
