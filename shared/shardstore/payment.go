@@ -91,12 +91,15 @@ func (t Tx) LockCharge(ctx context.Context, orderID int64) (c Charge, found bool
 // ticketsKept counts account $1's tickets on event $2 besides order $3,
 // those transferred in included; the event is read from the hold, so the
 // plan finds the account's orders through orders_user (see within_limit,
-// migrations 00011, 00023 and 00029). The transferred-in count is
-// tickets_transferred_in's query written in: a SQL function that reads
-// tables is parsed and planned on every call, prepared statement or not.
-const ticketsKept = `SELECT coalesce(sum(o.ticket_count), 0)
+// migrations 00011, 00023, 00029 and 00031), less the void tickets a
+// partial refund gave back (00030). The counts are written in, not
+// called through void_tickets or tickets_transferred_in: a SQL function
+// that reads tables is parsed and planned on every call, prepared
+// statement or not.
+const ticketsKept = `SELECT coalesce(sum(o.ticket_count - CASE WHEN o.status = 'paid'
+			THEN (SELECT count(*) FROM tickets v WHERE v.order_id = o.id AND v.void_at IS NOT NULL) ELSE 0 END), 0)
 		+ (SELECT count(*) FROM ticket_keys k JOIN tickets t ON t.id = k.ticket_id JOIN orders b ON b.id = t.order_id
-		   WHERE k.holder_id = $1 AND k.event_id = $2 AND b.user_id <> $1 AND b.status = 'paid')
+		   WHERE k.holder_id = $1 AND k.event_id = $2 AND b.user_id <> $1 AND b.status = 'paid' AND t.void_at IS NULL)
 	FROM orders o JOIN holds h ON h.id = o.hold_id
 	WHERE o.user_id = $1 AND h.event_id = $2 AND o.id <> $3
 	  AND (o.status = 'paid' OR (o.status = 'pending' AND h.status = 'active' AND h.expires_at > now()))`
