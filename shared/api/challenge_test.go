@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -221,4 +222,24 @@ func TestJoinsFromOneDeviceAddUp(t *testing.T) {
 		}
 	}
 	challengeOf(t, last)
+}
+
+// TestVelocityFlagCountsAtTheDoor: a join looked at closer (a new account
+// with an unverified email, 2 points) reads the account's velocity flag
+// beside the counters, and a flagged account (2 more) must solve the
+// challenge; the same account unflagged joins.
+func TestVelocityFlagCountsAtTheDoor(t *testing.T) {
+	t.Parallel()
+	a, srv, room := doorRoom(t, velocity)
+	phone := risk.DeviceCookie + "=" + fairness.NewDeviceID()
+	fast, fastID := apiFan(t, srv, "fast@example.com", "Cookie", phone)
+	calm, _ := apiFan(t, srv, "calm@example.com", "Cookie", phone)
+	require.NoError(t, a.Redis.Set(context.Background(), fairness.FlagKey(a.Config.RedisPrefix, fastID), a.Config.VelocityMax+1, time.Hour).Err())
+	for _, f := range []*fan{fast, calm} {
+		f.header.Set("Cookie", phone)
+	}
+	require.Equal(t, http.StatusOK, calm.do(http.MethodPost, room, nil).Status, "an unflagged new account joins")
+	r := fast.do(http.MethodPost, room, nil)
+	challengeOf(t, r)
+	require.Contains(t, r.Body["risk"], "velocity")
 }

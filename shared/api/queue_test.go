@@ -424,7 +424,7 @@ func countTrip(ctx context.Context) {
 func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a := apptest.New(t, 1, withChallenge)
+	a := apptest.New(t, 1, withChallenge, velocity) // the door and the velocity rule on, as in production
 	var trips atomic.Int64
 	a.Redis.AddHook(tripCounter{})
 	h := validated(t, a.Handler())
@@ -493,12 +493,13 @@ func TestJoinAndStatusAreOneRedisRoundTrip(t *testing.T) {
 	require.NotEmpty(t, r.Header.Get("Retry-After"))
 
 	// A new account is looked at closer: its join also counts the
-	// device's and the network's joins of the minute, one more round trip
-	// (a pipeline to the event's slot), and passes when they are few.
+	// device's and the network's joins of the minute (a pipeline to the
+	// event's slot) and reads the account's velocity flag (its own slot),
+	// two more round trips, and passes when they are few and unflagged.
 	dora := newFan(t, srv)
 	dora.signUp("dora@example.com")
 	trips.Store(0)
 	r = dora.do(http.MethodPost, gated, nil)
 	require.Equal(t, "waiting", r.Body["state"], string(r.Raw))
-	require.EqualValues(t, 2, trips.Load(), "a new account's join: the counters, then the script")
+	require.EqualValues(t, 3, trips.Load(), "a new account's join: the counters, the velocity flag, then the script")
 }

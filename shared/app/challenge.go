@@ -12,15 +12,15 @@ import (
 )
 
 // NewLineDoor is the waiting room's challenge door the configuration asks
-// for (docs/fairness.md); nil when it is off. The join does not read the
-// velocity flag (risk.NoVelocity: a Redis round trip on every clean
-// join); the velocity rule pauses the flagged account's holds instead.
-func NewLineDoor(c config.Config, rdb redis.UniversalClient) *room.Door {
+// for (docs/fairness.md); nil when it is off. The velocity flag is read
+// only for joins already looked at closer (a clean join stays one Redis
+// round trip); the velocity rule pauses the flagged account's holds too.
+func NewLineDoor(c config.Config, rdb redis.UniversalClient, velocity risk.VelocityPort) *room.Door {
 	ch := c.Challenge
 	if ch.ChallengeMode == "off" || ch.ChallengeMode == "" || rdb == nil {
 		return nil
 	}
-	return &room.Door{Port: challengePort(c, rdb), Velocity: risk.NoVelocity{}, Now: time.Now, Counter: &risk.Counter{Redis: rdb, Prefix: c.RedisPrefix},
+	return &room.Door{Port: challengePort(c, rdb), Velocity: velocity, Now: time.Now, Counter: &risk.Counter{Redis: rdb, Prefix: c.RedisPrefix},
 		Rules: risk.Rules{NewAccount: ch.RiskNewAccount, DeviceJoins: int64(ch.RiskDeviceJoins), NetJoins: int64(ch.RiskNetJoins),
 			Threshold: ch.ChallengeThreshold, LookCloser: ch.ChallengeLookCloser}}
 }

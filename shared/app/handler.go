@@ -43,7 +43,7 @@ func (a *App) Handler() http.Handler {
 		&read.Handlers{Events: a.Events, EventCache: events, Venues: venues, Availability: a.Availability,
 			Live: a.Live, ReadCache: a.ReadCache, Presale: a.Presale, Log: log},
 		&room.Handlers{Auth: auth, Room: a.Room, Admissions: a.Admissions, Tickets: a.Tickets, EventCache: events,
-			Door: NewLineDoor(cfg, a.Redis), Presale: a.Presale, Log: log},
+			Door: NewLineDoor(cfg, a.Redis, a.Fairness), Presale: a.Presale, Log: log},
 		&sale.Handlers{Auth: auth, Gate: room.TokenGate{Signer: a.Admissions, Room: a.Room}, Inventory: a.Inventory,
 			Seats: venue.NewStore(a.Catalog), EventCache: events, Orders: a.Orders, Room: a.Room, Live: a.Live, Log: log},
 		NewWebhook(a.Orders, cfg.PSPWebhookSecrets),

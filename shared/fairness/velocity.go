@@ -129,6 +129,24 @@ func (s *Service) Velocity(ctx context.Context, account int64, device string) (i
 	return v.Purchases, v.Flagged, err
 }
 
+// FlagPoints is what a velocity flag adds to a join's risk score.
+const FlagPoints = 2
+
+// Flag is the velocity port of the join's risk score (risk.VelocityPort):
+// FlagPoints when account is over the threshold, else 0. A Redis that does
+// not answer flags nobody: the score is a hint, and the flagged account's
+// next hold is refused anyway (Standing).
+func (s *Service) Flag(ctx context.Context, account int64) int {
+	if s.threshold <= 0 {
+		return 0
+	}
+	v, err := s.redis.Get(ctx, FlagKey(s.prefix, account)).Result()
+	if err != nil || count(v) <= s.threshold {
+		return 0
+	}
+	return FlagPoints
+}
+
 // Window is the velocity window (for messages).
 func (s *Service) Window() time.Duration { return s.window }
 

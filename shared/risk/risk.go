@@ -103,14 +103,15 @@ func (r Rules) Free(s Signals, now time.Time) Score {
 	if s.Bot != "" {
 		sc.add(BotLabel, 3)
 	}
-	if s.Velocity > 0 {
-		sc.add(Velocity, s.Velocity)
-	}
 	return sc
 }
 
-// Counted adds the join counters' signals to a free score.
+// Counted adds the signals that cost a Redis round trip (the join
+// counters, the velocity flag) to a free score.
 func (r Rules) Counted(sc Score, s Signals) Score {
+	if s.Velocity > 0 {
+		sc.add(Velocity, s.Velocity)
+	}
 	if s.DeviceJoins > r.DeviceJoins {
 		sc.add(DeviceBurst, 2)
 	}
@@ -129,16 +130,11 @@ func (r Rules) NeedsCounts(sc Score) bool {
 func (r Rules) Challenged(sc Score) bool { return sc.Points >= r.Threshold }
 
 // VelocityPort flags an account that buys across events faster than a fan
-// does (issue 31 §1). Until it is wired, NoVelocity answers 0.
+// does (issue 31 §1): the points its flag adds to a join's score. The door
+// asks it only for joins already looked at closer.
 type VelocityPort interface {
 	Flag(ctx context.Context, account int64) int
 }
-
-// NoVelocity is the velocity port before purchases across events are counted.
-type NoVelocity struct{}
-
-// Flag is always 0.
-func (NoVelocity) Flag(context.Context, int64) int { return 0 }
 
 // Counter counts one event's joins per device and per network in fixed
 // one-minute windows. Both counters carry the event's hash tag, so the

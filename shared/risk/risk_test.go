@@ -28,7 +28,7 @@ func TestScoreOfTheFreeSignals(t *testing.T) {
 		{"an API client of a new account", Signals{Since: fresh}, 2, NewAccount | NoDevice},
 		{"an unverified email, once emails are verified", Signals{Since: old, Device: "d", EmailKnown: true}, 1, UnverifiedEmail},
 		{"a bot label", Signals{Since: old, Device: "d", Bot: "bot"}, 3, BotLabel},
-		{"a velocity flag", Signals{Since: old, Device: "d", Velocity: 2}, 2, Velocity},
+		{"a velocity flag is not a free signal", Signals{Since: old, Device: "d", Velocity: 2}, 0, 0},
 	} {
 		sc := rules.Free(c.s, now)
 		require.Equal(t, c.points, sc.Points, c.name)
@@ -47,6 +47,9 @@ func TestCountersAreReadOnlyForJoinsWorthALook(t *testing.T) {
 	require.Equal(t, 4, burst.Points)
 	require.True(t, rules.Challenged(burst))
 	require.False(t, rules.Challenged(rules.Counted(newAccount, Signals{DeviceJoins: 5, NetJoins: 30})), "at the limit is not over it")
+	flagged := rules.Counted(newAccount, Signals{Velocity: 2})
+	require.Equal(t, NewAccount|Velocity, flagged.Reasons)
+	require.True(t, rules.Challenged(flagged), "a new account flagged for velocity")
 }
 
 func TestCounterCountsAMinutePerDeviceAndNetwork(t *testing.T) {

@@ -55,7 +55,7 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 		}
 		return d.verify(r, subject, a)
 	}
-	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader), Velocity: d.Velocity.Flag(r.Context(), sess.Account),
+	sig := risk.Signals{Bot: r.Header.Get(risk.BotHeader),
 		EmailKnown: sess.Email != token.EmailUnknown, EmailVerified: sess.Email == token.EmailVerified}
 	if sess.Since > 0 {
 		sig.Since = time.Unix(sess.Since, 0)
@@ -74,6 +74,7 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 		if err != nil {
 			return queueUnavailable(err)
 		}
+		sig.Velocity = d.Velocity.Flag(r.Context(), sess.Account)
 		score = d.Rules.Counted(score, sig)
 	}
 	if !d.Rules.Challenged(score) {
