@@ -168,9 +168,11 @@ func TestVelocityFlagsAcrossEvents(t *testing.T) {
 	v, err = e.svc.Check(ctx, fresh, dev)
 	require.NoError(t, err)
 	require.True(t, v.Flagged, "a fresh account on the flagged device")
+	require.Equal(t, fairness.FlagPoints, e.svc.Flag(ctx, fresh, dev), "the join's score sees the flagged device too")
 	v, err = e.svc.Check(ctx, clean, fairness.NewDeviceID())
 	require.NoError(t, err)
 	require.Equal(t, fairness.Verdict{}, v)
+	require.Zero(t, e.svc.Flag(ctx, clean, fairness.NewDeviceID()))
 
 	flags, err := e.svc.Flags(ctx, ids)
 	require.NoError(t, err)

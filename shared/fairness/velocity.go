@@ -100,26 +100,36 @@ type Verdict struct {
 	Flagged   bool
 }
 
-// Check reads an account's block and velocity flag (one MGET in its slot)
-// and, when device is set, the device's flag (one GET): the hook the
-// waiting room's join calls to refuse a blocked fan or to ask a flagged
-// one for a challenge. It reads Redis only, never the catalog.
+// Check reads an account's block and velocity flag (an MGET in its slot)
+// and, when device is set, the device's flag (a GET), in one pipeline: the
+// hook the waiting room's join calls (Flag) to ask a flagged fan, or a
+// fresh account on a flagged device, for a challenge. It reads Redis only,
+// never the catalog.
 func (s *Service) Check(ctx context.Context, account int64, device string) (Verdict, error) {
-	vals, err := s.redis.MGet(ctx, BlockedKey(s.prefix, account), FlagKey(s.prefix, account)).Result()
+	var dev *redis.StringCmd
+	p := s.redis.Pipeline()
+	mget := p.MGet(ctx, BlockedKey(s.prefix, account), FlagKey(s.prefix, account))
+	if device != "" && ValidDeviceID(device) {
+		dev = p.Get(ctx, s.deviceFlagKey(device))
+	}
+	if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		return Verdict{}, err
+	}
+	vals, err := mget.Result()
 	if err != nil {
 		return Verdict{}, err
 	}
 	v := Verdict{Blocked: vals[0] != nil, Purchases: count(vals[1])}
-	if device != "" && ValidDeviceID(device) {
-		n, err := s.redis.Get(ctx, s.deviceFlagKey(device)).Int()
-		if err != nil && err != redis.Nil {
-			return v, err
-		}
-		v.Purchases = max(v.Purchases, n)
+	if dev != nil {
+		v.Purchases = max(v.Purchases, count(dev.Val()))
 	}
-	v.Flagged = s.threshold > 0 && v.Purchases > s.threshold
+	v.Flagged = s.over(v.Purchases)
 	return v, nil
 }
+
+// over says whether purchases in the window are over the velocity rule's
+// threshold (0: the rule is off).
+func (s *Service) over(purchases int) bool { return s.threshold > 0 && purchases > s.threshold }
 
 // Velocity is the purchases counted against account (or device) within
 // the window, and whether that is over the threshold: Check without the
@@ -133,18 +143,18 @@ func (s *Service) Velocity(ctx context.Context, account int64, device string) (i
 const FlagPoints = 2
 
 // Flag is the velocity port of the join's risk score (risk.VelocityPort):
-// FlagPoints when account is over the threshold, else 0. A Redis that does
-// not answer flags nobody: the score is a hint, and the flagged account's
-// next hold is refused anyway (Standing).
-func (s *Service) Flag(ctx context.Context, account int64) int {
+// FlagPoints when the account, or the device it joins from, is over the
+// threshold (Check), else 0. A Redis that does not answer flags nobody:
+// the score is a hint, and the flagged account's next hold is refused
+// anyway (Standing).
+func (s *Service) Flag(ctx context.Context, account int64, device string) int {
 	if s.threshold <= 0 {
 		return 0
 	}
-	v, err := s.redis.Get(ctx, FlagKey(s.prefix, account)).Result()
-	if err != nil || count(v) <= s.threshold {
-		return 0
+	if v, err := s.Check(ctx, account, device); err == nil && v.Flagged {
+		return FlagPoints
 	}
-	return FlagPoints
+	return 0
 }
 
 // Window is the velocity window (for messages).
@@ -172,5 +182,5 @@ func (s *Service) Standing(ctx context.Context, c token.Claims) (Standing, error
 	if err != nil {
 		return Standing{}, err
 	}
-	return Standing{Revoked: vals[0] != nil, Blocked: vals[1] != nil, Flagged: s.threshold > 0 && count(vals[2]) > s.threshold}, nil
+	return Standing{Revoked: vals[0] != nil, Blocked: vals[1] != nil, Flagged: s.over(count(vals[2]))}, nil
 }

@@ -133,7 +133,7 @@ func (r Rules) Challenged(sc Score) bool { return sc.Points >= r.Threshold }
 // does (issue 31 §1): the points its flag adds to a join's score. The door
 // asks it only for joins already looked at closer.
 type VelocityPort interface {
-	Flag(ctx context.Context, account int64) int
+	Flag(ctx context.Context, account int64, device string) int
 }
 
 // Counter counts one event's joins per device and per network in fixed

@@ -74,7 +74,7 @@ func (d *Door) pass(r *http.Request, sess token.Claims, eventID, restore int64) 
 		if err != nil {
 			return queueUnavailable(err)
 		}
-		sig.Velocity = d.Velocity.Flag(r.Context(), sess.Account)
+		sig.Velocity = d.Velocity.Flag(r.Context(), sess.Account, sig.Device)
 		score = d.Rules.Counted(score, sig)
 	}
 	if !d.Rules.Challenged(score) {
